@@ -1,0 +1,26 @@
+// kernelgate common device code: the counter-based input generator.
+// Must match src/inputs.rs bit for bit (see the Rust side for the contract).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+__device__ __forceinline__ unsigned long long kg_fmix64(unsigned long long x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+__device__ __forceinline__ unsigned long long kg_hash(unsigned long long seed, unsigned int tensor, unsigned long long index) {
+    unsigned long long key = kg_fmix64(seed ^ ((unsigned long long)tensor * 0x9e3779b97f4a7c15ULL));
+    return kg_fmix64(key ^ (index * 0xbf58476d1ce4e5b9ULL));
+}
+
+// Uniform in [lo, hi): 24 random bits, exact conversion, explicitly rounded mul and add
+// (no FMA contraction), so the CPU reproduces the same f32.
+__device__ __forceinline__ float kg_input_value(unsigned long long seed, unsigned int tensor, unsigned long long index, float lo, float hi) {
+    float u = (float)(unsigned int)(kg_hash(seed, tensor, index) >> 40) * (1.0f / 16777216.0f);
+    return __fadd_rn(lo, __fmul_rn(__fsub_rn(hi, lo), u));
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repo root, with the stripped test binary in .devbin/.
+# Usage: scripts/device.sh MODE   (MODE: check | baselines | calibrate)
+# Everything that must come back is written under $OUT (results, baselines, logs).
+set -u
+OUT=${OUT:-/tmp/kgout}
+mkdir -p "$OUT"
+BIN=.devbin/kernels
+export KERNELGATE_RESULTS_DIR=$OUT/results KERNELGATE_CACHE_DIR=/tmp/kgcache
+log() { echo "== $*" | tee -a "$OUT/log.txt"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/log.txt"
+case "${1:-check}" in
+  check)
+    log "smoke"; KERNELGATE_SUITE=smoke $BIN --test-threads 1 2>&1 | tee -a "$OUT/log.txt" | tail -30
+    log "default"; KERNELGATE_SUITE=default $BIN 2>&1 | tee -a "$OUT/log.txt" | tail -45
+    ;;
+  baselines)
+    for s in ${SUITES:-default}; do
+      log "update $s"; UPDATE_BASELINES=1 KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | tail -45
+      log "gate $s"; KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | grep -E "test result|FAILED|REGRESSION|WRONG" | head
+    done
+    ;;
+  calibrate)
+    export KERNELGATE_SUITE=calibration KERNELGATE_BASELINE_DIR=$OUT/baselines
+    log "fresh calibration baselines"; UPDATE_BASELINES=1 $BIN 2>&1 | grep "test result" | tee -a "$OUT/log.txt"
+    for i in $(seq 1 ${RUNS:-20}); do
+      r=$($BIN 2>&1 | grep "test result"); echo "unchanged run $i: $r" | tee -a "$OUT/calibration.txt"
+    done
+    for sc in 1.10 1.03; do
+      for i in $(seq 1 ${SCALED_RUNS:-5}); do
+        r=$(KERNELGATE_SPIN_SCALE=$sc $BIN 2>&1 | grep "test result"); echo "scale $sc run $i: $r" | tee -a "$OUT/calibration.txt"
+      done
+    done
+    ;;
+esac

@@ -1,0 +1,174 @@
+//! Run configuration from the environment: where things live and how strict the gate is.
+//!
+//! | variable | effect |
+//! | --- | --- |
+//! | `KERNELGATE_SUITE` | suite name under `fixtures/` or a path to a suite JSON (default `default`) |
+//! | `UPDATE_BASELINES=1` | re-measure and rewrite the baselines of the cases that ran |
+//! | `KERNELGATE_STRICT=1` | a case with no baseline for this GPU fails (for CI gates) |
+//! | `KERNELGATE_TOLERANCE_PCT` | regression tolerance in percent for every case (overrides suites) |
+//! | `KERNELGATE_BASELINE_DIR` | baselines root (default `<root>/baselines`) |
+//! | `KERNELGATE_RESULTS_DIR` | results directory (default `<root>/target/kernelgate/results`) |
+//! | `KERNELGATE_CACHE_DIR` | NVRTC cubin cache (default `<root>/target/kernelgate/cache`) |
+//! | `KERNELGATE_ROOT` | the project root holding `fixtures/`, `kernels/`, `baselines/` |
+//! | `KERNELGATE_SEED` | fixes the input seed (default: fresh per run, printed on failure) |
+//! | `KERNELGATE_DEVICE` | CUDA device ordinal (default 0) |
+//! | `KERNELGATE_WARMUP_MS` | warm-up time per case (default 50) |
+//! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
+//! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
+//! | `KERNELGATE_TARGET_NOISE` | stop sampling once the median's relative CI is below this (default 0.005) |
+//! | `KERNELGATE_SPIN_SCALE` | calibration only: multiplies the `spin` kernel's real duration |
+//! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Default regression tolerance in percent.
+pub const DEFAULT_TOLERANCE_PCT: f64 = 5.0;
+
+/// The resolved configuration of one run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Project root (holds `fixtures/`, `kernels/`, `baselines/`).
+    pub root: PathBuf,
+    /// Suite name or path.
+    pub suite: String,
+    /// Rewrite baselines of the cases that ran.
+    pub update_baselines: bool,
+    /// Fail cases that have no baseline.
+    pub strict: bool,
+    /// Tolerance override in percent.
+    pub tolerance_pct: Option<f64>,
+    /// Baselines root.
+    pub baseline_dir: PathBuf,
+    /// Results directory.
+    pub results_dir: PathBuf,
+    /// NVRTC cache directory.
+    pub cache_dir: PathBuf,
+    /// Fixed seed, if any.
+    pub seed: Option<u64>,
+    /// Device ordinal.
+    pub device: usize,
+    /// Timing policy knobs.
+    pub timing: crate::timing::Policy,
+    /// Calibration: factor on the spin kernel's duration.
+    pub spin_scale: f64,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn flag(name: &'static str) -> Result<bool> {
+    match var(name).as_deref() {
+        None | Some("0") | Some("false") | Some("no") => Ok(false),
+        Some("1") | Some("true") | Some("yes") => Ok(true),
+        Some(v) => Err(Error::Env {
+            var: name,
+            value: v.to_string(),
+            message: "expected 1 or 0".into(),
+        }),
+    }
+}
+
+fn num<T: std::str::FromStr>(name: &'static str) -> Result<Option<T>> {
+    match var(name) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| Error::Env {
+            var: name,
+            value: v,
+            message: "not a number".into(),
+        }),
+    }
+}
+
+/// Finds the project root: `KERNELGATE_ROOT`, else the current directory if it has
+/// `fixtures/`, else the directory the crate was built from.
+pub fn find_root() -> PathBuf {
+    if let Some(r) = var("KERNELGATE_ROOT") {
+        return PathBuf::from(r);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if cwd.join("fixtures").is_dir() {
+            return cwd;
+        }
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+impl Config {
+    /// Reads the configuration from the environment.
+    pub fn from_env() -> Result<Config> {
+        let root = find_root();
+        Self::from_env_with_root(&root)
+    }
+
+    /// Reads the configuration from the environment, with `root` as project root.
+    pub fn from_env_with_root(root: &Path) -> Result<Config> {
+        let tolerance_pct = num::<f64>("KERNELGATE_TOLERANCE_PCT")?;
+        if let Some(t) = tolerance_pct {
+            if !(t > 0.0 && t < 1000.0) {
+                return Err(Error::Env {
+                    var: "KERNELGATE_TOLERANCE_PCT",
+                    value: t.to_string(),
+                    message: "must be a positive percentage".into(),
+                });
+            }
+        }
+        let mut timing = crate::timing::Policy::default();
+        if let Some(v) = num("KERNELGATE_WARMUP_MS")? {
+            timing.warmup_ms = v;
+        }
+        if let Some(v) = num("KERNELGATE_MIN_SAMPLES")? {
+            timing.min_samples = v;
+        }
+        if let Some(v) = num("KERNELGATE_MAX_SAMPLES")? {
+            timing.max_samples = v;
+        }
+        if let Some(v) = num("KERNELGATE_MAX_TIME_MS")? {
+            timing.max_time_ms = v;
+        }
+        if let Some(v) = num("KERNELGATE_TARGET_NOISE")? {
+            timing.target_noise = v;
+        }
+        let spin_scale = num::<f64>("KERNELGATE_SPIN_SCALE")?.unwrap_or(1.0);
+        if !(spin_scale > 0.0 && spin_scale.is_finite()) {
+            return Err(Error::Env {
+                var: "KERNELGATE_SPIN_SCALE",
+                value: spin_scale.to_string(),
+                message: "must be a positive factor".into(),
+            });
+        }
+        let target = root.join("target").join("kernelgate");
+        Ok(Config {
+            root: root.to_path_buf(),
+            suite: var("KERNELGATE_SUITE").unwrap_or_else(|| "default".into()),
+            update_baselines: flag("UPDATE_BASELINES")?,
+            strict: flag("KERNELGATE_STRICT")?,
+            tolerance_pct,
+            baseline_dir: var("KERNELGATE_BASELINE_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.join("baselines")),
+            results_dir: var("KERNELGATE_RESULTS_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| target.join("results")),
+            cache_dir: var("KERNELGATE_CACHE_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| target.join("cache")),
+            seed: num("KERNELGATE_SEED")?,
+            device: num("KERNELGATE_DEVICE")?.unwrap_or(0),
+            timing,
+            spin_scale,
+        })
+    }
+
+    /// The suite file: a path if `suite` names an existing file or ends in `.json`,
+    /// else `fixtures/<suite>.json`.
+    pub fn suite_path(&self) -> PathBuf {
+        let p = Path::new(&self.suite);
+        if p.extension().is_some_and(|e| e == "json") || p.is_file() {
+            p.to_path_buf()
+        } else {
+            self.root.join("fixtures").join(format!("{}.json", self.suite))
+        }
+    }
+}

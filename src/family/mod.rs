@@ -1,0 +1,95 @@
+//! Kernel families: what a problem is (dimensions, tensors, inputs), its float64 CPU
+//! reference, and its FLOP and byte counts. One module per family.
+
+use crate::case::{Dtype, Shape};
+use crate::inputs::Uniform;
+use crate::verify::{Expected, Tolerance};
+
+pub mod gemm;
+pub mod spin;
+
+/// How an input tensor is initialised.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Init {
+    /// Counter-based uniform values (device-generated, CPU-reproducible).
+    Uniform(Uniform),
+    /// An output: poisoned with NaN before each checked run.
+    Output,
+}
+
+/// One tensor of a problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorSpec {
+    /// Name, used in messages.
+    pub name: &'static str,
+    /// Storage dtype.
+    pub dtype: Dtype,
+    /// Element count.
+    pub len: usize,
+    /// How inputs are initialised (outputs are poisoned with NaN instead).
+    pub init: Init,
+}
+
+impl TensorSpec {
+    /// Bytes of storage.
+    pub fn bytes(&self) -> usize {
+        self.len * self.dtype.size()
+    }
+}
+
+/// A kernel family.
+pub trait Family: Send + Sync {
+    /// Name: the first part of every case name (`cargo test -- <name>`).
+    fn name(&self) -> &'static str;
+    /// One-line description.
+    fn about(&self) -> &'static str;
+    /// Dimension names, in case-name order.
+    fn dims(&self) -> &'static [&'static str];
+    /// Supported dtypes.
+    fn dtypes(&self) -> &'static [Dtype];
+    /// Backends that implement this family.
+    fn backends(&self) -> &'static [&'static str];
+    /// Family-specific shape checks beyond "every dimension present and ≥ 1".
+    fn validate(&self, shape: &Shape) -> Result<(), String> {
+        let _ = shape;
+        Ok(())
+    }
+    /// Input tensors; their position is the tensor id in the input hash.
+    fn inputs(&self, shape: &Shape, dtype: Dtype) -> Vec<TensorSpec>;
+    /// Output tensors (poisoned before each checked run).
+    fn outputs(&self, shape: &Shape, dtype: Dtype) -> Vec<TensorSpec>;
+    /// Floating-point operations of one run.
+    fn flops(&self, shape: &Shape) -> f64;
+    /// Fewest bytes one run must move through device memory.
+    fn bytes(&self, shape: &Shape, dtype: Dtype) -> f64;
+    /// Reference values (float64) for a deterministic sample of output elements.
+    fn reference(&self, shape: &Shape, dtype: Dtype, seed: u64) -> Vec<Expected>;
+    /// Correctness bounds for this family at this shape and dtype.
+    fn tolerance(&self, shape: &Shape, dtype: Dtype) -> Tolerance {
+        let _ = shape;
+        Tolerance::for_dtype(dtype)
+    }
+    /// Whether throughput is judged in GB/s (memory-bound) rather than TFLOP/s.
+    fn memory_bound(&self) -> bool {
+        false
+    }
+}
+
+/// Every family kernelgate knows, by name.
+pub fn all() -> Vec<&'static dyn Family> {
+    vec![&gemm::Gemm, &spin::Spin]
+}
+
+/// The family called `name`.
+pub fn by_name(name: &str) -> Option<&'static dyn Family> {
+    all().into_iter().find(|f| f.name() == name)
+}
+
+/// Device bytes a case needs: all inputs and outputs.
+pub fn device_bytes(f: &dyn Family, shape: &Shape, dtype: Dtype) -> usize {
+    f.inputs(shape, dtype)
+        .iter()
+        .chain(f.outputs(shape, dtype).iter())
+        .map(TensorSpec::bytes)
+        .sum()
+}

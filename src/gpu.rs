@@ -1,0 +1,581 @@
+//! The GPU layer: detection that never panics, device facts, device memory, NVRTC
+//! compilation with an on-disk cache, raw kernel launches and a hang-guarded sync.
+
+use crate::error::{Error, Result};
+use cudarc::driver::{result as dres, sys, CudaContext, CudaStream};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Facts about the device, recorded with every result and baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Model name as the driver reports it.
+    pub name: String,
+    /// `sm_XY` (the seed runner's `arch`).
+    pub arch: String,
+    /// "X.Y".
+    pub compute_capability: String,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// L2 cache in bytes.
+    pub l2_bytes: u64,
+    /// Total device memory in bytes.
+    pub memory_bytes: u64,
+    /// Driver version (from `/proc/driver/nvidia/version` or nvidia-smi), else the API version.
+    pub driver: String,
+    /// CUDA driver API version, "13.0".
+    pub cuda: String,
+    /// NVRTC version, "13.0".
+    pub nvrtc: String,
+    /// Maximum SM clock in MHz.
+    pub sm_clock_max_mhz: u32,
+    /// SM clock in MHz when read (from nvidia-smi; 0 if unavailable).
+    pub sm_clock_mhz: u32,
+    /// Memory clock in MHz when read (from nvidia-smi; else the maximum).
+    pub mem_clock_mhz: u32,
+}
+
+/// Checks, without panicking, that a CUDA driver and a device are present.
+///
+/// Returns the reason when not. Loads `libcuda` only after checking that it exists.
+pub fn detect(ordinal: usize) -> std::result::Result<(), String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("the CUDA driver library (libcuda.so) is not installed".into());
+    }
+    dres::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
+    let n = dres::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {e:?}"))?;
+    if n <= 0 {
+        return Err("the CUDA driver reports no device".into());
+    }
+    if ordinal >= n as usize {
+        return Err(format!(
+            "device {ordinal} requested (KERNELGATE_DEVICE) but only {n} present"
+        ));
+    }
+    Ok(())
+}
+
+/// Device memory owned by the harness (raw `cuMemAlloc`), freed on drop.
+#[derive(Debug)]
+pub struct DeviceBuffer {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl DeviceBuffer {
+    /// The device address.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: ptr came from malloc_sync in this context and is freed once.
+        let _ = unsafe { dres::free_sync(self.ptr) };
+    }
+}
+
+/// A kernel argument, passed by value to `cuLaunchKernel`.
+#[derive(Clone, Copy)]
+pub enum KernelArg {
+    /// A device pointer.
+    Ptr(u64),
+    /// A 32-bit signed integer.
+    I32(i32),
+    /// A 32-bit unsigned integer.
+    U32(u32),
+    /// A 64-bit unsigned integer.
+    U64(u64),
+    /// A 32-bit float.
+    F32(f32),
+    /// A TMA descriptor (`const __grid_constant__ CUtensorMap`).
+    TensorMap(sys::CUtensorMap),
+}
+
+impl KernelArg {
+    fn as_ptr(&mut self) -> *mut c_void {
+        match self {
+            KernelArg::Ptr(v) | KernelArg::U64(v) => v as *mut u64 as *mut c_void,
+            KernelArg::I32(v) => v as *mut i32 as *mut c_void,
+            KernelArg::U32(v) => v as *mut u32 as *mut c_void,
+            KernelArg::F32(v) => v as *mut f32 as *mut c_void,
+            KernelArg::TensorMap(v) => v as *mut sys::CUtensorMap as *mut c_void,
+        }
+    }
+}
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    /// Grid dimensions.
+    pub grid: (u32, u32, u32),
+    /// Block dimensions.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory in bytes.
+    pub smem: u32,
+}
+
+/// A loaded kernel function handle.
+#[derive(Debug, Clone, Copy)]
+pub struct Func(pub sys::CUfunction);
+
+// SAFETY: a CUfunction is a plain driver handle, valid from any thread bound to its context;
+// the harness serialises all use of the device.
+unsafe impl Send for Func {}
+// SAFETY: as above.
+unsafe impl Sync for Func {}
+
+/// A compiled kernel source: a loaded module and its functions.
+pub struct Module {
+    module: Arc<cudarc::driver::CudaModule>,
+    /// Hash of source, includes, options, arch and NVRTC version.
+    pub source_hash: String,
+    /// Seconds spent compiling (0 when served from the cache).
+    pub compile_s: f64,
+    /// Whether the cubin came from the on-disk cache.
+    pub cached: bool,
+    functions: HashMap<String, Func>,
+}
+
+impl Module {
+    /// The function `name`, loaded once.
+    pub fn function(&mut self, name: &str) -> Result<Func> {
+        if let Some(f) = self.functions.get(name) {
+            return Ok(*f);
+        }
+        let f = self
+            .module
+            .load_function(name)
+            .map_err(|e| Error::driver(format!("loading kernel function {name}"), e))?;
+        let raw = Func(f.cu_function());
+        // Keep the module alive through self.module; the CudaFunction handle itself can go.
+        self.functions.insert(name.to_string(), raw);
+        Ok(raw)
+    }
+}
+
+/// One device: its context, the harness's stream, facts, compiled modules and scratch.
+pub struct Gpu {
+    /// The CUDA context.
+    pub ctx: Arc<CudaContext>,
+    /// The stream every case runs on.
+    pub stream: Arc<CudaStream>,
+    /// Device facts.
+    pub info: GpuInfo,
+    modules: HashMap<String, Module>,
+    flush: Option<DeviceBuffer>,
+    cache_dir: PathBuf,
+    kernels_dir: PathBuf,
+    /// cuBLAS handle, created on first use.
+    pub cublas: Option<cudarc::cublas::CudaBlas>,
+}
+
+fn attr(ctx: &CudaContext, a: sys::CUdevice_attribute) -> Result<i32> {
+    ctx.attribute(a)
+        .map_err(|e| Error::driver(format!("reading device attribute {a:?}"), e))
+}
+
+fn nvidia_smi_clocks(ordinal: usize) -> Option<(u32, u32, String)> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=clocks.sm,clocks.mem,driver_version",
+            "--format=csv,noheader,nounits",
+            &format!("--id={ordinal}"),
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut it = text.trim().split(',').map(|s| s.trim().to_string());
+    let sm = it.next()?.parse().ok()?;
+    let mem = it.next()?.parse().ok()?;
+    let drv = it.next()?;
+    Some((sm, mem, drv))
+}
+
+fn version_string(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// The NVRTC version as "major.minor", or an error when NVRTC is missing.
+pub fn nvrtc_version() -> Result<String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::NoGpu(
+            "NVRTC (libnvrtc.so) is not installed; kernels cannot be compiled".into(),
+        ));
+    }
+    let (mut maj, mut min) = (0, 0);
+    // SAFETY: plain out-parameters.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut maj, &mut min) };
+    Ok(format!("{maj}.{min}"))
+}
+
+/// Finds the CUDA include directory (holding `cuda_bf16.h`): `CUDA_HOME`, `CUDA_PATH`,
+/// then the usual install places.
+pub fn cuda_include_dir() -> Result<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
+        if let Ok(v) = std::env::var(var) {
+            candidates.push(PathBuf::from(v).join("include"));
+        }
+    }
+    candidates.push("/usr/local/cuda/include".into());
+    candidates.push("/opt/cuda/include".into());
+    if let Ok(rd) = std::fs::read_dir("/usr/local") {
+        let mut more: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("cuda-"))
+            })
+            .map(|p| p.join("include"))
+            .collect();
+        more.sort();
+        more.reverse();
+        candidates.extend(more);
+    }
+    candidates.push("/usr/include".into());
+    for c in &candidates {
+        if c.join("cuda_bf16.h").is_file() {
+            return Ok(c.clone());
+        }
+    }
+    Err(Error::Headers {
+        searched: candidates
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+impl Gpu {
+    /// Opens device `ordinal`; `kernels_dir` holds the `.cu` sources, `cache_dir` the cubin cache.
+    pub fn open(ordinal: usize, kernels_dir: &Path, cache_dir: &Path) -> Result<Gpu> {
+        detect(ordinal).map_err(Error::NoGpu)?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::driver("creating context", e))?;
+        // All work runs on one stream in order; the harness synchronises explicitly.
+        // SAFETY: no CudaSlice crosses streams in this crate.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| Error::driver("creating stream", e))?;
+        use sys::CUdevice_attribute as A;
+        let major = attr(&ctx, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(&ctx, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let mut drv = 0;
+        // SAFETY: plain out-parameter.
+        unsafe { sys::cuDriverGetVersion(&mut drv) };
+        let smi = nvidia_smi_clocks(ordinal);
+        let driver = std::fs::read_to_string("/proc/driver/nvidia/version")
+            .ok()
+            .and_then(|t| {
+                t.split_whitespace()
+                    .find(|w| w.chars().filter(|c| *c == '.').count() >= 1 && w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                    .map(str::to_string)
+            })
+            .or_else(|| smi.as_ref().map(|s| s.2.clone()))
+            .unwrap_or_else(|| version_string(drv));
+        let info = GpuInfo {
+            ordinal,
+            name: ctx.name().map_err(|e| Error::driver("reading device name", e))?,
+            arch: format!("sm_{major}{minor}"),
+            compute_capability: format!("{major}.{minor}"),
+            sm_count: attr(&ctx, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            l2_bytes: attr(&ctx, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
+            memory_bytes: ctx.total_mem().map_err(|e| Error::driver("reading memory size", e))? as u64,
+            driver,
+            cuda: version_string(drv),
+            nvrtc: nvrtc_version().unwrap_or_else(|_| "missing".into()),
+            sm_clock_max_mhz: (attr(&ctx, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
+            sm_clock_mhz: smi.as_ref().map(|s| s.0).unwrap_or(0),
+            mem_clock_mhz: smi
+                .as_ref()
+                .map(|s| s.1)
+                .unwrap_or((attr(&ctx, A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000) as u32),
+        };
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            modules: HashMap::new(),
+            flush: None,
+            cache_dir: cache_dir.to_path_buf(),
+            kernels_dir: kernels_dir.to_path_buf(),
+            cublas: None,
+        })
+    }
+
+    /// The NVRTC target for this device: `sm_90a` on Hopper (for wgmma/setmaxnreg), else `sm_XY`.
+    pub fn nvrtc_arch(&self) -> String {
+        if self.info.arch == "sm_90" {
+            "sm_90a".into()
+        } else {
+            self.info.arch.clone()
+        }
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn mem_info(&self) -> Result<(u64, u64)> {
+        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        let (free, total) = dres::mem_get_info().map_err(|e| Error::driver("cuMemGetInfo", e))?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// Allocates `bytes` of device memory (at least 1 byte).
+    pub fn alloc(&self, bytes: usize, what: &str) -> Result<DeviceBuffer> {
+        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        // SAFETY: plain allocation; the buffer owns and frees it.
+        let ptr = unsafe { dres::malloc_sync(bytes.max(1)) }
+            .map_err(|e| Error::driver(format!("allocating {bytes} bytes for {what}"), e))?;
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            ctx: self.ctx.clone(),
+        })
+    }
+
+    /// Fills a buffer with a repeated 16-bit or 32-bit pattern (e.g. NaN poison), asynchronously.
+    pub fn fill_pattern(&self, buf: &DeviceBuffer, elem_size: usize, pattern: u32) -> Result<()> {
+        let n = buf.bytes / elem_size;
+        // SAFETY: the buffer holds at least n elements of elem_size bytes; same context.
+        let r = unsafe {
+            match elem_size {
+                2 => sys::cuMemsetD16Async(buf.ptr, pattern as u16, n, self.stream.cu_stream()),
+                4 => sys::cuMemsetD32Async(buf.ptr, pattern, n, self.stream.cu_stream()),
+                _ => sys::cuMemsetD8Async(buf.ptr, pattern as u8, buf.bytes, self.stream.cu_stream()),
+            }
+        };
+        r.result().map_err(|e| Error::driver("poisoning output", e))
+    }
+
+    /// Copies a whole buffer to the host (synchronises the stream first).
+    pub fn download(&self, buf: &DeviceBuffer, limit: Duration, what: &str) -> Result<Vec<u8>> {
+        self.sync(limit, what)?;
+        let mut out = vec![0u8; buf.bytes];
+        // SAFETY: out has buf.bytes bytes; the stream is idle.
+        unsafe { dres::memcpy_dtoh_sync(&mut out, buf.ptr) }
+            .map_err(|e| Error::driver(format!("copying {what} to the host"), e))?;
+        Ok(out)
+    }
+
+    /// Copies host bytes into a buffer (synchronously).
+    pub fn upload(&self, buf: &DeviceBuffer, data: &[u8]) -> Result<()> {
+        assert!(data.len() <= buf.bytes);
+        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        // SAFETY: the buffer holds at least data.len() bytes.
+        unsafe { dres::memcpy_htod_sync(buf.ptr, data) }
+            .map_err(|e| Error::driver("copying inputs to the device", e))
+    }
+
+    /// Waits for the stream, failing with [`Error::Hang`] after `limit`, and surfaces
+    /// any asynchronous fault (illegal address, ...) as an error naming `what`.
+    pub fn sync(&self, limit: Duration, what: &str) -> Result<()> {
+        let ev = self
+            .ctx
+            .new_event(None)
+            .map_err(|e| Error::driver("creating event", e))?;
+        ev.record(&self.stream)
+            .map_err(|e| Error::driver(format!("recording event after {what}"), e))?;
+        let start = Instant::now();
+        loop {
+            // SAFETY: the event is alive for the duration of the call.
+            let r = unsafe { sys::cuEventQuery(ev.cu_event()) };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {
+                    if start.elapsed() > limit {
+                        return Err(Error::Hang {
+                            case: what.to_string(),
+                            limit_s: limit.as_secs_f64(),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                other => return Err(Error::driver(format!("running {what}"), other)),
+            }
+        }
+    }
+
+    /// Launches `f` on the harness stream with `args`.
+    pub fn launch(&self, f: Func, dims: Dims, args: &[KernelArg]) -> Result<()> {
+        let mut store: Vec<KernelArg> = args.to_vec();
+        let mut ptrs: Vec<*mut c_void> = store.iter_mut().map(|a| a.as_ptr()).collect();
+        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        // SAFETY: `f` was loaded in this context; every pointer in `ptrs` points into
+        // `store`, which outlives the call; argument types match the kernel signature
+        // by the contract of each caller (checked by the correctness gate).
+        unsafe {
+            dres::launch_kernel(f.0, dims.grid, dims.block, dims.smem, self.stream.cu_stream(), &mut ptrs)
+        }
+        .map_err(|e| Error::driver(format!("launching kernel with {dims:?}"), e))
+    }
+
+    /// Raises a function's dynamic shared memory limit.
+    pub fn set_max_dynamic_smem(&self, f: Func, bytes: u32) -> Result<()> {
+        // SAFETY: f is a loaded function of this context.
+        unsafe {
+            sys::cuFuncSetAttribute(
+                f.0,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+        }
+        .result()
+        .map_err(|e| Error::driver(format!("raising dynamic shared memory to {bytes}"), e))
+    }
+
+    /// Writes over a buffer twice the L2 size so the next sample starts with a cold cache.
+    pub fn flush_l2(&mut self) -> Result<()> {
+        if self.flush.is_none() {
+            let bytes = (self.info.l2_bytes as usize * 2).max(1 << 20);
+            self.flush = Some(self.alloc(bytes, "L2 flush buffer")?);
+        }
+        let buf = self.flush.as_ref().expect("allocated above");
+        // SAFETY: buf is a live allocation of buf.bytes bytes in this context.
+        unsafe { dres::memset_d8_async(buf.ptr, 0x5a, buf.bytes, self.stream.cu_stream()) }
+            .map_err(|e| Error::driver("flushing L2", e))
+    }
+
+    /// The module compiled from `kernels/<file>`, compiling (or loading from the cache) once.
+    pub fn module(&mut self, file: &str) -> Result<&mut Module> {
+        if !self.modules.contains_key(file) {
+            let m = self.compile(file)?;
+            self.modules.insert(file.to_string(), m);
+        }
+        Ok(self.modules.get_mut(file).expect("inserted above"))
+    }
+
+    fn compile(&self, file: &str) -> Result<Module> {
+        let path = self.kernels_dir.join(file);
+        let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading kernel source", &path, e))?;
+        let arch = self.nvrtc_arch();
+        let nvrtc = nvrtc_version()?;
+        let options = vec![
+            format!("--gpu-architecture={arch}"),
+            "-std=c++17".to_string(),
+        ];
+        // Hash the source, every local header (kernels/*.cuh), options, arch and NVRTC version.
+        let mut h = Sha256::new();
+        h.update(source.as_bytes());
+        let mut headers: Vec<PathBuf> = std::fs::read_dir(&self.kernels_dir)
+            .map_err(|e| Error::io("listing", &self.kernels_dir, e))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cuh"))
+            .collect();
+        headers.sort();
+        let mut header_srcs = Vec::new();
+        for hp in &headers {
+            let t = std::fs::read_to_string(hp).map_err(|e| Error::io("reading kernel header", hp, e))?;
+            h.update(hp.file_name().unwrap().to_string_lossy().as_bytes());
+            h.update(t.as_bytes());
+            header_srcs.push((hp.file_name().unwrap().to_string_lossy().to_string(), t));
+        }
+        h.update(options.join(" ").as_bytes());
+        h.update(nvrtc.as_bytes());
+        let digest = h.finalize();
+        let hash: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        let cubin_path = self.cache_dir.join(format!("{}-{arch}-{hash}.cubin", file.trim_end_matches(".cu")));
+        let start = Instant::now();
+        let (cubin, cached) = match std::fs::read(&cubin_path) {
+            Ok(bytes) if !bytes.is_empty() => (bytes, true),
+            _ => {
+                let include = cuda_include_dir()?;
+                let bytes = nvrtc_compile(file, &source, &header_srcs, &options, &include)?;
+                std::fs::create_dir_all(&self.cache_dir).map_err(|e| Error::io("creating", &self.cache_dir, e))?;
+                crate::baseline::write_atomic(&cubin_path, &bytes)?;
+                (bytes, false)
+            }
+        };
+        let compile_s = if cached { 0.0 } else { start.elapsed().as_secs_f64() };
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+            .map_err(|e| Error::driver(format!("loading module {file} ({})", cubin_path.display()), e))?;
+        Ok(Module {
+            module,
+            source_hash: hash,
+            compile_s,
+            cached,
+            functions: HashMap::new(),
+        })
+    }
+}
+
+fn nvrtc_compile(
+    file: &str,
+    source: &str,
+    headers: &[(String, String)],
+    options: &[String],
+    include: &Path,
+) -> Result<Vec<u8>> {
+    use cudarc::nvrtc::sys as nv;
+    use std::ffi::{CStr, CString};
+    let cerr = |log: String| Error::Compile {
+        file: file.to_string(),
+        options: options.join(" "),
+        log,
+    };
+    let src = CString::new(source).map_err(|_| cerr("source contains a NUL byte".into()))?;
+    let name = CString::new(file).expect("file names have no NUL");
+    let hdr_srcs: Vec<CString> = headers.iter().map(|(_, s)| CString::new(s.as_str()).expect("no NUL")).collect();
+    let hdr_names: Vec<CString> = headers.iter().map(|(n, _)| CString::new(n.as_str()).expect("no NUL")).collect();
+    let hp: Vec<*const std::ffi::c_char> = hdr_srcs.iter().map(|c| c.as_ptr()).collect();
+    let hn: Vec<*const std::ffi::c_char> = hdr_names.iter().map(|c| c.as_ptr()).collect();
+    let mut opts: Vec<CString> = options.iter().map(|o| CString::new(o.as_str()).expect("no NUL")).collect();
+    opts.push(CString::new(format!("--include-path={}", include.display())).expect("no NUL"));
+    let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|c| c.as_ptr()).collect();
+    let mut prog: nv::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: all strings are NUL-terminated and outlive the program; counts match arrays.
+    unsafe {
+        let r = nv::nvrtcCreateProgram(
+            &mut prog,
+            src.as_ptr(),
+            name.as_ptr(),
+            hp.len() as i32,
+            if hp.is_empty() { std::ptr::null() } else { hp.as_ptr() },
+            if hn.is_empty() { std::ptr::null() } else { hn.as_ptr() },
+        );
+        if r != nv::nvrtcResult::NVRTC_SUCCESS {
+            return Err(cerr(format!("nvrtcCreateProgram: {r:?}")));
+        }
+        let r = nv::nvrtcCompileProgram(prog, optp.len() as i32, optp.as_ptr());
+        let mut log_size = 0usize;
+        nv::nvrtcGetProgramLogSize(prog, &mut log_size);
+        let mut log = vec![0u8; log_size.max(1)];
+        nv::nvrtcGetProgramLog(prog, log.as_mut_ptr() as *mut _);
+        let log = CStr::from_bytes_until_nul(&log)
+            .map(|c| c.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if r != nv::nvrtcResult::NVRTC_SUCCESS {
+            nv::nvrtcDestroyProgram(&mut prog);
+            return Err(cerr(format!("{r:?}\n{log}")));
+        }
+        let mut size = 0usize;
+        nv::nvrtcGetCUBINSize(prog, &mut size);
+        let mut cubin = vec![0u8; size];
+        let r = nv::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut _);
+        nv::nvrtcDestroyProgram(&mut prog);
+        if r != nv::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+            return Err(cerr(format!("nvrtcGetCUBIN: {r:?} (size {size})")));
+        }
+        Ok(cubin)
+    }
+}

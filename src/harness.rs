@@ -1,0 +1,88 @@
+//! Suite → libtest-mimic trials: one trial per case, named by the case, sorted.
+//!
+//! Listing never touches the GPU or compiles anything. With `--exact NAME` only the
+//! matching trial is built (cheap for nextest's process-per-test). Without a GPU every
+//! case is reported ignored with the reason.
+
+use crate::case::Case;
+use crate::config::Config;
+use crate::runner::{Outcome, Session};
+use crate::suite::Suite;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::sync::Arc;
+
+/// Builds the trials of `suite` for `args`.
+pub fn trials(suite: &Suite, session: Arc<Session>, args: &Arguments) -> Vec<Trial> {
+    let listing = args.list;
+    let no_gpu = if listing { None } else { crate::gpu::detect(session.cfg.device).err() };
+    let mut cases: Vec<&Case> = suite.cases.iter().collect();
+    if args.exact {
+        if let Some(f) = &args.filter {
+            cases.retain(|c| &c.name() == f);
+        }
+    }
+    cases
+        .into_iter()
+        .map(|case| {
+            let name = case.name();
+            let case = case.clone();
+            let session = session.clone();
+            let no_gpu = no_gpu.clone();
+            Trial::ignorable_test(name, move || {
+                if let Some(reason) = no_gpu {
+                    return Ok(Completion::ignored_with(format!("no GPU: {reason}")));
+                }
+                run_trial(&session, &case)
+            })
+        })
+        .collect()
+}
+
+fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
+    match session.run(case) {
+        Ok(Outcome::Skipped(reason)) => Ok(Completion::ignored_with(reason)),
+        Ok(Outcome::Ran(r)) => {
+            if r.verdict.passed() {
+                if !r.message.is_empty() {
+                    println!("{}: {}", r.case, r.message);
+                }
+                Ok(Completion::Completed)
+            } else {
+                Err(Failed::from(format!("{}: {}", r.case, r.message)))
+            }
+        }
+        Err(crate::error::Error::NoGpu(reason)) => Ok(Completion::ignored_with(format!("no GPU: {reason}"))),
+        Err(e) => Err(Failed::from(format!("{}: {e}", case.name()))),
+    }
+}
+
+/// The whole test binary: loads the configured suite, runs the trials, prints a summary.
+pub fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let cfg = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("kernelgate: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let path = cfg.suite_path();
+    let suite = match Suite::load(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kernelgate: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let session = Arc::new(Session::new(cfg, &suite.name));
+    let trials = trials(&suite, session.clone(), &args);
+    let conclusion = libtest_mimic::run(&args, trials);
+    if let Some(w) = session.writer() {
+        let recs = w.records();
+        if !recs.is_empty() && !args.list {
+            println!("\nkernelgate suite `{}` seed {}:\n{}", suite.name, session.seed, crate::report::summary_table(&recs));
+            println!("results: {}", w.path().display());
+        }
+    }
+    conclusion.exit_code()
+}

@@ -1,0 +1,28 @@
+//! kernelgate: GPU kernels as `cargo test` cases.
+//!
+//! Every kernel × shape × dtype × backend of a suite (`fixtures/*.json`) becomes one test
+//! that first checks the output against a float64 CPU reference and then times the kernel
+//! with CUDA events, comparing the median with the stored baseline for this GPU model
+//! (`baselines/<gpu>/<kernel>.json`). See `README.md` for the commands and variables.
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod baseline;
+pub mod case;
+pub mod config;
+pub mod error;
+pub mod family;
+pub mod gate;
+pub mod gpu;
+pub mod harness;
+pub mod inputs;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod stats;
+pub mod suite;
+pub mod timefmt;
+pub mod timing;
+pub mod verify;
+
+pub use error::{Error, Result};

@@ -1,0 +1,77 @@
+//! Human-readable text: verdict messages and the end-of-run summary table.
+
+use crate::baseline::Store;
+use crate::results::{Record, Verdict};
+
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.1} ms")
+    } else if ms >= 1.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{:.2} µs", ms * 1e3)
+    }
+}
+
+/// The message for a record's verdict: for a regression, median now vs baseline, the
+/// ratio, the noise, the tolerance and the command that refreshes.
+pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
+    let now = r.latency_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
+    let base = r.baseline_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
+    let ratio = r.ratio.unwrap_or(f64::NAN);
+    let noise = r.noise.unwrap_or(f64::NAN) * 100.0;
+    let file = store.path(gpu, &r.kernel);
+    let refresh = format!("UPDATE_BASELINES=1 cargo test --release --test kernels -- --exact {}", r.case);
+    match r.verdict {
+        Verdict::Regression => format!(
+            "REGRESSION: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}% and noise ±{noise:.2}% \
+             (best of {} measurements, n={})\n  baseline: {}\n  if the slowdown is intended, refresh with: {refresh}",
+            (ratio - 1.0) * 100.0,
+            r.tolerance_pct,
+            r.measurements,
+            r.stats.as_ref().map(|s| s.n).unwrap_or(0),
+            file.display()
+        ),
+        Verdict::Faster => format!(
+            "faster: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%, noise ±{noise:.2}%); consider refreshing: {refresh}",
+            (ratio - 1.0) * 100.0
+        ),
+        Verdict::Ambiguous => format!(
+            "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%",
+            r.tolerance_pct
+        ),
+        Verdict::Pass => format!("ok: median {now} vs baseline {base} = {ratio:.3}x (tolerance {:.1}%, noise ±{noise:.2}%)", r.tolerance_pct),
+        Verdict::New => format!("new: median {now}; no baseline for {gpu} in {} (record one with UPDATE_BASELINES=1)", file.display()),
+        Verdict::MissingBaseline => format!(
+            "MISSING BASELINE (strict mode): median {now}; no baseline for {gpu} in {}; record one with: {refresh}",
+            file.display()
+        ),
+        Verdict::Updated => format!("baseline updated: median {now} written to {}", file.display()),
+        Verdict::Wrong => r.message.clone(),
+    }
+}
+
+/// A fixed-width summary table of records.
+pub fn summary_table(records: &[Record]) -> String {
+    let mut rows: Vec<&Record> = records.iter().collect();
+    rows.sort_by(|a, b| a.case.cmp(&b.case));
+    let w = rows.iter().map(|r| r.case.len()).max().unwrap_or(4).max(4);
+    let mut s = format!(
+        "{:<w$}  {:>10}  {:>12}  {:>9}  {:>9}  {:>8}  {}\n",
+        "case", "verdict", "median", "TFLOP/s", "GB/s", "vs base", "variant"
+    );
+    for r in rows {
+        let v = format!("{:?}", r.verdict).to_lowercase();
+        s.push_str(&format!(
+            "{:<w$}  {:>10}  {:>12}  {:>9}  {:>9}  {:>8}  {}\n",
+            r.case,
+            v,
+            r.latency_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
+            r.tflops.map(|t| format!("{t:.1}")).unwrap_or_else(|| "-".into()),
+            r.gbps.map(|t| format!("{t:.0}")).unwrap_or_else(|| "-".into()),
+            r.ratio.map(|t| format!("{t:.3}x")).unwrap_or_else(|| "-".into()),
+            r.variant
+        ));
+    }
+    s
+}

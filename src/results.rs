@@ -1,0 +1,177 @@
+//! Results records: one per case run, written as JSON with the seed runner's fields
+//! (`kernel`, `backend`, `arch`, `gpu_model`, `compute_capability`, `problem_size`,
+//! `latency_ms`, `tflops`, `compilation_time`) plus GB/s, all stats, raw samples and the verdict.
+//!
+//! The file is rewritten atomically after every case, so a crash loses nothing that ran.
+
+use crate::error::{Error, Result};
+use crate::gpu::GpuInfo;
+use crate::stats::Stats;
+use crate::verify::Check;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The gate's verdict on one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Correct, and within tolerance of the baseline.
+    Pass,
+    /// Correct, and faster than the baseline beyond tolerance and noise.
+    Faster,
+    /// Correct, slower beyond tolerance but within noise: passes with a warning.
+    Ambiguous,
+    /// Correct; no baseline for this GPU.
+    New,
+    /// Correct; the baseline was rewritten (UPDATE_BASELINES=1).
+    Updated,
+    /// Correct but slower than the baseline beyond tolerance and noise.
+    Regression,
+    /// Wrong output: never timed.
+    Wrong,
+    /// Correct; no baseline, and strict mode is on.
+    MissingBaseline,
+}
+
+impl Verdict {
+    /// Whether the test passes.
+    pub fn passed(self) -> bool {
+        !matches!(self, Verdict::Regression | Verdict::Wrong | Verdict::MissingBaseline)
+    }
+}
+
+/// One case's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Case name (test name, baseline key).
+    pub case: String,
+    /// Kernel family.
+    pub kernel: String,
+    /// Backend.
+    pub backend: String,
+    /// Dtype.
+    pub dtype: String,
+    /// `sm_XY`.
+    pub arch: String,
+    /// GPU model name.
+    pub gpu_model: String,
+    /// "X.Y".
+    pub compute_capability: String,
+    /// Dimensions as an object.
+    pub problem_size: serde_json::Value,
+    /// Median latency in ms (absent when the output was wrong).
+    pub latency_ms: Option<f64>,
+    /// Achieved TFLOP/s at the median.
+    pub tflops: Option<f64>,
+    /// Achieved GB/s at the median (family's minimal byte count).
+    pub gbps: Option<f64>,
+    /// Full statistics.
+    pub stats: Option<Stats>,
+    /// Raw samples, ms per launch.
+    pub samples_ms: Vec<f64>,
+    /// Launches per sample.
+    pub batch: usize,
+    /// Whether samples replayed a CUDA graph.
+    pub graph: bool,
+    /// Whether L2 was flushed before each sample.
+    pub l2_flushed: bool,
+    /// Seconds compiling the kernel for this case (0 when cached).
+    pub compilation_time: f64,
+    /// Implementation variant.
+    pub variant: String,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// Baseline median, if one exists.
+    pub baseline_ms: Option<f64>,
+    /// Median now / baseline.
+    pub ratio: Option<f64>,
+    /// Combined relative noise of the comparison.
+    pub noise: Option<f64>,
+    /// Regression tolerance used, in percent.
+    pub tolerance_pct: f64,
+    /// Times the case was measured (re-measured on a suspected regression).
+    pub measurements: usize,
+    /// Correctness checks per output.
+    pub checks: Vec<Check>,
+    /// Input seed.
+    pub seed: u64,
+    /// Device memory used by the case's tensors, MB.
+    pub memory_mb: f64,
+    /// Kernel source hash.
+    pub source_hash: String,
+    /// UTC time of the result.
+    pub date: String,
+    /// Human-readable message of the verdict.
+    pub message: String,
+}
+
+/// A results file: run metadata and records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    /// kernelgate version.
+    pub kernelgate: String,
+    /// Suite name.
+    pub suite: String,
+    /// Device facts.
+    pub gpu: Option<GpuInfo>,
+    /// Run start, UTC.
+    pub started: String,
+    /// Run seed.
+    pub seed: u64,
+    /// Records in run order.
+    pub results: Vec<Record>,
+}
+
+/// Collects records and keeps the results file current.
+pub struct Writer {
+    path: PathBuf,
+    file: Mutex<ResultsFile>,
+}
+
+impl Writer {
+    /// A writer for a new results file in `dir`.
+    pub fn new(dir: &Path, suite: &str, gpu: Option<GpuInfo>, seed: u64) -> Writer {
+        let started = crate::timefmt::now_rfc3339();
+        let stamp = started.replace([':', '-'], "").replace('T', "-").trim_end_matches('Z').to_string();
+        let slug = gpu.as_ref().map(|g| crate::baseline::gpu_slug(&g.name)).unwrap_or_else(|| "nogpu".into());
+        let path = dir.join(format!("{suite}-{slug}-{stamp}-{}.json", std::process::id()));
+        Writer {
+            path,
+            file: Mutex::new(ResultsFile {
+                kernelgate: env!("CARGO_PKG_VERSION").into(),
+                suite: suite.into(),
+                gpu,
+                started,
+                seed,
+                results: Vec::new(),
+            }),
+        }
+    }
+
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a record and rewrites the file.
+    pub fn push(&self, r: Record) -> Result<()> {
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.results.push(r);
+        let dir = self.path.parent().expect("results path has a parent");
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
+        let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json { what: self.path.display().to_string(), source: e })?;
+        crate::baseline::write_atomic(&self.path, text.as_bytes())
+    }
+
+    /// A copy of the records so far.
+    pub fn records(&self) -> Vec<Record> {
+        self.file.lock().unwrap_or_else(|p| p.into_inner()).results.clone()
+    }
+}
+
+/// Reads a results file.
+pub fn load(path: &Path) -> Result<ResultsFile> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading results", path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::Results { path: path.to_path_buf(), message: e.to_string() })
+}

@@ -1,0 +1,336 @@
+//! One case end to end: inputs → run → verify → time → compare with the baseline → record.
+//!
+//! GPU work is serialised per process by the [`Session`]'s lock, whatever libtest's
+//! `--test-threads` says. After a fault or hang the device context is torn down and the
+//! next case starts on a fresh one, so one case's fault is never blamed on the next.
+
+use crate::backend::{self, Bindings};
+use crate::baseline::{Entry, Provenance, Store};
+use crate::case::Case;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::family::{self, Init};
+use crate::gate::{self, Change};
+use crate::gpu::{Dims, Gpu, KernelArg};
+use crate::results::{Record, Verdict, Writer};
+use crate::stats::Stats;
+use crate::timing::{self, Samples};
+use crate::verify;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What happened to a case.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It ran; the record holds the verdict.
+    Ran(Box<Record>),
+    /// It could not run here, for a reason that is not a failure (too big for this card).
+    Skipped(String),
+}
+
+/// Per-process state shared by all trials: configuration, the device, stores.
+pub struct Session {
+    /// Configuration.
+    pub cfg: Config,
+    /// Run seed.
+    pub seed: u64,
+    gpu: Mutex<GpuSlot>,
+    /// Baseline store.
+    pub store: Store,
+    /// Results writer (created with the device).
+    writer: Mutex<Option<std::sync::Arc<Writer>>>,
+    suite: String,
+}
+
+struct GpuSlot {
+    gpu: Option<Gpu>,
+    /// Set when a hang leaves the device unusable for the rest of the process.
+    wedged: Option<String>,
+}
+
+/// A fresh run seed from the clock and the process id.
+pub fn fresh_seed() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    crate::inputs::fmix64(t ^ ((std::process::id() as u64) << 32))
+}
+
+/// The seed of one problem: the run seed mixed with the problem's name, so every backend
+/// of one problem sees the same inputs and different problems see different ones.
+pub fn case_seed(run_seed: u64, case: &Case) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in case.problem().bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    crate::inputs::fmix64(run_seed ^ h)
+}
+
+impl Session {
+    /// A session for `suite` under `cfg`.
+    pub fn new(cfg: Config, suite: &str) -> Session {
+        let seed = cfg.seed.unwrap_or_else(fresh_seed);
+        Session {
+            store: Store::new(cfg.baseline_dir.clone()),
+            cfg,
+            seed,
+            gpu: Mutex::new(GpuSlot { gpu: None, wedged: None }),
+            writer: Mutex::new(None),
+            suite: suite.to_string(),
+        }
+    }
+
+    /// The results writer, if any case has run.
+    pub fn writer(&self) -> Option<std::sync::Arc<Writer>> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Runs one case under the device lock.
+    pub fn run(&self, case: &Case) -> Result<Outcome> {
+        let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = &slot.wedged {
+            return Err(Error::NoGpu(format!("the device is unusable after an earlier hang ({w})")));
+        }
+        if slot.gpu.is_none() {
+            let g = Gpu::open(self.cfg.device, &self.cfg.root.join("kernels"), &self.cfg.cache_dir)?;
+            let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            if w.is_none() {
+                *w = Some(std::sync::Arc::new(Writer::new(&self.cfg.results_dir, &self.suite, Some(g.info.clone()), self.seed)));
+            }
+            slot.gpu = Some(g);
+        }
+        let gpu = slot.gpu.as_mut().expect("opened above");
+        let result = run_case(gpu, case, &self.cfg, self.seed, &self.store);
+        let healthy = gpu.sync(Duration::from_secs(5), "the end of the case").is_ok()
+            && gpu.ctx.check_err().is_ok();
+        match &result {
+            Err(Error::Hang { .. }) => {
+                slot.wedged = Some(case.name());
+            }
+            _ if !healthy || matches!(result, Err(Error::Driver { .. })) => {
+                // A fault poisons the context: drop it and reset so the next case starts clean.
+                let ordinal = self.cfg.device;
+                slot.gpu = None;
+                reset_device(ordinal);
+            }
+            _ => {}
+        }
+        if let Ok(Outcome::Ran(r)) = &result {
+            if let Some(w) = self.writer() {
+                w.push((**r).clone())?;
+            }
+        }
+        result
+    }
+}
+
+fn reset_device(ordinal: usize) {
+    let mut dev = 0;
+    // SAFETY: plain driver calls on a device handle; no live objects of ours remain.
+    unsafe {
+        if cudarc::driver::sys::cuDeviceGet(&mut dev, ordinal as i32) == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            let _ = cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(dev);
+        }
+    }
+}
+
+fn fill_inputs(gpu: &mut Gpu, bufs: &[(crate::family::TensorSpec, crate::gpu::DeviceBuffer)], seed: u64) -> Result<()> {
+    let sm = gpu.info.sm_count;
+    let module = gpu.module("fill.cu")?;
+    let mut fns = Vec::new();
+    for (spec, _) in bufs {
+        let name = match spec.dtype {
+            crate::case::Dtype::Bf16 => "kg_fill_bf16",
+            crate::case::Dtype::Fp16 => "kg_fill_fp16",
+            crate::case::Dtype::Fp32 => "kg_fill_fp32",
+        };
+        fns.push(module.function(name)?);
+    }
+    for (tensor, ((spec, buf), f)) in bufs.iter().zip(fns).enumerate() {
+        let Init::Uniform(u) = spec.init else { continue };
+        let blocks = (spec.len as u64).div_ceil(256).clamp(1, sm as u64 * 8) as u32;
+        let dims = Dims { grid: (blocks, 1, 1), block: (256, 1, 1), smem: 0 };
+        gpu.launch(
+            f,
+            dims,
+            &[KernelArg::Ptr(buf.ptr()), KernelArg::U64(spec.len as u64), KernelArg::U64(seed), KernelArg::U32(tensor as u32), KernelArg::F32(u.lo), KernelArg::F32(u.hi)],
+        )?;
+    }
+    Ok(())
+}
+
+fn nan_pattern(dtype: crate::case::Dtype) -> (usize, u32) {
+    match dtype {
+        crate::case::Dtype::Bf16 => (2, 0x7fc0),
+        crate::case::Dtype::Fp16 => (2, 0x7e00),
+        crate::case::Dtype::Fp32 => (4, 0x7fc0_0000),
+    }
+}
+
+/// The tolerance in percent that applies to `case`.
+pub fn tolerance_pct(cfg: &Config, case: &Case) -> f64 {
+    cfg.tolerance_pct.or(case.tolerance_pct).unwrap_or(crate::config::DEFAULT_TOLERANCE_PCT)
+}
+
+/// Runs one case on `gpu`: the whole data flow of the design.
+pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: &Store) -> Result<Outcome> {
+    let name = case.name();
+    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case { case: name.clone(), message: "unknown kernel".into() })?;
+    let be = backend::by_name(&case.backend).ok_or_else(|| Error::Case { case: name.clone(), message: "unknown backend".into() })?;
+    let seed = case_seed(run_seed, case);
+    let hang = Duration::from_secs_f64(cfg.timing.hang_limit_s);
+
+    // Does it fit? Tensors plus the L2 flush buffer, with 5% headroom.
+    let need = family::device_bytes(fam, &case.shape, case.dtype) as f64 + 2.0 * gpu.info.l2_bytes as f64;
+    let (free, _) = gpu.mem_info()?;
+    if need > free as f64 * 0.95 {
+        return Ok(Outcome::Skipped(
+            Error::TooBig { case: name, need_mb: need / 1e6, free_mb: free as f64 / 1e6 }.to_string(),
+        ));
+    }
+
+    let mut inputs = Vec::new();
+    for spec in fam.inputs(&case.shape, case.dtype) {
+        let buf = gpu.alloc(spec.bytes(), &format!("{name} input {}", spec.name))?;
+        inputs.push((spec, buf));
+    }
+    let mut outputs = Vec::new();
+    for spec in fam.outputs(&case.shape, case.dtype) {
+        let buf = gpu.alloc(spec.bytes(), &format!("{name} output {}", spec.name))?;
+        outputs.push((spec, buf));
+    }
+    fill_inputs(gpu, &inputs, seed)?;
+    for (spec, buf) in &outputs {
+        let (size, pat) = nan_pattern(spec.dtype);
+        gpu.fill_pattern(buf, size, pat)?;
+    }
+    gpu.sync(hang, &format!("{name} input generation"))?;
+
+    let bind = Bindings {
+        inputs: inputs.iter().map(|(_, b)| b.ptr()).collect(),
+        outputs: outputs.iter().map(|(_, b)| b.ptr()).collect(),
+    };
+    let mut prepared = be.prepare(gpu, case, &bind, cfg)?;
+
+    // Correctness gate: one checked run on poisoned outputs.
+    (prepared.launch)(gpu)?;
+    gpu.sync(hang, &name)?;
+    let expected = fam.reference(&case.shape, case.dtype, seed);
+    let tol = fam.tolerance(&case.shape, case.dtype);
+    let mut checks = Vec::new();
+    for exp in &expected {
+        let (spec, buf) = &outputs[exp.output];
+        let host = gpu.download(buf, hang, &name)?;
+        let dt = spec.dtype;
+        checks.push(verify::check(spec.name, spec.len, |i| dt.decode(&host, i), exp, tol));
+    }
+    let memory_mb = family::device_bytes(fam, &case.shape, case.dtype) as f64 / 1e6;
+    let tol_pct = tolerance_pct(cfg, case);
+    let mut record = Record {
+        case: name.clone(),
+        kernel: case.kernel.clone(),
+        backend: case.backend.clone(),
+        dtype: case.dtype.to_string(),
+        arch: gpu.info.arch.clone(),
+        gpu_model: gpu.info.name.clone(),
+        compute_capability: gpu.info.compute_capability.clone(),
+        problem_size: case.shape.to_json(),
+        latency_ms: None,
+        tflops: None,
+        gbps: None,
+        stats: None,
+        samples_ms: vec![],
+        batch: 0,
+        graph: false,
+        l2_flushed: false,
+        compilation_time: prepared.compile_s,
+        variant: prepared.variant.clone(),
+        verdict: Verdict::Wrong,
+        baseline_ms: None,
+        ratio: None,
+        noise: None,
+        tolerance_pct: tol_pct,
+        measurements: 0,
+        checks: checks.clone(),
+        seed,
+        memory_mb,
+        source_hash: prepared.source_hash.clone(),
+        date: crate::timefmt::now_rfc3339(),
+        message: String::new(),
+    };
+    if let Some(bad) = checks.iter().find(|c| !c.passed) {
+        record.message = format!(
+            "WRONG OUTPUT: {}\n  backend variant {}; reproduce with KERNELGATE_SEED={run_seed}",
+            bad.describe(),
+            prepared.variant
+        );
+        return Ok(Outcome::Ran(Box::new(record)));
+    }
+
+    // Timing, then the gate.
+    let flush = case.flush_l2;
+    let mut measure = |gpu: &mut Gpu| -> Result<(Samples, Stats)> {
+        let s = timing::measure(gpu, &name, &cfg.timing, flush, &mut prepared.launch)?;
+        let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case { case: name.clone(), message: "no valid timing samples".into() })?;
+        Ok((s, st))
+    };
+    let (mut samples, mut stats) = measure(gpu)?;
+    let mut measurements = 1;
+    let base = if cfg.update_baselines { None } else { store.entry(&gpu.info.name, &case.kernel, &name)? };
+    let mut cmp = None;
+    if let Some(b) = &base {
+        let mut c = gate::compare(stats.median_ms, stats.noise, b.median_ms, b.noise, tol_pct / 100.0);
+        // A suspected regression is re-measured; the best measurement decides.
+        while c.change == Change::Slow && measurements < 3 {
+            let (s2, st2) = measure(gpu)?;
+            measurements += 1;
+            let c2 = gate::compare(st2.median_ms, st2.noise, b.median_ms, b.noise, tol_pct / 100.0);
+            if st2.median_ms < stats.median_ms {
+                samples = s2;
+                stats = st2;
+                c = c2;
+            }
+        }
+        cmp = Some(c);
+    }
+    let verdict = if cfg.update_baselines {
+        let env = Provenance {
+            gpu: gpu.info.name.clone(),
+            compute_capability: gpu.info.compute_capability.clone(),
+            driver: gpu.info.driver.clone(),
+            cuda: gpu.info.cuda.clone(),
+            sm_clock_mhz: gpu.info.sm_clock_mhz,
+            mem_clock_mhz: gpu.info.mem_clock_mhz,
+            date: crate::timefmt::now_rfc3339(),
+            source_hash: prepared.source_hash.clone(),
+        };
+        store.update(&gpu.info.name, &case.kernel, &name, Entry::new(&stats, env))?;
+        Verdict::Updated
+    } else {
+        match &cmp {
+            None if cfg.strict => Verdict::MissingBaseline,
+            None => Verdict::New,
+            Some(c) => match c.change {
+                Change::Slow => Verdict::Regression,
+                Change::Fast => Verdict::Faster,
+                Change::Same => Verdict::Pass,
+                Change::Ambiguous => Verdict::Ambiguous,
+            },
+        }
+    };
+    let t_s = stats.median_ms / 1e3;
+    let flops = fam.flops(&case.shape);
+    record.latency_ms = Some(stats.median_ms);
+    record.tflops = (flops > 0.0).then(|| flops / t_s / 1e12);
+    record.gbps = Some(fam.bytes(&case.shape, case.dtype) / t_s / 1e9);
+    record.samples_ms = samples.ms.clone();
+    record.batch = samples.batch;
+    record.graph = samples.graph;
+    record.l2_flushed = samples.flushed;
+    record.stats = Some(stats);
+    record.baseline_ms = base.as_ref().map(|b| b.median_ms);
+    record.ratio = cmp.map(|c| c.ratio);
+    record.noise = cmp.map(|c| c.noise);
+    record.measurements = measurements;
+    record.verdict = verdict;
+    record.message = crate::report::verdict_message(&record, &gpu.info.name, store);
+    Ok(Outcome::Ran(Box::new(record)))
+}

@@ -1,0 +1,235 @@
+//! The correctness gate: device output against a float64 reference.
+
+use crate::case::Dtype;
+use serde::{Deserialize, Serialize};
+
+/// Error bounds for one dtype.
+///
+/// A check passes when the relative L2 error over the checked elements is at most
+/// `rel_l2`, and every checked element satisfies `|got − want| ≤ atol·scale + rtol·|want|`,
+/// where `scale` is the RMS of the reference over the checked elements (so the bound
+/// follows the data's magnitude). Non-finite output where the reference is finite fails.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Bound on ‖got − want‖₂ / ‖want‖₂.
+    pub rel_l2: f64,
+    /// Absolute part of the element bound, in units of the reference's RMS.
+    pub atol: f64,
+    /// Relative part of the element bound.
+    pub rtol: f64,
+}
+
+impl Tolerance {
+    /// The default bounds for outputs stored in `dtype` (fp32 accumulation assumed).
+    pub fn for_dtype(dtype: Dtype) -> Tolerance {
+        match dtype {
+            // bf16 has 8 significant bits: one rounding of the output is up to 2^-8 relative.
+            Dtype::Bf16 => Tolerance {
+                rel_l2: 1e-2,
+                atol: 1.6e-2,
+                rtol: 1.6e-2,
+            },
+            // fp16 has 11 significant bits.
+            Dtype::Fp16 => Tolerance {
+                rel_l2: 1e-2,
+                atol: 4e-3,
+                rtol: 4e-3,
+            },
+            Dtype::Fp32 => Tolerance {
+                rel_l2: 1e-5,
+                atol: 1e-5,
+                rtol: 1e-5,
+            },
+        }
+    }
+}
+
+/// Reference values for a subset of one output tensor's elements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    /// Which output tensor (index into the family's output list).
+    pub output: usize,
+    /// Flat element indices checked.
+    pub indices: Vec<usize>,
+    /// Reference values at those indices, in float64.
+    pub values: Vec<f64>,
+}
+
+/// The worst element of a check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Worst {
+    /// Output tensor name.
+    pub tensor: String,
+    /// Flat index.
+    pub index: usize,
+    /// Device value.
+    pub got: f64,
+    /// Reference value.
+    pub want: f64,
+}
+
+/// The outcome of comparing one output tensor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// Output tensor name.
+    pub tensor: String,
+    /// Elements compared with the reference.
+    pub checked: usize,
+    /// Elements in the whole output (all scanned for NaN/Inf).
+    pub total: usize,
+    /// Relative L2 error over the checked elements.
+    pub rel_l2: f64,
+    /// Largest |got − want| over the checked elements.
+    pub max_abs: f64,
+    /// The element with the largest excess over its bound.
+    pub worst: Option<Worst>,
+    /// Number of non-finite elements in the whole output (unwritten elements stay NaN).
+    pub non_finite: usize,
+    /// First non-finite element index, if any.
+    pub first_non_finite: Option<usize>,
+    /// Whether the check passed.
+    pub passed: bool,
+    /// Why it failed, if it did.
+    pub reason: Option<String>,
+}
+
+/// Compares one output (given as all its elements decoded to f64 by `got`) with the reference.
+///
+/// `got(i)` returns element `i` of the device output; `total` is the output's length.
+/// Every element is scanned for NaN/Inf (outputs are poisoned with NaN before the run,
+/// so an unwritten element shows up here), and the reference indices are compared.
+pub fn check(
+    tensor: &str,
+    total: usize,
+    got: impl Fn(usize) -> f64,
+    exp: &Expected,
+    tol: Tolerance,
+) -> Check {
+    let mut non_finite = 0usize;
+    let mut first_non_finite = None;
+    for i in 0..total {
+        if !got(i).is_finite() {
+            non_finite += 1;
+            first_non_finite.get_or_insert(i);
+        }
+    }
+    let mut diff2 = 0.0;
+    let mut ref2 = 0.0;
+    let mut max_abs: f64 = 0.0;
+    for &w in &exp.values {
+        ref2 += w * w;
+    }
+    let n = exp.values.len().max(1) as f64;
+    let scale = (ref2 / n).sqrt().max(f64::MIN_POSITIVE);
+    let mut worst: Option<(f64, Worst)> = None;
+    let mut bad_ref_nan = None;
+    for (&i, &w) in exp.indices.iter().zip(&exp.values) {
+        let g = got(i);
+        if !w.is_finite() {
+            bad_ref_nan.get_or_insert(i);
+            continue;
+        }
+        let d = (g - w).abs();
+        let d_eff = if d.is_finite() { d } else { f64::INFINITY };
+        diff2 += if d.is_finite() { d * d } else { f64::INFINITY };
+        max_abs = max_abs.max(d_eff);
+        let excess = d_eff - (tol.atol * scale + tol.rtol * w.abs());
+        if worst.as_ref().is_none_or(|(e, _)| excess > *e) {
+            worst = Some((
+                excess,
+                Worst {
+                    tensor: tensor.to_string(),
+                    index: i,
+                    got: g,
+                    want: w,
+                },
+            ));
+        }
+    }
+    let rel_l2 = if ref2 > 0.0 {
+        (diff2 / ref2).sqrt()
+    } else if diff2 == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    };
+    let mut reason = None;
+    if let Some(i) = bad_ref_nan {
+        reason = Some(format!("the reference itself is not finite at index {i} (family bug)"));
+    } else if non_finite > 0 {
+        reason = Some(format!(
+            "{non_finite} of {total} elements are NaN/Inf (first at index {}): unwritten (poisoned) or overflowed",
+            first_non_finite.unwrap_or(0)
+        ));
+    } else if rel_l2 > tol.rel_l2 {
+        reason = Some(format!(
+            "relative L2 error {rel_l2:.3e} exceeds {:.1e}",
+            tol.rel_l2
+        ));
+    } else if let Some((excess, w)) = &worst {
+        if *excess > 0.0 {
+            reason = Some(format!(
+                "element {} differs by {:.3e}, bound {:.3e} (atol {:.1e}·rms {:.3e} + rtol {:.1e}·|want|)",
+                w.index,
+                (w.got - w.want).abs(),
+                tol.atol * scale + tol.rtol * w.want.abs(),
+                tol.atol,
+                scale,
+                tol.rtol
+            ));
+        }
+    }
+    Check {
+        tensor: tensor.to_string(),
+        checked: exp.indices.len(),
+        total,
+        rel_l2,
+        max_abs,
+        worst: worst.map(|(_, w)| w),
+        non_finite,
+        first_non_finite,
+        passed: reason.is_none(),
+        reason,
+    }
+}
+
+impl Check {
+    /// A one-paragraph failure message naming the worst element, its index, got vs want.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "output `{}`: {} ({} of {} elements checked against the float64 reference; rel L2 {:.3e}, max abs {:.3e})",
+            self.tensor,
+            self.reason.as_deref().unwrap_or("ok"),
+            self.checked,
+            self.total,
+            self.rel_l2,
+            self.max_abs
+        );
+        if let Some(w) = &self.worst {
+            s.push_str(&format!(
+                "; worst element: index {} got {:.6e} want {:.6e}",
+                w.index, w.got, w.want
+            ));
+        }
+        s
+    }
+}
+
+/// Picks a deterministic sample of `count` row indices out of `rows`, always including
+/// the first and last row; all rows when `rows <= count`. Sorted, no duplicates.
+pub fn sample_rows(rows: usize, count: usize, seed: u64) -> Vec<usize> {
+    if rows <= count.max(2) {
+        return (0..rows).collect();
+    }
+    let mut out = vec![0, rows - 1];
+    let mut k = 0u64;
+    while out.len() < count.max(2) {
+        let r = crate::inputs::index_value(seed, 0xFFFF_0000, k, rows as u64) as usize;
+        k += 1;
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out.sort_unstable();
+    out
+}
