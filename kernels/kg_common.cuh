@@ -22,5 +22,7 @@ __device__ __forceinline__ unsigned long long kg_hash(unsigned long long seed, u
 // (no FMA contraction), so the CPU reproduces the same f32.
 __device__ __forceinline__ float kg_input_value(unsigned long long seed, unsigned int tensor, unsigned long long index, float lo, float hi) {
     float u = (float)(unsigned int)(kg_hash(seed, tensor, index) >> 40) * (1.0f / 16777216.0f);
-    return __fadd_rn(lo, __fmul_rn(__fsub_rn(hi, lo), u));
+    float v = __fadd_rn(lo, __fmul_rn(__fsub_rn(hi, lo), u));
+    // lo + span*u can round up to hi itself (e.g. [1, 2)): keep hi exclusive, as the CPU does.
+    return (v >= hi && lo < hi) ? nextafterf(hi, lo) : v;
 }

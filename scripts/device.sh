@@ -6,7 +6,7 @@ set -u
 OUT=${OUT:-/tmp/kgout}
 mkdir -p "$OUT"
 BIN=.devbin/kernels
-export KERNELGATE_RESULTS_DIR=$OUT/results KERNELGATE_CACHE_DIR=/tmp/kgcache
+export KERNELGATE_RESULTS_DIR=${KERNELGATE_RESULTS_DIR:-$OUT/results} KERNELGATE_CACHE_DIR=/tmp/kgcache
 log() { echo "== $*" | tee -a "$OUT/log.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/log.txt"
 case "${1:-check}" in
@@ -17,7 +17,9 @@ case "${1:-check}" in
   baselines)
     for s in ${SUITES:-default}; do
       log "update $s"; UPDATE_BASELINES=1 KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | tail -45
-      log "gate $s"; KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | grep -E "test result|FAILED|REGRESSION|WRONG" | head
+      for i in $(seq 1 ${GATE_RUNS:-1}); do
+        log "gate $s run $i"; KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | grep -E "test result|REGRESSION|WRONG" | head
+      done
     done
     ;;
   calibrate)

@@ -45,24 +45,43 @@ pub struct Entry {
     pub p95_ms: f64,
     /// Median absolute deviation.
     pub mad_ms: f64,
-    /// Relative CI half-width of the median.
+    /// Relative noise of the median: the larger of the within-round CI half-width and
+    /// half the relative spread of the round medians.
     pub noise: f64,
-    /// Number of samples.
+    /// Number of samples (of the representative round).
     pub n: usize,
+    /// Medians of the independent rounds (fresh allocations each) this entry was made from.
+    #[serde(default)]
+    pub rounds_ms: Vec<f64>,
     /// Where it was measured.
     pub env: Provenance,
 }
 
 impl Entry {
-    /// An entry from fresh stats.
+    /// An entry from one round's stats.
     pub fn new(stats: &Stats, env: Provenance) -> Entry {
+        Entry::from_rounds(stats, &[stats.median_ms], env)
+    }
+
+    /// An entry from the representative round's `stats` and the medians of all rounds:
+    /// the median is the median of the round medians, and the noise is at least half their
+    /// relative spread, so run-to-run variation of this GPU is part of the gate's noise.
+    pub fn from_rounds(stats: &Stats, rounds_ms: &[f64], env: Provenance) -> Entry {
+        let mut r = rounds_ms.to_vec();
+        r.sort_by(f64::total_cmp);
+        let median = if r.is_empty() { stats.median_ms } else { crate::stats::percentile(&r, 50.0) };
+        let spread = match (r.first(), r.last()) {
+            (Some(lo), Some(hi)) if median > 0.0 => (hi - lo) / 2.0 / median,
+            _ => 0.0,
+        };
         Entry {
-            median_ms: stats.median_ms,
+            median_ms: median,
             p5_ms: stats.p5_ms,
             p95_ms: stats.p95_ms,
             mad_ms: stats.mad_ms,
-            noise: stats.noise,
+            noise: stats.noise.max(spread),
             n: stats.n,
+            rounds_ms: rounds_ms.to_vec(),
             env,
         }
     }
@@ -136,6 +155,11 @@ impl Store {
             gpu: gpu.to_string(),
             entries: BTreeMap::new(),
         });
+        // Never write what load_file would reject: that file would block every later update.
+        check_entry(&file.kernel, case, &entry).map_err(|m| Error::Baseline {
+            path: path.clone(),
+            message: format!("refusing to write {m}"),
+        })?;
         file.entries.insert(case.to_string(), entry);
         let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Json {
             what: path.display().to_string(),
@@ -165,19 +189,23 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
         )));
     }
     for (case, e) in &file.entries {
-        if !(e.median_ms.is_finite() && e.median_ms > 0.0) || !e.noise.is_finite() || e.n == 0 {
-            return Err(bad(format!(
-                "entry {case}: median must be a positive number, noise finite and n > 0"
-            )));
-        }
-        if !case.starts_with(&format!("{}::", file.kernel)) {
-            return Err(bad(format!(
-                "entry {case} does not belong to kernel {}",
-                file.kernel
-            )));
-        }
+        check_entry(&file.kernel, case, e).map_err(bad)?;
     }
     Ok(Some(file))
+}
+
+/// What makes an entry usable: a positive finite median, finite noise, n > 0, and a case of `kernel`.
+fn check_entry(kernel: &str, case: &str, e: &Entry) -> std::result::Result<(), String> {
+    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise].iter().all(|x| x.is_finite());
+    if !(e.median_ms.is_finite() && e.median_ms > 0.0) || !spread_finite || e.n == 0 {
+        return Err(format!(
+            "entry {case}: median must be a positive number, p5/p95/mad/noise finite and n > 0"
+        ));
+    }
+    if !case.starts_with(&format!("{kernel}::")) {
+        return Err(format!("entry {case} does not belong to kernel {kernel}"));
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.

@@ -200,6 +200,9 @@ impl CaseName {
             if k.is_empty() || !k.chars().all(|c| c.is_ascii_lowercase()) {
                 return Err(err("dimension names are lowercase letters"));
             }
+            if v.len() > 1 && v.starts_with('0') {
+                return Err(err("dimension value has a leading zero (not a name Case::name makes)"));
+            }
             let v: u64 = v.parse().map_err(|_| err("dimension value is not an integer"))?;
             out.push((k.to_string(), v));
         }

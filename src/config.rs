@@ -130,6 +130,21 @@ impl Config {
         if let Some(v) = num("KERNELGATE_TARGET_NOISE")? {
             timing.target_noise = v;
         }
+        // timing::measure turns these into durations and comparisons: NaN, negative or
+        // huge values would panic (Duration) or silently disable the policy.
+        for (var, v) in [
+            ("KERNELGATE_WARMUP_MS", timing.warmup_ms),
+            ("KERNELGATE_MAX_TIME_MS", timing.max_time_ms),
+            ("KERNELGATE_TARGET_NOISE", timing.target_noise),
+        ] {
+            if !(v >= 0.0 && std::time::Duration::try_from_secs_f64(v / 1e3).is_ok()) {
+                return Err(Error::Env {
+                    var,
+                    value: v.to_string(),
+                    message: "must be a finite number ≥ 0".into(),
+                });
+            }
+        }
         let spin_scale = num::<f64>("KERNELGATE_SPIN_SCALE")?.unwrap_or(1.0);
         if !(spin_scale > 0.0 && spin_scale.is_finite()) {
             return Err(Error::Env {

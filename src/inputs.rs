@@ -51,8 +51,14 @@ pub fn unit(seed: u64, tensor: u32, index: u64) -> f32 {
 #[inline]
 pub fn value_f32(seed: u64, tensor: u32, index: u64, gen: Uniform) -> f32 {
     // Mirrors the device: __fadd_rn(lo, __fmul_rn(hi - lo, u)); no fused multiply-add.
+    // lo + span·u can round up to hi itself (e.g. [1, 2) at u = 1 − 2^-24): keep hi exclusive.
     let span = gen.hi - gen.lo;
-    gen.lo + span * unit(seed, tensor, index)
+    let v = gen.lo + span * unit(seed, tensor, index);
+    if v >= gen.hi && gen.lo < gen.hi {
+        gen.hi.next_down()
+    } else {
+        v
+    }
 }
 
 /// The value of element `index` of input `tensor`, as stored in `dtype`.

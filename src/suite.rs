@@ -29,7 +29,8 @@ struct SuiteFile {
     description: String,
     #[serde(default)]
     tolerance_pct: Option<f64>,
-    groups: Vec<GroupFile>,
+    // Parsed one by one below, so that an error inside a group names the group.
+    groups: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,7 +86,15 @@ impl Suite {
         }
         let mut cases = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
-        for (gi, g) in file.groups.iter().enumerate() {
+        for (gi, raw_group) in file.groups.iter().enumerate() {
+            let g: GroupFile = serde_json::from_value(raw_group.clone()).map_err(|e| {
+                let entry = match raw_group.get("kernel").and_then(|k| k.as_str()) {
+                    Some(k) => format!("group {gi} (kernel {k:?})"),
+                    None => format!("group {gi}"),
+                };
+                err(entry, e.to_string())
+            })?;
+            let g = &g;
             let entry = format!("group {gi} (kernel {:?})", g.kernel);
             let fam = family::by_name(&g.kernel).ok_or_else(|| {
                 let known: Vec<_> = family::all().iter().map(|f| f.name()).collect();

@@ -63,8 +63,10 @@ pub struct Worst {
     /// Flat index.
     pub index: usize,
     /// Device value.
+    #[serde(with = "nonfinite")]
     pub got: f64,
     /// Reference value.
+    #[serde(with = "nonfinite")]
     pub want: f64,
 }
 
@@ -78,8 +80,10 @@ pub struct Check {
     /// Elements in the whole output (all scanned for NaN/Inf).
     pub total: usize,
     /// Relative L2 error over the checked elements.
+    #[serde(with = "nonfinite")]
     pub rel_l2: f64,
     /// Largest |got − want| over the checked elements.
+    #[serde(with = "nonfinite")]
     pub max_abs: f64,
     /// The element with the largest excess over its bound.
     pub worst: Option<Worst>,
@@ -91,6 +95,47 @@ pub struct Check {
     pub passed: bool,
     /// Why it failed, if it did.
     pub reason: Option<String>,
+}
+
+/// Serde for f64 fields that may hold NaN/Inf (a wrong output's error, a poisoned element):
+/// JSON has no such numbers and serde_json would write `null`, which it cannot read back
+/// into an f64. Non-finite values are written as the strings "NaN", "inf", "-inf".
+mod nonfinite {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_f64(*x)
+        } else if x.is_nan() {
+            s.serialize_str("NaN")
+        } else if *x > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Num(f64),
+        Text(String),
+        Null(()),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Num(x) => Ok(x),
+            Repr::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                _ => Err(serde::de::Error::custom(format!("expected a number, \"NaN\", \"inf\" or \"-inf\", got {t:?}"))),
+            },
+            // Files written before non-finite values were spelled out.
+            Repr::Null(()) => Ok(f64::NAN),
+        }
+    }
 }
 
 /// Compares one output (given as all its elements decoded to f64 by `got`) with the reference.
