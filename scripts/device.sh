@@ -17,6 +17,9 @@ case "${1:-check}" in
   baselines)
     for s in ${SUITES:-default}; do
       log "update $s"; UPDATE_BASELINES=1 KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | tail -45
+      for i in $(seq 1 ${APPEND_RUNS:-0}); do
+        log "append $s run $i"; UPDATE_BASELINES=append KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | grep "test result"
+      done
       for i in $(seq 1 ${GATE_RUNS:-1}); do
         log "gate $s run $i"; KERNELGATE_BASELINE_DIR=$OUT/baselines KERNELGATE_SUITE=$s $BIN 2>&1 | tee -a "$OUT/log.txt" | grep -E "test result|REGRESSION|WRONG" | head
       done

@@ -196,10 +196,10 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
 
 /// What makes an entry usable: a positive finite median, finite noise, n > 0, and a case of `kernel`.
 fn check_entry(kernel: &str, case: &str, e: &Entry) -> std::result::Result<(), String> {
-    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise].iter().all(|x| x.is_finite());
+    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise].iter().chain(&e.rounds_ms).all(|x| x.is_finite());
     if !(e.median_ms.is_finite() && e.median_ms > 0.0) || !spread_finite || e.n == 0 {
         return Err(format!(
-            "entry {case}: median must be a positive number, p5/p95/mad/noise finite and n > 0"
+            "entry {case}: median must be a positive number, p5/p95/mad/noise/rounds finite and n > 0"
         ));
     }
     if !case.starts_with(&format!("{kernel}::")) {

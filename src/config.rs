@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | `KERNELGATE_SUITE` | suite name under `fixtures/` or a path to a suite JSON (default `default`) |
 //! | `UPDATE_BASELINES=1` | re-measure and rewrite the baselines of the cases that ran |
+//! | `UPDATE_BASELINES=append` | re-measure and add this run's rounds to the stored ones (last 9 kept), so the baseline's noise covers run-to-run variation |
 //! | `KERNELGATE_STRICT=1` | a case with no baseline for this GPU fails (for CI gates) |
 //! | `KERNELGATE_TOLERANCE_PCT` | regression tolerance in percent for every case (overrides suites) |
 //! | `KERNELGATE_BASELINE_DIR` | baselines root (default `<root>/baselines`) |
@@ -34,6 +35,8 @@ pub struct Config {
     pub suite: String,
     /// Rewrite baselines of the cases that ran.
     pub update_baselines: bool,
+    /// With `update_baselines`: merge this run's rounds into the stored entry instead of replacing it.
+    pub append_baselines: bool,
     /// Fail cases that have no baseline.
     pub strict: bool,
     /// Tolerance override in percent.
@@ -68,6 +71,13 @@ fn flag(name: &'static str) -> Result<bool> {
             message: "expected 1 or 0".into(),
         }),
     }
+}
+
+fn flag_or_append(name: &'static str) -> Result<bool> {
+    if var(name).as_deref() == Some("append") {
+        return Ok(true);
+    }
+    flag(name)
 }
 
 fn num<T: std::str::FromStr>(name: &'static str) -> Result<Option<T>> {
@@ -157,7 +167,8 @@ impl Config {
         Ok(Config {
             root: root.to_path_buf(),
             suite: var("KERNELGATE_SUITE").unwrap_or_else(|| "default".into()),
-            update_baselines: flag("UPDATE_BASELINES")?,
+            update_baselines: var("UPDATE_BASELINES").as_deref() == Some("append") || flag_or_append("UPDATE_BASELINES")?,
+            append_baselines: var("UPDATE_BASELINES").as_deref() == Some("append"),
             strict: flag("KERNELGATE_STRICT")?,
             tolerance_pct,
             baseline_dir: var("KERNELGATE_BASELINE_DIR")

@@ -232,6 +232,8 @@ fn round(gpu: &mut Gpu, case: &Case, cfg: &Config, seed: u64, expected: &[verify
 
 /// Rounds measured when writing a baseline; their spread becomes part of the baseline's noise.
 pub const BASELINE_ROUNDS: usize = 3;
+/// Most round medians kept in a baseline entry (`UPDATE_BASELINES=append` adds to them).
+pub const MAX_STORED_ROUNDS: usize = 9;
 /// Most rounds measured for a suspected regression.
 pub const GATE_ROUNDS: usize = 3;
 
@@ -347,7 +349,16 @@ pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: 
             date: crate::timefmt::now_rfc3339(),
             source_hash: first.source_hash.clone(),
         };
-        store.update(&gpu.info.name, &case.kernel, &name, Entry::from_rounds(&stats, &rounds, env))?;
+        let mut all_rounds = Vec::new();
+        if cfg.append_baselines {
+            if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
+                all_rounds = if old.rounds_ms.is_empty() { vec![old.median_ms] } else { old.rounds_ms };
+            }
+        }
+        all_rounds.extend(&rounds);
+        let keep = all_rounds.len().saturating_sub(MAX_STORED_ROUNDS);
+        all_rounds.drain(..keep);
+        store.update(&gpu.info.name, &case.kernel, &name, Entry::from_rounds(&stats, &all_rounds, env))?;
         Verdict::Updated
     } else {
         match &cmp {

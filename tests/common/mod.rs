@@ -1,0 +1,96 @@
+//! Hand-made values shared by the integration tests (deterministic: no clock, no GPU).
+#![allow(dead_code)]
+
+use kernelgate::case::{Dtype, Shape};
+use kernelgate::gpu::GpuInfo;
+use kernelgate::results::{Record, Verdict};
+use kernelgate::stats::Stats;
+use kernelgate::verify::{check, Expected, Tolerance};
+
+pub const GPU: &str = "NVIDIA H100 80GB HBM3";
+
+pub fn gpu_info() -> GpuInfo {
+    GpuInfo {
+        ordinal: 0,
+        name: GPU.into(),
+        arch: "sm_90a".into(),
+        compute_capability: "9.0".into(),
+        sm_count: 132,
+        l2_bytes: 50 * 1024 * 1024,
+        memory_bytes: 80 * 1024 * 1024 * 1024,
+        driver: "580.65.06".into(),
+        cuda: "13.0".into(),
+        nvrtc: "13.0".into(),
+        sm_clock_max_mhz: 1980,
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 2619,
+    }
+}
+
+/// A gemm bf16 record with the given verdict, median latency and baseline.
+pub fn record(case_dims: (u64, u64, u64), backend: &str, verdict: Verdict, latency_ms: Option<f64>, baseline_ms: Option<f64>) -> Record {
+    let (m, n, k) = case_dims;
+    let shape = Shape::new([("m", m), ("n", n), ("k", k)]);
+    let case = format!("gemm::{backend}::{shape}_bf16");
+    let samples: Vec<f64> = latency_ms.map(|l| vec![l * 0.99, l, l, l * 1.01, l * 1.02]).unwrap_or_default();
+    let stats = Stats::from_samples(&samples);
+    let flops = 2.0 * (m * n * k) as f64;
+    let bytes = ((m * k + k * n + m * n) * 2) as f64;
+    let ratio = match (latency_ms, baseline_ms) {
+        (Some(l), Some(b)) => Some(l / b),
+        _ => None,
+    };
+    let exp = Expected { output: 0, indices: vec![0, 1], values: vec![1.0, 2.0] };
+    let checks = if verdict == Verdict::Wrong {
+        vec![check("C", 4, |i| if i == 1 || i == 2 { f64::NAN } else { [1.0, 2.0, 0.0, 0.0][i] }, &exp, Tolerance::for_dtype(Dtype::Bf16))]
+    } else {
+        vec![check("C", 4, |i| [1.0, 2.0, 0.0, 0.0][i], &exp, Tolerance::for_dtype(Dtype::Bf16))]
+    };
+    Record {
+        case,
+        kernel: "gemm".into(),
+        backend: backend.into(),
+        dtype: "bf16".into(),
+        arch: "sm_90a".into(),
+        gpu_model: GPU.into(),
+        compute_capability: "9.0".into(),
+        problem_size: shape.to_json(),
+        latency_ms,
+        tflops: latency_ms.map(|l| flops / (l / 1e3) / 1e12),
+        gbps: latency_ms.map(|l| bytes / (l / 1e3) / 1e9),
+        stats,
+        samples_ms: samples,
+        batch: 1,
+        graph: false,
+        l2_flushed: true,
+        compilation_time: 0.25,
+        variant: if backend == "cublas" { "cublasGemmEx".into() } else { "wgmma".into() },
+        verdict,
+        baseline_ms,
+        ratio,
+        noise: baseline_ms.map(|_| 0.004),
+        tolerance_pct: 5.0,
+        measurements: if verdict == Verdict::Regression { 3 } else { 1 },
+        checks,
+        seed: 42,
+        memory_mb: bytes / 1e6,
+        source_hash: "0123456789abcdef01234567".into(),
+        date: "2026-04-20T10:11:12Z".into(),
+        message: if verdict == Verdict::Wrong {
+            "WRONG OUTPUT: output `C`: 2 of 4 elements are NaN/Inf".into()
+        } else {
+            String::new()
+        },
+    }
+}
+
+pub const ALL_VERDICTS: [Verdict; 8] = [
+    Verdict::Pass,
+    Verdict::Faster,
+    Verdict::Ambiguous,
+    Verdict::New,
+    Verdict::Updated,
+    Verdict::Regression,
+    Verdict::Wrong,
+    Verdict::MissingBaseline,
+];

@@ -1,0 +1,132 @@
+//! The regression rule: a change is called only beyond tolerance *and* beyond noise.
+
+use kernelgate::gate::{compare, Change};
+use kernelgate::stats::Stats;
+use proptest::prelude::*;
+
+#[test]
+fn same_within_tolerance() {
+    assert_eq!(compare(1.0, 0.0, 1.0, 0.0, 0.05).change, Change::Same);
+    assert_eq!(compare(1.049, 0.0, 1.0, 0.0, 0.05).change, Change::Same);
+    assert_eq!(compare(0.951, 0.0, 1.0, 0.0, 0.05).change, Change::Same);
+    // Exactly at the tolerance is still the same (exact binary fractions).
+    assert_eq!(compare(1.25, 0.0, 1.0, 0.0, 0.25).change, Change::Same);
+    assert_eq!(compare(0.75, 0.0, 1.0, 0.0, 0.25).change, Change::Same);
+    // Within tolerance wins over any noise.
+    assert_eq!(compare(1.04, 10.0, 1.0, 10.0, 0.05).change, Change::Same);
+}
+
+#[test]
+fn slow_and_fast_beyond_tolerance_and_noise() {
+    assert_eq!(compare(1.051, 0.0, 1.0, 0.0, 0.05).change, Change::Slow);
+    assert_eq!(compare(1.10, 0.01, 1.0, 0.01, 0.05).change, Change::Slow);
+    assert_eq!(compare(2.0, 0.0, 1.0, 0.0, 0.05).change, Change::Slow);
+    assert_eq!(compare(0.949, 0.0, 1.0, 0.0, 0.05).change, Change::Fast);
+    assert_eq!(compare(0.5, 0.01, 1.0, 0.01, 0.05).change, Change::Fast);
+    // Just above tolerance 0.25 with no noise.
+    assert_eq!(compare(1.25 + 1e-9, 0.0, 1.0, 0.0, 0.25).change, Change::Slow);
+    assert_eq!(compare(0.75 - 1e-9, 0.0, 1.0, 0.0, 0.25).change, Change::Fast);
+}
+
+#[test]
+fn ambiguous_beyond_tolerance_within_noise() {
+    // noise = √(0.5² + 0²) = 0.5 exactly; change 0.5 is within it.
+    assert_eq!(compare(1.5, 0.5, 1.0, 0.0, 0.25).change, Change::Ambiguous);
+    assert_eq!(compare(1.5, 0.0, 1.0, 0.5, 0.25).change, Change::Ambiguous);
+    assert_eq!(compare(0.5, 0.5, 1.0, 0.0, 0.25).change, Change::Ambiguous);
+    // Just beyond the noise: a call is made.
+    assert_eq!(compare(1.5 + 1e-9, 0.5, 1.0, 0.0, 0.25).change, Change::Slow);
+    assert_eq!(compare(0.5 - 1e-9, 0.5, 1.0, 0.0, 0.25).change, Change::Fast);
+    // The two noises combine in quadrature: 0.06 and 0.08 → 0.1.
+    let c = compare(1.09, 0.06, 1.0, 0.08, 0.05);
+    assert!((c.noise - 0.1).abs() < 1e-15);
+    assert_eq!(c.change, Change::Ambiguous);
+    assert_eq!(compare(1.11, 0.06, 1.0, 0.08, 0.05).change, Change::Slow);
+    // Either side alone would not have been enough.
+    assert_eq!(compare(1.09, 0.08, 1.0, 0.0, 0.05).change, Change::Slow);
+}
+
+#[test]
+fn comparison_fields() {
+    let c = compare(3.0, 0.03, 2.0, 0.04, 0.07);
+    assert_eq!(c.ratio, 1.5);
+    assert!((c.noise - 0.05).abs() < 1e-15);
+    assert_eq!(c.tolerance, 0.07);
+    assert_eq!(c.change, Change::Slow);
+    assert_eq!(serde_json::to_string(&Change::Ambiguous).unwrap(), "\"AMBIGUOUS\"");
+    assert_eq!(serde_json::to_string(&Change::Slow).unwrap(), "\"SLOW\"");
+}
+
+#[test]
+fn ratio_scale_invariance() {
+    for base in [1e-4, 0.013, 1.0, 250.0] {
+        assert_eq!(compare(base * 1.2, 0.01, base, 0.01, 0.05).change, Change::Slow);
+        assert_eq!(compare(base * 1.02, 0.01, base, 0.01, 0.05).change, Change::Same);
+    }
+}
+
+/// Samples around `median` with relative jitter in ±`jitter`, from a counter-based hash.
+fn jittered(median: f64, jitter: f64, n: usize, seed: u64) -> Vec<f64> {
+    (0..n as u64)
+        .map(|i| {
+            let u = kernelgate::inputs::unit(seed, 7, i) as f64 * 2.0 - 1.0;
+            median * (1.0 + jitter * u)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn ten_percent_slowdown_with_small_noise_is_always_slow(base in 1e-4f64..1e3, slow in 1.10f64..3.0,
+                                                           n1 in 0.0f64..0.03, n2 in 0.0f64..0.03) {
+        let c = compare(base * slow, n1, base, n2, 0.05);
+        prop_assert_eq!(c.change, Change::Slow, "{:?}", c);
+    }
+
+    #[test]
+    fn three_percent_is_same_whatever_the_noise(base in 1e-4f64..1e3, change in -0.03f64..0.03,
+                                                n1 in 0.0f64..1.0, n2 in 0.0f64..1.0) {
+        let c = compare(base * (1.0 + change), n1, base, n2, 0.05);
+        prop_assert_eq!(c.change, Change::Same, "{:?}", c);
+    }
+
+    #[test]
+    fn noise_larger_than_the_change_is_ambiguous(base in 1e-4f64..1e3, change in 0.051f64..0.5, sign in prop::bool::ANY,
+                                                 extra in 1.01f64..3.0, split in 0.0f64..1.0) {
+        let change = if sign { change } else { -change.min(0.9) };
+        // Total noise = extra · |change|, shared between the two sides in any proportion.
+        let total = extra * change.abs();
+        let (a, b) = (total * split.sqrt(), total * (1.0 - split).sqrt());
+        let c = compare(base * (1.0 + change), a, base, b, 0.05);
+        prop_assert_eq!(c.change, Change::Ambiguous, "{:?}", c);
+    }
+
+    #[test]
+    fn calls_are_antisymmetric(base in 1e-3f64..1e3, r in 1.06f64..2.0, n in 0.0f64..0.03) {
+        prop_assert_eq!(compare(base * r, n, base, n, 0.05).change, Change::Slow);
+        prop_assert_eq!(compare(base / r, n, base, n, 0.05).change, Change::Fast);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// End to end through the statistics: jittered samples of a kernel, then the same kernel
+    /// 10% slower (an injected slowdown) always fails; 3% slower always passes; an unchanged
+    /// kernel always passes.
+    #[test]
+    fn injected_slowdowns_through_stats(base in 1e-3f64..10.0, n in 20usize..400, jitter in 0.0f64..0.005,
+                                        s1 in any::<u64>(), s2 in any::<u64>()) {
+        let before = Stats::from_samples(&jittered(base, jitter, n, s1)).unwrap();
+        let call = |factor: f64| {
+            let now = Stats::from_samples(&jittered(base * factor, jitter, n, s2)).unwrap();
+            compare(now.median_ms, now.noise, before.median_ms, before.noise, 0.05).change
+        };
+        prop_assert_eq!(call(1.10), Change::Slow);
+        prop_assert_eq!(call(1.03), Change::Same);
+        prop_assert_eq!(call(1.0), Change::Same);
+        prop_assert_eq!(call(0.90), Change::Fast);
+    }
+}

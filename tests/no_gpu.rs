@@ -1,0 +1,105 @@
+//! No GPU is a normal state: detection never panics, listing never touches the device,
+//! and a session without a device reports "no GPU" instead of failing.
+
+use kernelgate::case::{Case, Dtype, Shape};
+use kernelgate::config::Config;
+use kernelgate::runner::{case_seed, Session};
+use kernelgate::suite::Suite;
+use kernelgate::Error;
+use libtest_mimic::Arguments;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn config(dir: &Path) -> Config {
+    Config {
+        root: root(),
+        suite: "smoke".into(),
+        update_baselines: false,
+        strict: false,
+        tolerance_pct: None,
+        baseline_dir: dir.join("baselines"),
+        results_dir: dir.join("results"),
+        cache_dir: dir.join("cache"),
+        seed: Some(1234),
+        device: 0,
+        timing: Default::default(),
+        spin_scale: 1.0,
+    }
+}
+
+fn gemm(backend: &str, m: u64, dtype: Dtype) -> Case {
+    Case { kernel: "gemm".into(), backend: backend.into(), dtype, shape: Shape::new([("m", m), ("n", 8), ("k", 8)]), tolerance_pct: None, flush_l2: true }
+}
+
+#[test]
+fn detect_never_panics() {
+    match kernelgate::gpu::detect(0) {
+        Ok(()) => {}
+        Err(reason) => assert!(!reason.is_empty()),
+    }
+    // No machine has this many devices.
+    let reason = kernelgate::gpu::detect(1 << 40).unwrap_err();
+    assert!(!reason.is_empty());
+}
+
+#[test]
+fn session_without_a_device_reports_no_gpu() {
+    if kernelgate::gpu::detect(0).is_ok() {
+        return; // a GPU machine: the kernels target covers this path
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let session = Session::new(config(dir.path()), "smoke");
+    assert_eq!(session.seed, 1234);
+    assert_eq!(session.store.path("NVIDIA H100", "gemm"), dir.path().join("baselines/nvidia-h100/gemm.json"));
+    for _ in 0..2 {
+        match session.run(&gemm("cublas", 8, Dtype::Bf16)) {
+            Err(Error::NoGpu(reason)) => assert!(!reason.is_empty()),
+            other => panic!("expected NoGpu, got {other:?}"),
+        }
+    }
+    assert!(session.writer().is_none(), "no results file without a device");
+    assert!(!dir.path().join("results").exists());
+    assert!(!dir.path().join("baselines").exists());
+}
+
+#[test]
+fn listing_builds_one_trial_per_case_without_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = Suite::load(&root().join("fixtures/smoke.json")).unwrap();
+    let session = Arc::new(Session::new(config(dir.path()), &suite.name));
+    let args = Arguments::from_iter(["kernels", "--list"]);
+    let trials = kernelgate::harness::trials(&suite, session.clone(), &args);
+    let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
+    let want: Vec<String> = suite.cases.iter().map(|c| c.name()).collect();
+    assert_eq!(names, want);
+    // --exact NAME builds only that trial.
+    let args = Arguments::from_iter(["kernels", "--exact", "spin::cuda::us50_fp32"]);
+    let trials = kernelgate::harness::trials(&suite, session.clone(), &args);
+    assert_eq!(trials.iter().map(|t| t.name()).collect::<Vec<_>>(), ["spin::cuda::us50_fp32"]);
+    assert!(session.writer().is_none());
+    assert!(!dir.path().join("cache").exists(), "nothing compiled");
+}
+
+#[test]
+fn case_seeds() {
+    // Every backend of one problem sees the same inputs.
+    assert_eq!(case_seed(1, &gemm("cublas", 8, Dtype::Bf16)), case_seed(1, &gemm("cuda", 8, Dtype::Bf16)));
+    // Different problems, dtypes and runs see different ones.
+    let base = case_seed(1, &gemm("cuda", 8, Dtype::Bf16));
+    assert_ne!(base, case_seed(1, &gemm("cuda", 16, Dtype::Bf16)));
+    assert_ne!(base, case_seed(1, &gemm("cuda", 8, Dtype::Fp16)));
+    assert_ne!(base, case_seed(2, &gemm("cuda", 8, Dtype::Bf16)));
+    // Options do not change the problem.
+    let mut c = gemm("cuda", 8, Dtype::Bf16);
+    c.tolerance_pct = Some(9.0);
+    c.flush_l2 = false;
+    assert_eq!(case_seed(1, &c), base);
+    // Deterministic.
+    assert_eq!(case_seed(1, &gemm("cuda", 8, Dtype::Bf16)), base);
+    let all: std::collections::HashSet<u64> = (1..200).map(|m| case_seed(7, &gemm("cuda", m, Dtype::Fp32))).collect();
+    assert_eq!(all.len(), 199);
+}

@@ -1,0 +1,93 @@
+//! Human-readable text: verdict messages and the summary table (snapshots).
+
+mod common;
+
+use common::{record, ALL_VERDICTS, GPU};
+use kernelgate::baseline::Store;
+use kernelgate::report::{summary_table, verdict_message};
+use kernelgate::results::Verdict;
+
+fn example(v: Verdict) -> kernelgate::results::Record {
+    let dims = (4096, 4096, 4096);
+    match v {
+        Verdict::Pass => record(dims, "cublas", v, Some(0.2345), Some(0.2301)),
+        Verdict::Faster => record(dims, "cuda", v, Some(0.2), Some(0.25)),
+        Verdict::Ambiguous => record(dims, "cuda", v, Some(0.265), Some(0.25)),
+        Verdict::Regression => record(dims, "cuda", v, Some(0.275), Some(0.25)),
+        Verdict::New | Verdict::Updated | Verdict::MissingBaseline => record(dims, "cuda", v, Some(1.25), None),
+        Verdict::Wrong => record(dims, "cuda", v, None, None),
+    }
+}
+
+#[test]
+fn verdict_messages() {
+    let store = Store::new("baselines");
+    for v in ALL_VERDICTS {
+        let msg = verdict_message(&example(v), GPU, &store);
+        insta::assert_snapshot!(format!("verdict_{}", serde_json::to_value(v).unwrap().as_str().unwrap()), msg);
+    }
+}
+
+#[test]
+fn regression_message_has_everything_needed_to_act() {
+    let store = Store::new("baselines");
+    let r = example(Verdict::Regression);
+    let msg = verdict_message(&r, GPU, &store);
+    for needle in [
+        "REGRESSION: median 275.00 µs vs baseline 250.00 µs = 1.100x (+10.0%)",
+        "beyond tolerance 5.0%",
+        "noise ±0.40%",
+        "best of 3 measurements, n=5",
+        "baselines/nvidia-h100-80gb-hbm3/gemm.json",
+        "UPDATE_BASELINES=1 cargo test --release --test kernels -- --exact gemm::cuda::m4096_n4096_k4096_bf16",
+    ] {
+        assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
+    }
+}
+
+#[test]
+fn latency_units() {
+    let store = Store::new("b");
+    let msg = |ms: f64| verdict_message(&record((1, 1, 1), "cuda", Verdict::New, Some(ms), None), GPU, &store);
+    assert!(msg(250.0).starts_with("new: median 250.0 ms;"), "{}", msg(250.0));
+    assert!(msg(1.5).starts_with("new: median 1.500 ms;"), "{}", msg(1.5));
+    assert!(msg(0.0123).starts_with("new: median 12.30 µs;"), "{}", msg(0.0123));
+    assert!(msg(0.000_5).starts_with("new: median 0.50 µs;"), "{}", msg(0.000_5));
+}
+
+#[test]
+fn wrong_verdict_keeps_its_own_message() {
+    let r = example(Verdict::Wrong);
+    assert_eq!(verdict_message(&r, GPU, &Store::new("baselines")), r.message);
+}
+
+#[test]
+fn summary_table_snapshot() {
+    let records = vec![
+        record((8192, 8192, 8192), "cuda", Verdict::Regression, Some(1.65), Some(1.5)),
+        record((1024, 1024, 1024), "cublas", Verdict::Pass, Some(0.0123), Some(0.0121)),
+        record((4096, 4096, 4096), "cuda", Verdict::Wrong, None, None),
+        record((1, 4096, 4096), "cublas", Verdict::New, Some(0.0456), None),
+        record((4096, 4096, 4096), "cublas", Verdict::Faster, Some(150.0), Some(180.0)),
+        record((2048, 2048, 2048), "cuda", Verdict::Ambiguous, Some(0.095), Some(0.09)),
+    ];
+    let table = summary_table(&records);
+    insta::assert_snapshot!("summary_table", table);
+    // Sorted by case, whatever the run order; one header line plus one line per record.
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 7);
+    let cases: Vec<&str> = lines[1..].iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    let mut sorted = cases.clone();
+    sorted.sort();
+    assert_eq!(cases, sorted);
+    // Fixed width: every line is as wide as the header up to the variant column.
+    let col = lines[0].find("variant").unwrap();
+    for l in &lines {
+        assert!(l.chars().count() >= col, "{l}");
+    }
+}
+
+#[test]
+fn summary_table_empty() {
+    assert_eq!(summary_table(&[]), "case     verdict        median    TFLOP/s       GB/s   vs base  variant\n");
+}

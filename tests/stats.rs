@@ -1,0 +1,187 @@
+//! Summary statistics over timing samples.
+
+use approx::assert_relative_eq;
+use kernelgate::stats::{median_noise, percentile, Stats};
+use proptest::prelude::*;
+
+/// 1.96 · 1.2533 · 1.4826: the 95% CI half-width of the median, in units of MAD / √n.
+const K: f64 = 1.96 * 1.2533 * 1.4826;
+
+#[test]
+fn percentile_hand_computed() {
+    let s = [1.0, 2.0, 3.0, 4.0, 5.0];
+    assert_eq!(percentile(&s, 0.0), 1.0);
+    assert_eq!(percentile(&s, 50.0), 3.0);
+    assert_eq!(percentile(&s, 100.0), 5.0);
+    assert_relative_eq!(percentile(&s, 5.0), 1.2, epsilon = 1e-12);
+    assert_relative_eq!(percentile(&s, 25.0), 2.0, epsilon = 1e-12);
+    assert_relative_eq!(percentile(&s, 95.0), 4.8, epsilon = 1e-12);
+    assert_relative_eq!(percentile(&s, 99.0), 4.96, epsilon = 1e-12);
+    // Out-of-range q clamps.
+    assert_eq!(percentile(&s, -10.0), 1.0);
+    assert_eq!(percentile(&s, 250.0), 5.0);
+    let s = [10.0, 20.0];
+    assert_eq!(percentile(&s, 50.0), 15.0);
+    assert_eq!(percentile(&s, 25.0), 12.5);
+    assert_eq!(percentile(&[7.0], 1.0), 7.0);
+    assert_eq!(percentile(&[7.0], 99.0), 7.0);
+    // Ten samples 0..9: p95 sits at position 8.55.
+    let s: Vec<f64> = (0..10).map(f64::from).collect();
+    assert_relative_eq!(percentile(&s, 95.0), 8.55, epsilon = 1e-12);
+    assert_relative_eq!(percentile(&s, 50.0), 4.5, epsilon = 1e-12);
+}
+
+#[test]
+#[should_panic(expected = "percentile of no samples")]
+fn percentile_of_nothing_panics() {
+    percentile(&[], 50.0);
+}
+
+#[test]
+fn stats_odd_count() {
+    let s = Stats::from_samples(&[5.0, 1.0, 4.0, 2.0, 3.0]).unwrap();
+    assert_eq!(s.n, 5);
+    assert_eq!(s.median_ms, 3.0);
+    assert_eq!(s.mean_ms, 3.0);
+    assert_relative_eq!(s.std_ms, (10.0f64 / 4.0).sqrt(), epsilon = 1e-12);
+    assert_eq!(s.min_ms, 1.0);
+    assert_eq!(s.max_ms, 5.0);
+    assert_relative_eq!(s.p5_ms, 1.2, epsilon = 1e-12);
+    assert_relative_eq!(s.p95_ms, 4.8, epsilon = 1e-12);
+    assert_relative_eq!(s.p99_ms, 4.96, epsilon = 1e-12);
+    // |x − 3| = 2, 1, 0, 1, 2 → median 1.
+    assert_eq!(s.mad_ms, 1.0);
+    assert_relative_eq!(s.noise, K * 1.0 / 5f64.sqrt() / 3.0, epsilon = 1e-12);
+    assert_relative_eq!(s.noise, 0.54291, epsilon = 1e-5);
+}
+
+#[test]
+fn stats_even_count_with_outlier() {
+    let s = Stats::from_samples(&[10.0, 1.0, 3.0, 2.0]).unwrap();
+    assert_eq!(s.median_ms, 2.5);
+    assert_eq!(s.mean_ms, 4.0);
+    // deviations from the mean −3, −2, −1, 6: 50 / 3.
+    assert_relative_eq!(s.std_ms, (50.0f64 / 3.0).sqrt(), epsilon = 1e-12);
+    // |x − 2.5| = 1.5, 0.5, 0.5, 7.5 → median 1.0: robust to the outlier.
+    assert_eq!(s.mad_ms, 1.0);
+    assert_relative_eq!(s.noise, K * 1.0 / 2.0 / 2.5, epsilon = 1e-12);
+    assert_relative_eq!(s.p5_ms, 1.15, epsilon = 1e-12);
+    assert_relative_eq!(s.p95_ms, 8.95, epsilon = 1e-12);
+}
+
+#[test]
+fn stats_single_and_constant() {
+    let s = Stats::from_samples(&[2.0]).unwrap();
+    assert_eq!((s.n, s.median_ms, s.mean_ms, s.std_ms, s.mad_ms, s.noise), (1, 2.0, 2.0, 0.0, 0.0, 0.0));
+    assert_eq!((s.min_ms, s.p5_ms, s.p95_ms, s.p99_ms, s.max_ms), (2.0, 2.0, 2.0, 2.0, 2.0));
+    let s = Stats::from_samples(&[0.25; 100]).unwrap();
+    assert_eq!((s.std_ms, s.mad_ms, s.noise), (0.0, 0.0, 0.0));
+    // A zero median has no relative noise.
+    let s = Stats::from_samples(&[0.0, 0.0, 0.0]).unwrap();
+    assert_eq!(s.noise, f64::INFINITY);
+}
+
+#[test]
+fn stats_rejects_empty_and_non_finite() {
+    assert_eq!(Stats::from_samples(&[]), None);
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        assert_eq!(Stats::from_samples(&[1.0, bad, 2.0]), None, "{bad}");
+        assert_eq!(Stats::from_samples(&[bad]), None, "{bad}");
+    }
+}
+
+#[test]
+fn median_noise_formula_and_edges() {
+    assert_relative_eq!(median_noise(2.0, 0.1, 100), K * 0.1 / 10.0 / 2.0, epsilon = 1e-15);
+    assert_eq!(median_noise(1.0, 0.1, 0), f64::INFINITY);
+    assert_eq!(median_noise(0.0, 0.1, 10), f64::INFINITY);
+    assert_eq!(median_noise(-1.0, 0.1, 10), f64::INFINITY);
+    assert_eq!(median_noise(1.0, 0.0, 10), 0.0);
+    // Four times the samples halve the noise.
+    assert_relative_eq!(median_noise(1.0, 0.1, 400), median_noise(1.0, 0.1, 100) / 2.0, epsilon = 1e-15);
+}
+
+fn samples() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(1e-3f64..1e3, 1..300)
+}
+
+proptest! {
+    #[test]
+    fn order_invariants(v in samples()) {
+        let s = Stats::from_samples(&v).unwrap();
+        prop_assert_eq!(s.n, v.len());
+        prop_assert!(s.min_ms <= s.p5_ms);
+        prop_assert!(s.p5_ms <= s.median_ms);
+        prop_assert!(s.median_ms <= s.p95_ms);
+        prop_assert!(s.p95_ms <= s.p99_ms);
+        prop_assert!(s.p99_ms <= s.max_ms);
+        prop_assert!(s.min_ms <= s.mean_ms * (1.0 + 1e-12) && s.mean_ms <= s.max_ms * (1.0 + 1e-12));
+        prop_assert!(s.std_ms >= 0.0 && s.mad_ms >= 0.0 && s.noise >= 0.0);
+        prop_assert!(s.mad_ms <= s.max_ms - s.min_ms);
+        prop_assert_eq!(s.min_ms, v.iter().cloned().fold(f64::INFINITY, f64::min));
+        prop_assert_eq!(s.max_ms, v.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+        prop_assert!((s.noise - median_noise(s.median_ms, s.mad_ms, s.n)).abs() <= 1e-15);
+    }
+
+    #[test]
+    fn permutation_invariant(v in samples(), seed in any::<u64>()) {
+        let mut w = v.clone();
+        // Deterministic shuffle from the seed.
+        for i in (1..w.len()).rev() {
+            let j = (kernelgate::inputs::hash(seed, 0, i as u64) % (i as u64 + 1)) as usize;
+            w.swap(i, j);
+        }
+        prop_assert_eq!(Stats::from_samples(&v), Stats::from_samples(&w));
+    }
+
+    #[test]
+    fn scale_equivariant(v in samples(), c in 0.01f64..100.0) {
+        let a = Stats::from_samples(&v).unwrap();
+        let b = Stats::from_samples(&v.iter().map(|x| x * c).collect::<Vec<_>>()).unwrap();
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1e-12);
+        prop_assert!(close(b.median_ms, a.median_ms * c));
+        prop_assert!(close(b.mad_ms, a.mad_ms * c));
+        prop_assert!(close(b.std_ms, a.std_ms * c));
+        prop_assert!(close(b.p95_ms, a.p95_ms * c));
+        // The noise is relative: it does not depend on the unit.
+        prop_assert!(close(b.noise, a.noise));
+    }
+
+    /// The same spread measured k times as often: median and MAD stay, noise falls as 1/√k.
+    #[test]
+    fn noise_decreases_with_more_samples(half in prop::collection::vec(1e-3f64..1e3, 1..100), k in 2usize..6) {
+        let mut v = half.clone();
+        v.extend(half.iter().map(|x| x * 1.001));
+        v.push(half[0]);
+        // odd length, so repetition keeps median and MAD exactly
+        let rep: Vec<f64> = v.iter().flat_map(|x| std::iter::repeat_n(*x, k)).collect();
+        let a = Stats::from_samples(&v).unwrap();
+        let b = Stats::from_samples(&rep).unwrap();
+        prop_assert_eq!(a.median_ms, b.median_ms);
+        prop_assert_eq!(a.mad_ms, b.mad_ms);
+        prop_assert!((b.noise - a.noise / (k as f64).sqrt()).abs() <= 1e-12 * a.noise.max(1e-300));
+        if a.mad_ms > 0.0 {
+            prop_assert!(b.noise < a.noise);
+        }
+    }
+
+    /// Evenly spread samples of the same relative width: more of them, less noise.
+    #[test]
+    fn noise_falls_with_n_for_fixed_spread(n in 5usize..200, width in 0.001f64..0.2, base in 1e-3f64..1e2) {
+        let spread = |n: usize| -> Vec<f64> {
+            (0..n).map(|i| base * (1.0 + width * ((i as f64 + 0.5) / n as f64 - 0.5))).collect()
+        };
+        let small = Stats::from_samples(&spread(n)).unwrap();
+        let large = Stats::from_samples(&spread(4 * n)).unwrap();
+        prop_assert!(large.noise < small.noise, "n={n}: {} vs 4n: {}", small.noise, large.noise);
+        prop_assert!(large.noise < 0.7 * small.noise);
+    }
+
+    #[test]
+    fn none_on_any_non_finite(mut v in samples(), pos in any::<prop::sample::Index>(),
+                              bad in prop::sample::select(vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY])) {
+        let i = pos.index(v.len() + 1);
+        v.insert(i, bad);
+        prop_assert_eq!(Stats::from_samples(&v), None);
+    }
+}
