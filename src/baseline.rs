@@ -69,7 +69,11 @@ impl Entry {
     pub fn from_rounds(stats: &Stats, rounds_ms: &[f64], env: Provenance) -> Entry {
         let mut r = rounds_ms.to_vec();
         r.sort_by(f64::total_cmp);
-        let median = if r.is_empty() { stats.median_ms } else { crate::stats::percentile(&r, 50.0) };
+        let median = if r.is_empty() {
+            stats.median_ms
+        } else {
+            crate::stats::percentile(&r, 50.0)
+        };
         let spread = match (r.first(), r.last()) {
             (Some(lo), Some(hi)) if median > 0.0 => (hi - lo) / 2.0 / median,
             _ => 0.0,
@@ -196,8 +200,11 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
 
 /// What makes an entry usable: a positive finite median, finite noise, n > 0, and a case of `kernel`.
 fn check_entry(kernel: &str, case: &str, e: &Entry) -> std::result::Result<(), String> {
-    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise].iter().chain(&e.rounds_ms).all(|x| x.is_finite());
-    if !(e.median_ms.is_finite() && e.median_ms > 0.0) || !spread_finite || e.n == 0 {
+    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise]
+        .iter()
+        .chain(&e.rounds_ms)
+        .all(|x| x.is_finite());
+    if !(e.median_ms.is_finite() && e.median_ms > 0.0 && spread_finite && e.n > 0) {
         return Err(format!(
             "entry {case}: median must be a positive number, p5/p95/mad/noise/rounds finite and n > 0"
         ));

@@ -151,7 +151,10 @@ pub struct Case {
 impl Case {
     /// The stable name: `kernel::backend::<shape>_<dtype>`.
     pub fn name(&self) -> String {
-        format!("{}::{}::{}_{}", self.kernel, self.backend, self.shape, self.dtype)
+        format!(
+            "{}::{}::{}_{}",
+            self.kernel, self.backend, self.shape, self.dtype
+        )
     }
 
     /// The name without the backend (`kernel::<shape>_<dtype>`), shared by all backends of one problem.
@@ -201,9 +204,13 @@ impl CaseName {
                 return Err(err("dimension names are lowercase letters"));
             }
             if v.len() > 1 && v.starts_with('0') {
-                return Err(err("dimension value has a leading zero (not a name Case::name makes)"));
+                return Err(err(
+                    "dimension value has a leading zero (not a name Case::name makes)",
+                ));
             }
-            let v: u64 = v.parse().map_err(|_| err("dimension value is not an integer"))?;
+            let v: u64 = v
+                .parse()
+                .map_err(|_| err("dimension value is not an integer"))?;
             out.push((k.to_string(), v));
         }
         Ok(CaseName {

@@ -167,7 +167,8 @@ impl Config {
         Ok(Config {
             root: root.to_path_buf(),
             suite: var("KERNELGATE_SUITE").unwrap_or_else(|| "default".into()),
-            update_baselines: var("UPDATE_BASELINES").as_deref() == Some("append") || flag_or_append("UPDATE_BASELINES")?,
+            update_baselines: var("UPDATE_BASELINES").as_deref() == Some("append")
+                || flag_or_append("UPDATE_BASELINES")?,
             append_baselines: var("UPDATE_BASELINES").as_deref() == Some("append"),
             strict: flag("KERNELGATE_STRICT")?,
             tolerance_pct,
@@ -194,7 +195,9 @@ impl Config {
         if p.extension().is_some_and(|e| e == "json") || p.is_file() {
             p.to_path_buf()
         } else {
-            self.root.join("fixtures").join(format!("{}.json", self.suite))
+            self.root
+                .join("fixtures")
+                .join(format!("{}.json", self.suite))
         }
     }
 }

@@ -86,7 +86,9 @@ pub enum Error {
         message: String,
     },
     /// A case does not fit on this device.
-    #[error("case {case} needs {need_mb:.0} MB of device memory, the device has {free_mb:.0} MB free")]
+    #[error(
+        "case {case} needs {need_mb:.0} MB of device memory, the device has {free_mb:.0} MB free"
+    )]
     TooBig {
         /// The case name.
         case: String,

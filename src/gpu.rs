@@ -287,19 +287,27 @@ impl Gpu {
             .ok()
             .and_then(|t| {
                 t.split_whitespace()
-                    .find(|w| w.chars().filter(|c| *c == '.').count() >= 1 && w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                    .find(|w| {
+                        w.chars().filter(|c| *c == '.').count() >= 1
+                            && w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                    })
                     .map(str::to_string)
             })
             .or_else(|| smi.as_ref().map(|s| s.2.clone()))
             .unwrap_or_else(|| version_string(drv));
         let info = GpuInfo {
             ordinal,
-            name: ctx.name().map_err(|e| Error::driver("reading device name", e))?,
+            name: ctx
+                .name()
+                .map_err(|e| Error::driver("reading device name", e))?,
             arch: format!("sm_{major}{minor}"),
             compute_capability: format!("{major}.{minor}"),
             sm_count: attr(&ctx, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
             l2_bytes: attr(&ctx, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
-            memory_bytes: ctx.total_mem().map_err(|e| Error::driver("reading memory size", e))? as u64,
+            memory_bytes: ctx
+                .total_mem()
+                .map_err(|e| Error::driver("reading memory size", e))?
+                as u64,
             driver,
             cuda: version_string(drv),
             nvrtc: nvrtc_version().unwrap_or_else(|_| "missing".into()),
@@ -333,14 +341,18 @@ impl Gpu {
 
     /// Free and total device memory in bytes.
     pub fn mem_info(&self) -> Result<(u64, u64)> {
-        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
         let (free, total) = dres::mem_get_info().map_err(|e| Error::driver("cuMemGetInfo", e))?;
         Ok((free as u64, total as u64))
     }
 
     /// Allocates `bytes` of device memory (at least 1 byte).
     pub fn alloc(&self, bytes: usize, what: &str) -> Result<DeviceBuffer> {
-        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
         // SAFETY: plain allocation; the buffer owns and frees it.
         let ptr = unsafe { dres::malloc_sync(bytes.max(1)) }
             .map_err(|e| Error::driver(format!("allocating {bytes} bytes for {what}"), e))?;
@@ -359,7 +371,9 @@ impl Gpu {
             match elem_size {
                 2 => sys::cuMemsetD16Async(buf.ptr, pattern as u16, n, self.stream.cu_stream()),
                 4 => sys::cuMemsetD32Async(buf.ptr, pattern, n, self.stream.cu_stream()),
-                _ => sys::cuMemsetD8Async(buf.ptr, pattern as u8, buf.bytes, self.stream.cu_stream()),
+                _ => {
+                    sys::cuMemsetD8Async(buf.ptr, pattern as u8, buf.bytes, self.stream.cu_stream())
+                }
             }
         };
         r.result().map_err(|e| Error::driver("poisoning output", e))
@@ -378,7 +392,9 @@ impl Gpu {
     /// Copies host bytes into a buffer (synchronously).
     pub fn upload(&self, buf: &DeviceBuffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buf.bytes);
-        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
         // SAFETY: the buffer holds at least data.len() bytes.
         unsafe { dres::memcpy_htod_sync(buf.ptr, data) }
             .map_err(|e| Error::driver("copying inputs to the device", e))
@@ -417,12 +433,21 @@ impl Gpu {
     pub fn launch(&self, f: Func, dims: Dims, args: &[KernelArg]) -> Result<()> {
         let mut store: Vec<KernelArg> = args.to_vec();
         let mut ptrs: Vec<*mut c_void> = store.iter_mut().map(|a| a.as_ptr()).collect();
-        self.ctx.bind_to_thread().map_err(|e| Error::driver("binding context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
         // SAFETY: `f` was loaded in this context; every pointer in `ptrs` points into
         // `store`, which outlives the call; argument types match the kernel signature
         // by the contract of each caller (checked by the correctness gate).
         unsafe {
-            dres::launch_kernel(f.0, dims.grid, dims.block, dims.smem, self.stream.cu_stream(), &mut ptrs)
+            dres::launch_kernel(
+                f.0,
+                dims.grid,
+                dims.block,
+                dims.smem,
+                self.stream.cu_stream(),
+                &mut ptrs,
+            )
         }
         .map_err(|e| Error::driver(format!("launching kernel with {dims:?}"), e))
     }
@@ -464,7 +489,8 @@ impl Gpu {
 
     fn compile(&self, file: &str) -> Result<Module> {
         let path = self.kernels_dir.join(file);
-        let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading kernel source", &path, e))?;
+        let source = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io("reading kernel source", &path, e))?;
         let arch = self.nvrtc_arch();
         let nvrtc = nvrtc_version()?;
         let options = vec![
@@ -483,7 +509,8 @@ impl Gpu {
         headers.sort();
         let mut header_srcs = Vec::new();
         for hp in &headers {
-            let t = std::fs::read_to_string(hp).map_err(|e| Error::io("reading kernel header", hp, e))?;
+            let t = std::fs::read_to_string(hp)
+                .map_err(|e| Error::io("reading kernel header", hp, e))?;
             h.update(hp.file_name().unwrap().to_string_lossy().as_bytes());
             h.update(t.as_bytes());
             header_srcs.push((hp.file_name().unwrap().to_string_lossy().to_string(), t));
@@ -492,23 +519,36 @@ impl Gpu {
         h.update(nvrtc.as_bytes());
         let digest = h.finalize();
         let hash: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-        let cubin_path = self.cache_dir.join(format!("{}-{arch}-{hash}.cubin", file.trim_end_matches(".cu")));
+        let cubin_path = self.cache_dir.join(format!(
+            "{}-{arch}-{hash}.cubin",
+            file.trim_end_matches(".cu")
+        ));
         let start = Instant::now();
         let (cubin, cached) = match std::fs::read(&cubin_path) {
             Ok(bytes) if !bytes.is_empty() => (bytes, true),
             _ => {
                 let include = cuda_include_dir()?;
                 let bytes = nvrtc_compile(file, &source, &header_srcs, &options, &include)?;
-                std::fs::create_dir_all(&self.cache_dir).map_err(|e| Error::io("creating", &self.cache_dir, e))?;
+                std::fs::create_dir_all(&self.cache_dir)
+                    .map_err(|e| Error::io("creating", &self.cache_dir, e))?;
                 crate::baseline::write_atomic(&cubin_path, &bytes)?;
                 (bytes, false)
             }
         };
-        let compile_s = if cached { 0.0 } else { start.elapsed().as_secs_f64() };
+        let compile_s = if cached {
+            0.0
+        } else {
+            start.elapsed().as_secs_f64()
+        };
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
-            .map_err(|e| Error::driver(format!("loading module {file} ({})", cubin_path.display()), e))?;
+            .map_err(|e| {
+                Error::driver(
+                    format!("loading module {file} ({})", cubin_path.display()),
+                    e,
+                )
+            })?;
         Ok(Module {
             module,
             source_hash: hash,
@@ -535,11 +575,20 @@ fn nvrtc_compile(
     };
     let src = CString::new(source).map_err(|_| cerr("source contains a NUL byte".into()))?;
     let name = CString::new(file).expect("file names have no NUL");
-    let hdr_srcs: Vec<CString> = headers.iter().map(|(_, s)| CString::new(s.as_str()).expect("no NUL")).collect();
-    let hdr_names: Vec<CString> = headers.iter().map(|(n, _)| CString::new(n.as_str()).expect("no NUL")).collect();
+    let hdr_srcs: Vec<CString> = headers
+        .iter()
+        .map(|(_, s)| CString::new(s.as_str()).expect("no NUL"))
+        .collect();
+    let hdr_names: Vec<CString> = headers
+        .iter()
+        .map(|(n, _)| CString::new(n.as_str()).expect("no NUL"))
+        .collect();
     let hp: Vec<*const std::ffi::c_char> = hdr_srcs.iter().map(|c| c.as_ptr()).collect();
     let hn: Vec<*const std::ffi::c_char> = hdr_names.iter().map(|c| c.as_ptr()).collect();
-    let mut opts: Vec<CString> = options.iter().map(|o| CString::new(o.as_str()).expect("no NUL")).collect();
+    let mut opts: Vec<CString> = options
+        .iter()
+        .map(|o| CString::new(o.as_str()).expect("no NUL"))
+        .collect();
     opts.push(CString::new(format!("--include-path={}", include.display())).expect("no NUL"));
     let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|c| c.as_ptr()).collect();
     let mut prog: nv::nvrtcProgram = std::ptr::null_mut();
@@ -550,8 +599,16 @@ fn nvrtc_compile(
             src.as_ptr(),
             name.as_ptr(),
             hp.len() as i32,
-            if hp.is_empty() { std::ptr::null() } else { hp.as_ptr() },
-            if hn.is_empty() { std::ptr::null() } else { hn.as_ptr() },
+            if hp.is_empty() {
+                std::ptr::null()
+            } else {
+                hp.as_ptr()
+            },
+            if hn.is_empty() {
+                std::ptr::null()
+            } else {
+                hn.as_ptr()
+            },
         );
         if r != nv::nvrtcResult::NVRTC_SUCCESS {
             return Err(cerr(format!("nvrtcCreateProgram: {r:?}")));

@@ -15,7 +15,11 @@ use std::sync::Arc;
 /// Builds the trials of `suite` for `args`.
 pub fn trials(suite: &Suite, session: Arc<Session>, args: &Arguments) -> Vec<Trial> {
     let listing = args.list;
-    let no_gpu = if listing { None } else { crate::gpu::detect(session.cfg.device).err() };
+    let no_gpu = if listing {
+        None
+    } else {
+        crate::gpu::detect(session.cfg.device).err()
+    };
     let mut cases: Vec<&Case> = suite.cases.iter().collect();
     if args.exact {
         if let Some(f) = &args.filter {
@@ -52,7 +56,9 @@ fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
                 Err(Failed::from(format!("{}: {}", r.case, r.message)))
             }
         }
-        Err(crate::error::Error::NoGpu(reason)) => Ok(Completion::ignored_with(format!("no GPU: {reason}"))),
+        Err(crate::error::Error::NoGpu(reason)) => {
+            Ok(Completion::ignored_with(format!("no GPU: {reason}")))
+        }
         Err(e) => Err(Failed::from(format!("{}: {e}", case.name()))),
     }
 }
@@ -86,7 +92,12 @@ pub fn main() -> std::process::ExitCode {
     if let Some(w) = session.writer() {
         let recs = w.records();
         if !recs.is_empty() && !args.list {
-            println!("\nkernelgate suite `{}` seed {}:\n{}", suite.name, session.seed, crate::report::summary_table(&recs));
+            println!(
+                "\nkernelgate suite `{}` seed {}:\n{}",
+                suite.name,
+                session.seed,
+                crate::report::summary_table(&recs)
+            );
             println!("results: {}", w.path().display());
         }
     }

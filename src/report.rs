@@ -21,7 +21,10 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
     let ratio = r.ratio.unwrap_or(f64::NAN);
     let noise = r.noise.unwrap_or(f64::NAN) * 100.0;
     let file = store.path(gpu, &r.kernel);
-    let refresh = format!("UPDATE_BASELINES=1 cargo test --release --test kernels -- --exact {}", r.case);
+    let refresh = format!(
+        "UPDATE_BASELINES=1 cargo test --release --test kernels -- --exact {}",
+        r.case
+    );
     match r.verdict {
         Verdict::Regression => format!(
             "REGRESSION: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}% and noise ±{noise:.2}% \
@@ -67,9 +70,15 @@ pub fn summary_table(records: &[Record]) -> String {
             r.case,
             v,
             r.latency_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
-            r.tflops.map(|t| format!("{t:.1}")).unwrap_or_else(|| "-".into()),
-            r.gbps.map(|t| format!("{t:.0}")).unwrap_or_else(|| "-".into()),
-            r.ratio.map(|t| format!("{t:.3}x")).unwrap_or_else(|| "-".into()),
+            r.tflops
+                .map(|t| format!("{t:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            r.gbps
+                .map(|t| format!("{t:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            r.ratio
+                .map(|t| format!("{t:.3}x"))
+                .unwrap_or_else(|| "-".into()),
             r.variant
         ));
     }

@@ -37,7 +37,10 @@ pub enum Verdict {
 impl Verdict {
     /// Whether the test passes.
     pub fn passed(self) -> bool {
-        !matches!(self, Verdict::Regression | Verdict::Wrong | Verdict::MissingBaseline)
+        !matches!(
+            self,
+            Verdict::Regression | Verdict::Wrong | Verdict::MissingBaseline
+        )
     }
 }
 
@@ -133,9 +136,19 @@ impl Writer {
     /// A writer for a new results file in `dir`.
     pub fn new(dir: &Path, suite: &str, gpu: Option<GpuInfo>, seed: u64) -> Writer {
         let started = crate::timefmt::now_rfc3339();
-        let stamp = started.replace([':', '-'], "").replace('T', "-").trim_end_matches('Z').to_string();
-        let slug = gpu.as_ref().map(|g| crate::baseline::gpu_slug(&g.name)).unwrap_or_else(|| "nogpu".into());
-        let path = dir.join(format!("{suite}-{slug}-{stamp}-{}.json", std::process::id()));
+        let stamp = started
+            .replace([':', '-'], "")
+            .replace('T', "-")
+            .trim_end_matches('Z')
+            .to_string();
+        let slug = gpu
+            .as_ref()
+            .map(|g| crate::baseline::gpu_slug(&g.name))
+            .unwrap_or_else(|| "nogpu".into());
+        let path = dir.join(format!(
+            "{suite}-{slug}-{stamp}-{}.json",
+            std::process::id()
+        ));
         Writer {
             path,
             file: Mutex::new(ResultsFile {
@@ -160,18 +173,28 @@ impl Writer {
         f.results.push(r);
         let dir = self.path.parent().expect("results path has a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
-        let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json { what: self.path.display().to_string(), source: e })?;
+        let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
+            what: self.path.display().to_string(),
+            source: e,
+        })?;
         crate::baseline::write_atomic(&self.path, text.as_bytes())
     }
 
     /// A copy of the records so far.
     pub fn records(&self) -> Vec<Record> {
-        self.file.lock().unwrap_or_else(|p| p.into_inner()).results.clone()
+        self.file
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .results
+            .clone()
     }
 }
 
 /// Reads a results file.
 pub fn load(path: &Path) -> Result<ResultsFile> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading results", path, e))?;
-    serde_json::from_str(&text).map_err(|e| Error::Results { path: path.to_path_buf(), message: e.to_string() })
+    serde_json::from_str(&text).map_err(|e| Error::Results {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
 }

@@ -50,7 +50,10 @@ struct GpuSlot {
 
 /// A fresh run seed from the clock and the process id.
 pub fn fresh_seed() -> u64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     crate::inputs::fmix64(t ^ ((std::process::id() as u64) << 32))
 }
 
@@ -72,7 +75,10 @@ impl Session {
             store: Store::new(cfg.baseline_dir.clone()),
             cfg,
             seed,
-            gpu: Mutex::new(GpuSlot { gpu: None, wedged: None }),
+            gpu: Mutex::new(GpuSlot {
+                gpu: None,
+                wedged: None,
+            }),
             writer: Mutex::new(None),
             suite: suite.to_string(),
         }
@@ -80,26 +86,42 @@ impl Session {
 
     /// The results writer, if any case has run.
     pub fn writer(&self) -> Option<std::sync::Arc<Writer>> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Runs one case under the device lock.
     pub fn run(&self, case: &Case) -> Result<Outcome> {
         let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(w) = &slot.wedged {
-            return Err(Error::NoGpu(format!("the device is unusable after an earlier hang ({w})")));
+            return Err(Error::NoGpu(format!(
+                "the device is unusable after an earlier hang ({w})"
+            )));
         }
         if slot.gpu.is_none() {
-            let g = Gpu::open(self.cfg.device, &self.cfg.root.join("kernels"), &self.cfg.cache_dir)?;
+            let g = Gpu::open(
+                self.cfg.device,
+                &self.cfg.root.join("kernels"),
+                &self.cfg.cache_dir,
+            )?;
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             if w.is_none() {
-                *w = Some(std::sync::Arc::new(Writer::new(&self.cfg.results_dir, &self.suite, Some(g.info.clone()), self.seed)));
+                *w = Some(std::sync::Arc::new(Writer::new(
+                    &self.cfg.results_dir,
+                    &self.suite,
+                    Some(g.info.clone()),
+                    self.seed,
+                )));
             }
             slot.gpu = Some(g);
         }
         let gpu = slot.gpu.as_mut().expect("opened above");
         let result = run_case(gpu, case, &self.cfg, self.seed, &self.store);
-        let healthy = gpu.sync(Duration::from_secs(5), "the end of the case").is_ok()
+        let healthy = gpu
+            .sync(Duration::from_secs(5), "the end of the case")
+            .is_ok()
             && gpu.ctx.check_err().is_ok();
         match &result {
             Err(Error::Hang { .. }) => {
@@ -126,13 +148,19 @@ fn reset_device(ordinal: usize) {
     let mut dev = 0;
     // SAFETY: plain driver calls on a device handle; no live objects of ours remain.
     unsafe {
-        if cudarc::driver::sys::cuDeviceGet(&mut dev, ordinal as i32) == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        if cudarc::driver::sys::cuDeviceGet(&mut dev, ordinal as i32)
+            == cudarc::driver::sys::CUresult::CUDA_SUCCESS
+        {
             let _ = cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(dev);
         }
     }
 }
 
-fn fill_inputs(gpu: &mut Gpu, bufs: &[(crate::family::TensorSpec, crate::gpu::DeviceBuffer)], seed: u64) -> Result<()> {
+fn fill_inputs(
+    gpu: &mut Gpu,
+    bufs: &[(crate::family::TensorSpec, crate::gpu::DeviceBuffer)],
+    seed: u64,
+) -> Result<()> {
     let sm = gpu.info.sm_count;
     let module = gpu.module("fill.cu")?;
     let mut fns = Vec::new();
@@ -145,13 +173,26 @@ fn fill_inputs(gpu: &mut Gpu, bufs: &[(crate::family::TensorSpec, crate::gpu::De
         fns.push(module.function(name)?);
     }
     for (tensor, ((spec, buf), f)) in bufs.iter().zip(fns).enumerate() {
-        let Init::Uniform(u) = spec.init else { continue };
+        let Init::Uniform(u) = spec.init else {
+            continue;
+        };
         let blocks = (spec.len as u64).div_ceil(256).clamp(1, sm as u64 * 8) as u32;
-        let dims = Dims { grid: (blocks, 1, 1), block: (256, 1, 1), smem: 0 };
+        let dims = Dims {
+            grid: (blocks, 1, 1),
+            block: (256, 1, 1),
+            smem: 0,
+        };
         gpu.launch(
             f,
             dims,
-            &[KernelArg::Ptr(buf.ptr()), KernelArg::U64(spec.len as u64), KernelArg::U64(seed), KernelArg::U32(tensor as u32), KernelArg::F32(u.lo), KernelArg::F32(u.hi)],
+            &[
+                KernelArg::Ptr(buf.ptr()),
+                KernelArg::U64(spec.len as u64),
+                KernelArg::U64(seed),
+                KernelArg::U32(tensor as u32),
+                KernelArg::F32(u.lo),
+                KernelArg::F32(u.hi),
+            ],
         )?;
     }
     Ok(())
@@ -167,7 +208,9 @@ fn nan_pattern(dtype: crate::case::Dtype) -> (usize, u32) {
 
 /// The tolerance in percent that applies to `case`.
 pub fn tolerance_pct(cfg: &Config, case: &Case) -> f64 {
-    cfg.tolerance_pct.or(case.tolerance_pct).unwrap_or(crate::config::DEFAULT_TOLERANCE_PCT)
+    cfg.tolerance_pct
+        .or(case.tolerance_pct)
+        .unwrap_or(crate::config::DEFAULT_TOLERANCE_PCT)
 }
 
 /// One independent measurement of a case: fresh buffers and inputs, one checked run, timing.
@@ -182,10 +225,22 @@ struct Round {
 /// Allocates, fills and poisons, prepares the backend, runs once and checks the output
 /// against the reference, then (only if correct) times the kernel. Buffers are freed at the
 /// end, so the next round gets fresh allocations.
-fn round(gpu: &mut Gpu, case: &Case, cfg: &Config, seed: u64, expected: &[verify::Expected]) -> Result<Round> {
+fn round(
+    gpu: &mut Gpu,
+    case: &Case,
+    cfg: &Config,
+    seed: u64,
+    expected: &[verify::Expected],
+) -> Result<Round> {
     let name = case.name();
-    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case { case: name.clone(), message: "unknown kernel".into() })?;
-    let be = backend::by_name(&case.backend).ok_or_else(|| Error::Case { case: name.clone(), message: "unknown backend".into() })?;
+    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case {
+        case: name.clone(),
+        message: "unknown kernel".into(),
+    })?;
+    let be = backend::by_name(&case.backend).ok_or_else(|| Error::Case {
+        case: name.clone(),
+        message: "unknown backend".into(),
+    })?;
     let hang = Duration::from_secs_f64(cfg.timing.hang_limit_s);
     let mut inputs = Vec::new();
     for spec in fam.inputs(&case.shape, case.dtype) {
@@ -218,16 +273,31 @@ fn round(gpu: &mut Gpu, case: &Case, cfg: &Config, seed: u64, expected: &[verify
         let (spec, buf) = &outputs[exp.output];
         let host = gpu.download(buf, hang, &name)?;
         let dt = spec.dtype;
-        checks.push(verify::check(spec.name, spec.len, |i| dt.decode(&host, i), exp, tol));
+        checks.push(verify::check(
+            spec.name,
+            spec.len,
+            |i| dt.decode(&host, i),
+            exp,
+            tol,
+        ));
     }
     let timing = if checks.iter().all(|c| c.passed) {
         let s = timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
-        let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case { case: name.clone(), message: "no valid timing samples".into() })?;
+        let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
+            case: name.clone(),
+            message: "no valid timing samples".into(),
+        })?;
         Some((s, st))
     } else {
         None
     };
-    Ok(Round { checks, timing, compile_s: prepared.compile_s, variant: prepared.variant, source_hash: prepared.source_hash })
+    Ok(Round {
+        checks,
+        timing,
+        compile_s: prepared.compile_s,
+        variant: prepared.variant,
+        source_hash: prepared.source_hash,
+    })
 }
 
 /// Rounds measured when writing a baseline; their spread becomes part of the baseline's noise.
@@ -243,17 +313,32 @@ pub const GATE_ROUNDS: usize = 3;
 /// from one allocation to the next, a baseline is the median of [`BASELINE_ROUNDS`]
 /// rounds and records their spread as noise, and a suspected regression is re-measured in
 /// fresh rounds (best of [`GATE_ROUNDS`]) before it fails.
-pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: &Store) -> Result<Outcome> {
+pub fn run_case(
+    gpu: &mut Gpu,
+    case: &Case,
+    cfg: &Config,
+    run_seed: u64,
+    store: &Store,
+) -> Result<Outcome> {
     let name = case.name();
-    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case { case: name.clone(), message: "unknown kernel".into() })?;
+    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case {
+        case: name.clone(),
+        message: "unknown kernel".into(),
+    })?;
     let seed = case_seed(run_seed, case);
 
     // Does it fit? Tensors plus the L2 flush buffer, with 5% headroom.
-    let need = family::device_bytes(fam, &case.shape, case.dtype) as f64 + 2.0 * gpu.info.l2_bytes as f64;
+    let need =
+        family::device_bytes(fam, &case.shape, case.dtype) as f64 + 2.0 * gpu.info.l2_bytes as f64;
     let (free, _) = gpu.mem_info()?;
     if need > free as f64 * 0.95 {
         return Ok(Outcome::Skipped(
-            Error::TooBig { case: name, need_mb: need / 1e6, free_mb: free as f64 / 1e6 }.to_string(),
+            Error::TooBig {
+                case: name,
+                need_mb: need / 1e6,
+                free_mb: free as f64 / 1e6,
+            }
+            .to_string(),
         ));
     }
     let expected = fam.reference(&case.shape, case.dtype, seed);
@@ -293,7 +378,11 @@ pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: 
         message: String::new(),
     };
     let Some((mut samples, mut stats)) = first.timing.clone() else {
-        let bad = first.checks.iter().find(|c| !c.passed).expect("no timing only when a check failed");
+        let bad = first
+            .checks
+            .iter()
+            .find(|c| !c.passed)
+            .expect("no timing only when a check failed");
         record.message = format!(
             "WRONG OUTPUT: {}\n  backend variant {}; reproduce with KERNELGATE_SEED={run_seed}",
             bad.describe(),
@@ -307,17 +396,26 @@ pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: 
         let r = round(gpu, case, cfg, seed, &expected)?;
         if let Some(bad) = r.checks.iter().find(|c| !c.passed) {
             record.checks = r.checks.clone();
-            record.message = format!("WRONG OUTPUT in a repeated round: {}; reproduce with KERNELGATE_SEED={run_seed}", bad.describe());
+            record.message = format!(
+                "WRONG OUTPUT in a repeated round: {}; reproduce with KERNELGATE_SEED={run_seed}",
+                bad.describe()
+            );
             return Ok(None);
         }
         Ok(r.timing)
     };
 
-    let base = if cfg.update_baselines { None } else { store.entry(&gpu.info.name, &case.kernel, &name)? };
+    let base = if cfg.update_baselines {
+        None
+    } else {
+        store.entry(&gpu.info.name, &case.kernel, &name)?
+    };
     let mut cmp = None;
     if cfg.update_baselines {
         while rounds.len() < BASELINE_ROUNDS {
-            let Some((s2, st2)) = next_round(gpu, &mut record)? else { return Ok(Outcome::Ran(Box::new(record))) };
+            let Some((s2, st2)) = next_round(gpu, &mut record)? else {
+                return Ok(Outcome::Ran(Box::new(record)));
+            };
             rounds.push(st2.median_ms);
             if (st2.median_ms - median(&rounds)).abs() < (stats.median_ms - median(&rounds)).abs() {
                 samples = s2;
@@ -325,13 +423,27 @@ pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: 
             }
         }
     } else if let Some(b) = &base {
-        let mut c = gate::compare(stats.median_ms, stats.noise, b.median_ms, b.noise, tol_pct / 100.0);
+        let mut c = gate::compare(
+            stats.median_ms,
+            stats.noise,
+            b.median_ms,
+            b.noise,
+            tol_pct / 100.0,
+        );
         // A suspected regression is re-measured in fresh rounds; the best round decides.
         while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
-            let Some((s2, st2)) = next_round(gpu, &mut record)? else { return Ok(Outcome::Ran(Box::new(record))) };
+            let Some((s2, st2)) = next_round(gpu, &mut record)? else {
+                return Ok(Outcome::Ran(Box::new(record)));
+            };
             rounds.push(st2.median_ms);
             if st2.median_ms < stats.median_ms {
-                c = gate::compare(st2.median_ms, st2.noise, b.median_ms, b.noise, tol_pct / 100.0);
+                c = gate::compare(
+                    st2.median_ms,
+                    st2.noise,
+                    b.median_ms,
+                    b.noise,
+                    tol_pct / 100.0,
+                );
                 samples = s2;
                 stats = st2;
             }
@@ -352,13 +464,22 @@ pub fn run_case(gpu: &mut Gpu, case: &Case, cfg: &Config, run_seed: u64, store: 
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds = if old.rounds_ms.is_empty() { vec![old.median_ms] } else { old.rounds_ms };
+                all_rounds = if old.rounds_ms.is_empty() {
+                    vec![old.median_ms]
+                } else {
+                    old.rounds_ms
+                };
             }
         }
         all_rounds.extend(&rounds);
         let keep = all_rounds.len().saturating_sub(MAX_STORED_ROUNDS);
         all_rounds.drain(..keep);
-        store.update(&gpu.info.name, &case.kernel, &name, Entry::from_rounds(&stats, &all_rounds, env))?;
+        store.update(
+            &gpu.info.name,
+            &case.kernel,
+            &name,
+            Entry::from_rounds(&stats, &all_rounds, env),
+        )?;
         Verdict::Updated
     } else {
         match &cmp {

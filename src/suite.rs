@@ -68,7 +68,8 @@ pub struct Suite {
 impl Suite {
     /// Loads and validates the suite at `path`.
     pub fn load(path: &Path) -> Result<Suite> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading suite", path, e))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::io("reading suite", path, e))?;
         Suite::parse(path, &text)
     }
 
@@ -79,10 +80,14 @@ impl Suite {
             entry,
             message,
         };
-        let file: SuiteFile = serde_json::from_str(text).map_err(|e| err("top level".into(), e.to_string()))?;
+        let file: SuiteFile =
+            serde_json::from_str(text).map_err(|e| err("top level".into(), e.to_string()))?;
         check_tolerance(file.tolerance_pct).map_err(|m| err("top level".into(), m))?;
         if file.groups.is_empty() {
-            return Err(err("top level".into(), "no groups: a suite must define at least one case".into()));
+            return Err(err(
+                "top level".into(),
+                "no groups: a suite must define at least one case".into(),
+            ));
         }
         let mut cases = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
@@ -98,7 +103,10 @@ impl Suite {
             let entry = format!("group {gi} (kernel {:?})", g.kernel);
             let fam = family::by_name(&g.kernel).ok_or_else(|| {
                 let known: Vec<_> = family::all().iter().map(|f| f.name()).collect();
-                err(entry.clone(), format!("unknown kernel {:?}; known: {}", g.kernel, known.join(", ")))
+                err(
+                    entry.clone(),
+                    format!("unknown kernel {:?}; known: {}", g.kernel, known.join(", ")),
+                )
             })?;
             check_tolerance(g.tolerance_pct).map_err(|m| err(entry.clone(), m))?;
             if g.backends.is_empty() || g.dtypes.is_empty() {
@@ -106,14 +114,29 @@ impl Suite {
             }
             for b in &g.backends {
                 if !fam.backends().contains(&b.as_str()) {
-                    return Err(err(entry, format!("backend {b:?} does not implement {}; it has: {}", fam.name(), fam.backends().join(", "))));
+                    return Err(err(
+                        entry,
+                        format!(
+                            "backend {b:?} does not implement {}; it has: {}",
+                            fam.name(),
+                            fam.backends().join(", ")
+                        ),
+                    ));
                 }
             }
             let mut dtypes = Vec::new();
             for d in &g.dtypes {
-                let dt = Dtype::parse(d).ok_or_else(|| err(entry.clone(), format!("unknown dtype {d:?}; known: bf16, fp16, fp32")))?;
+                let dt = Dtype::parse(d).ok_or_else(|| {
+                    err(
+                        entry.clone(),
+                        format!("unknown dtype {d:?}; known: bf16, fp16, fp32"),
+                    )
+                })?;
                 if !fam.dtypes().contains(&dt) {
-                    return Err(err(entry, format!("dtype {d} is not supported by {}", fam.name())));
+                    return Err(err(
+                        entry,
+                        format!("dtype {d} is not supported by {}", fam.name()),
+                    ));
                 }
                 dtypes.push(dt);
             }
@@ -139,7 +162,10 @@ impl Suite {
                         };
                         let name = case.name();
                         if let Some(prev) = seen.insert(name.clone(), gi) {
-                            return Err(err(where_, format!("duplicate case {name} (also in group {prev})")));
+                            return Err(err(
+                                where_,
+                                format!("duplicate case {name} (also in group {prev})"),
+                            ));
                         }
                         cases.push(case);
                     }
@@ -148,7 +174,10 @@ impl Suite {
         }
         cases.sort_by_key(|c| c.name());
         Ok(Suite {
-            name: path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default(),
+            name: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default(),
             path: path.to_path_buf(),
             description: file.description,
             cases,
@@ -158,12 +187,16 @@ impl Suite {
 
 fn check_tolerance(t: Option<f64>) -> std::result::Result<(), String> {
     match t {
-        Some(t) if !(t > 0.0 && t < 1000.0) => Err(format!("tolerance_pct {t} must be a positive percentage")),
+        Some(t) if !(t > 0.0 && t < 1000.0) => {
+            Err(format!("tolerance_pct {t} must be a positive percentage"))
+        }
         _ => Ok(()),
     }
 }
 
-fn expand_grid(grid: &BTreeMap<String, Vec<u64>>) -> std::result::Result<Vec<BTreeMap<String, u64>>, String> {
+fn expand_grid(
+    grid: &BTreeMap<String, Vec<u64>>,
+) -> std::result::Result<Vec<BTreeMap<String, u64>>, String> {
     let mut out = vec![BTreeMap::new()];
     for (k, vs) in grid {
         if vs.is_empty() {
@@ -184,17 +217,28 @@ fn expand_grid(grid: &BTreeMap<String, Vec<u64>>) -> std::result::Result<Vec<BTr
 
 /// Builds a family's shape from raw (name → value) pairs: every dimension present, none
 /// extra, each at least 1, then the family's own checks.
-pub fn make_shape(fam: &dyn family::Family, raw: &BTreeMap<String, u64>) -> std::result::Result<Shape, String> {
+pub fn make_shape(
+    fam: &dyn family::Family,
+    raw: &BTreeMap<String, u64>,
+) -> std::result::Result<Shape, String> {
     for k in raw.keys() {
         if !fam.dims().contains(&k.as_str()) {
-            return Err(format!("unknown dimension {k:?} for {}; its dimensions are {}", fam.name(), fam.dims().join(", ")));
+            return Err(format!(
+                "unknown dimension {k:?} for {}; its dimensions are {}",
+                fam.name(),
+                fam.dims().join(", ")
+            ));
         }
     }
     let mut dims = Vec::new();
     for d in fam.dims() {
-        let v = *raw.get(*d).ok_or_else(|| format!("missing dimension {d:?} (needs {})", fam.dims().join(", ")))?;
+        let v = *raw
+            .get(*d)
+            .ok_or_else(|| format!("missing dimension {d:?} (needs {})", fam.dims().join(", ")))?;
         if v == 0 {
-            return Err(format!("dimension {d} is 0; every dimension must be at least 1"));
+            return Err(format!(
+                "dimension {d} is 0; every dimension must be at least 1"
+            ));
         }
         dims.push((d.to_string(), v));
     }

@@ -69,8 +69,14 @@ fn events(gpu: &Gpu) -> Result<Events> {
     // Timing must be enabled: cudarc's new_event(None) disables it.
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     Ok(Events {
-        start: gpu.ctx.new_event(flags).map_err(|e| Error::driver("creating timing event", e))?,
-        end: gpu.ctx.new_event(flags).map_err(|e| Error::driver("creating timing event", e))?,
+        start: gpu
+            .ctx
+            .new_event(flags)
+            .map_err(|e| Error::driver("creating timing event", e))?,
+        end: gpu
+            .ctx
+            .new_event(flags)
+            .map_err(|e| Error::driver("creating timing event", e))?,
     })
 }
 
@@ -86,17 +92,28 @@ pub fn measure(
 ) -> Result<Samples> {
     let hang = Duration::from_secs_f64(policy.hang_limit_s);
     let ev = events(gpu)?;
-    let time_region = |gpu: &mut Gpu, n: usize, launch: &mut dyn FnMut(&Gpu) -> Result<()>, flush: bool| -> Result<f64> {
+    let time_region = |gpu: &mut Gpu,
+                       n: usize,
+                       launch: &mut dyn FnMut(&Gpu) -> Result<()>,
+                       flush: bool|
+     -> Result<f64> {
         if flush {
             gpu.flush_l2()?;
         }
-        ev.start.record(&gpu.stream).map_err(|e| Error::driver("recording start event", e))?;
+        ev.start
+            .record(&gpu.stream)
+            .map_err(|e| Error::driver("recording start event", e))?;
         for _ in 0..n {
             launch(gpu)?;
         }
-        ev.end.record(&gpu.stream).map_err(|e| Error::driver("recording end event", e))?;
+        ev.end
+            .record(&gpu.stream)
+            .map_err(|e| Error::driver("recording end event", e))?;
         gpu.sync(hang, name)?;
-        Ok(ev.start.elapsed_ms(&ev.end).map_err(|e| Error::driver("reading event time", e))? as f64)
+        Ok(ev
+            .start
+            .elapsed_ms(&ev.end)
+            .map_err(|e| Error::driver("reading event time", e))? as f64)
     };
 
     // Warm-up by time: double the batch until the warm-up budget is spent.
@@ -116,11 +133,16 @@ pub fn measure(
 
     // Batch short kernels; replay the batch from a CUDA graph when capture works.
     let batch = if single * 1e3 < policy.min_sample_us {
-        ((policy.min_sample_us / (single * 1e3).max(1e-3)).ceil() as usize).clamp(2, policy.max_batch)
+        ((policy.min_sample_us / (single * 1e3).max(1e-3)).ceil() as usize)
+            .clamp(2, policy.max_batch)
     } else {
         1
     };
-    let graph = if batch > 1 { capture(gpu, batch, launch) } else { None };
+    let graph = if batch > 1 {
+        capture(gpu, batch, launch)
+    } else {
+        None
+    };
 
     let mut ms = Vec::new();
     let started = Instant::now();
@@ -131,11 +153,18 @@ pub fn measure(
                 if flush_l2 {
                     gpu.flush_l2()?;
                 }
-                ev.start.record(&gpu.stream).map_err(|e| Error::driver("recording start event", e))?;
-                g.launch().map_err(|e| Error::driver("replaying graph", e))?;
-                ev.end.record(&gpu.stream).map_err(|e| Error::driver("recording end event", e))?;
+                ev.start
+                    .record(&gpu.stream)
+                    .map_err(|e| Error::driver("recording start event", e))?;
+                g.launch()
+                    .map_err(|e| Error::driver("replaying graph", e))?;
+                ev.end
+                    .record(&gpu.stream)
+                    .map_err(|e| Error::driver("recording end event", e))?;
                 gpu.sync(hang, name)?;
-                ev.start.elapsed_ms(&ev.end).map_err(|e| Error::driver("reading event time", e))? as f64
+                ev.start
+                    .elapsed_ms(&ev.end)
+                    .map_err(|e| Error::driver("reading event time", e))? as f64
             }
             None => time_region(gpu, batch, launch, flush_l2)?,
         };
@@ -170,7 +199,11 @@ pub fn measure(
 }
 
 /// Captures `n` launches into a graph; `None` if capture is not possible for this launch.
-fn capture(gpu: &Gpu, n: usize, launch: &mut dyn FnMut(&Gpu) -> Result<()>) -> Option<cudarc::driver::CudaGraph> {
+fn capture(
+    gpu: &Gpu,
+    n: usize,
+    launch: &mut dyn FnMut(&Gpu) -> Result<()>,
+) -> Option<cudarc::driver::CudaGraph> {
     gpu.stream
         .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .ok()?;

@@ -130,7 +130,9 @@ mod nonfinite {
                 "NaN" => Ok(f64::NAN),
                 "inf" => Ok(f64::INFINITY),
                 "-inf" => Ok(f64::NEG_INFINITY),
-                _ => Err(serde::de::Error::custom(format!("expected a number, \"NaN\", \"inf\" or \"-inf\", got {t:?}"))),
+                _ => Err(serde::de::Error::custom(format!(
+                    "expected a number, \"NaN\", \"inf\" or \"-inf\", got {t:?}"
+                ))),
             },
             // Files written before non-finite values were spelled out.
             Repr::Null(()) => Ok(f64::NAN),
@@ -200,7 +202,9 @@ pub fn check(
     };
     let mut reason = None;
     if let Some(i) = bad_ref_nan {
-        reason = Some(format!("the reference itself is not finite at index {i} (family bug)"));
+        reason = Some(format!(
+            "the reference itself is not finite at index {i} (family bug)"
+        ));
     } else if non_finite > 0 {
         reason = Some(format!(
             "{non_finite} of {total} elements are NaN/Inf (first at index {}): unwritten (poisoned) or overflowed",

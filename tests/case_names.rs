@@ -35,7 +35,10 @@ fn name_format() {
 
 #[test]
 fn name_keeps_dimension_order_of_the_shape() {
-    let c = Case { shape: Shape::new([("k", 3), ("m", 1), ("n", 2)]), ..gemm_case("cuda", 0, 0, 0, Dtype::Fp16) };
+    let c = Case {
+        shape: Shape::new([("k", 3), ("m", 1), ("n", 2)]),
+        ..gemm_case("cuda", 0, 0, 0, Dtype::Fp16)
+    };
     assert_eq!(c.name(), "gemm::cuda::k3_m1_n2_fp16");
 }
 
@@ -57,16 +60,28 @@ fn dtype_names_sizes_and_parse() {
 fn dtype_round_and_decode() {
     // 1 + 2^-9 is not a bf16 (8 significant bits): rounds to even (1.0); 1 + 3·2^-9 rounds up.
     assert_eq!(Dtype::Bf16.round(1.0 + 2f32.powi(-9)), 1.0);
-    assert_eq!(Dtype::Bf16.round(1.0 + 3.0 * 2f32.powi(-9)), 1.0 + 2f64.powi(-7));
+    assert_eq!(
+        Dtype::Bf16.round(1.0 + 3.0 * 2f32.powi(-9)),
+        1.0 + 2f64.powi(-7)
+    );
     assert_eq!(Dtype::Fp16.round(1.0 + 2f32.powi(-12)), 1.0);
     assert_eq!(Dtype::Fp16.round(65520.0), f64::INFINITY);
     assert_eq!(Dtype::Fp32.round(0.1), 0.1f32 as f64);
-    let bytes: Vec<u8> = [1.5f32, -2.25].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let bytes: Vec<u8> = [1.5f32, -2.25]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     assert_eq!(Dtype::Fp32.decode(&bytes, 1), -2.25);
-    let bytes: Vec<u8> = [half::bf16::from_f32(3.0), half::bf16::from_f32(-0.5)].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let bytes: Vec<u8> = [half::bf16::from_f32(3.0), half::bf16::from_f32(-0.5)]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     assert_eq!(Dtype::Bf16.decode(&bytes, 0), 3.0);
     assert_eq!(Dtype::Bf16.decode(&bytes, 1), -0.5);
-    let bytes: Vec<u8> = [half::f16::from_f32(0.25), half::f16::NAN].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let bytes: Vec<u8> = [half::f16::from_f32(0.25), half::f16::NAN]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     assert_eq!(Dtype::Fp16.decode(&bytes, 0), 0.25);
     assert!(Dtype::Fp16.decode(&bytes, 1).is_nan());
 }
@@ -105,7 +120,8 @@ fn parse_known_name() {
     assert_eq!(p.backend, "cublas");
     assert_eq!(p.dtype, Dtype::Bf16);
     assert_eq!(p.shape, Shape::new([("m", 4096), ("n", 4096), ("k", 4096)]));
-    let p = CaseName::parse("fused_add_rmsnorm::torch-compile::tokens8192_hidden4096_fp16").unwrap();
+    let p =
+        CaseName::parse("fused_add_rmsnorm::torch-compile::tokens8192_hidden4096_fp16").unwrap();
     assert_eq!(p.kernel, "fused_add_rmsnorm");
     assert_eq!(p.backend, "torch-compile");
     assert_eq!(p.shape.get("tokens"), 8192);
@@ -129,12 +145,30 @@ fn parse_errors() {
         ("", "expected kernel::backend::<dims>_<dtype>"),
         ("gemm", "expected kernel::backend::<dims>_<dtype>"),
         ("gemm::cublas", "expected kernel::backend::<dims>_<dtype>"),
-        ("gemm::cublas::m1_bf16::x", "expected kernel::backend::<dims>_<dtype>"),
-        ("::cublas::m1_bf16", "kernel and backend are lowercase identifiers"),
-        ("gemm::::m1_bf16", "kernel and backend are lowercase identifiers"),
-        ("Gemm::cublas::m1_bf16", "kernel and backend are lowercase identifiers"),
-        ("gemm::cuBLAS::m1_bf16", "kernel and backend are lowercase identifiers"),
-        ("ge mm::cublas::m1_bf16", "kernel and backend are lowercase identifiers"),
+        (
+            "gemm::cublas::m1_bf16::x",
+            "expected kernel::backend::<dims>_<dtype>",
+        ),
+        (
+            "::cublas::m1_bf16",
+            "kernel and backend are lowercase identifiers",
+        ),
+        (
+            "gemm::::m1_bf16",
+            "kernel and backend are lowercase identifiers",
+        ),
+        (
+            "Gemm::cublas::m1_bf16",
+            "kernel and backend are lowercase identifiers",
+        ),
+        (
+            "gemm::cuBLAS::m1_bf16",
+            "kernel and backend are lowercase identifiers",
+        ),
+        (
+            "ge mm::cublas::m1_bf16",
+            "kernel and backend are lowercase identifiers",
+        ),
         ("gemm::cublas::m1", "missing _<dtype> suffix"),
         ("gemm::cublas::bf16", "missing _<dtype> suffix"),
         ("gemm::cublas::m1_fp64", "unknown dtype suffix"),
@@ -144,21 +178,50 @@ fn parse_errors() {
         ("gemm::cublas::m_bf16", "dimension without a value"),
         ("gemm::cublas::m1__bf16", "dimension without a value"),
         ("gemm::cublas::m1_n_bf16", "dimension without a value"),
-        ("gemm::cublas::4096_bf16", "dimension names are lowercase letters"),
-        ("gemm::cublas::M4096_bf16", "dimension names are lowercase letters"),
-        ("gemm::cublas::m-1_bf16", "dimension names are lowercase letters"),
-        ("gemm::cublas::m4096x_bf16", "dimension value is not an integer"),
-        ("gemm::cublas::m1n2_bf16", "dimension value is not an integer"),
-        ("gemm::cublas::m99999999999999999999_bf16", "dimension value is not an integer"),
-        ("gemm::cublas::m04096_bf16", "dimension value has a leading zero"),
-        ("gemm::cublas::m00_bf16", "dimension value has a leading zero"),
+        (
+            "gemm::cublas::4096_bf16",
+            "dimension names are lowercase letters",
+        ),
+        (
+            "gemm::cublas::M4096_bf16",
+            "dimension names are lowercase letters",
+        ),
+        (
+            "gemm::cublas::m-1_bf16",
+            "dimension names are lowercase letters",
+        ),
+        (
+            "gemm::cublas::m4096x_bf16",
+            "dimension value is not an integer",
+        ),
+        (
+            "gemm::cublas::m1n2_bf16",
+            "dimension value is not an integer",
+        ),
+        (
+            "gemm::cublas::m99999999999999999999_bf16",
+            "dimension value is not an integer",
+        ),
+        (
+            "gemm::cublas::m04096_bf16",
+            "dimension value has a leading zero",
+        ),
+        (
+            "gemm::cublas::m00_bf16",
+            "dimension value has a leading zero",
+        ),
     ];
     for (name, want) in cases {
         let msg = parse_err(name);
-        assert!(msg.starts_with(want), "{name:?}: got {msg:?}, want {want:?}");
+        assert!(
+            msg.starts_with(want),
+            "{name:?}: got {msg:?}, want {want:?}"
+        );
     }
     // The error's text names the case and the problem.
-    let e = CaseName::parse("gemm::cublas::m1_fp64").unwrap_err().to_string();
+    let e = CaseName::parse("gemm::cublas::m1_fp64")
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "case gemm::cublas::m1_fp64: unknown dtype suffix");
 }
 

@@ -4,11 +4,10 @@
 //! test that touches the environment lives in the ONE test function below; the other
 //! tests of this file never read it.
 
-use kernelgate::case::{Case, Dtype, Shape};
-use kernelgate::config::{Config, DEFAULT_TOLERANCE_PCT};
+use kernelgate::config::Config;
 use kernelgate::timing::Policy;
 use kernelgate::Error;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const VARS: &[&str] = &[
     "KERNELGATE_SUITE",
@@ -48,11 +47,21 @@ fn env_err(var: &'static str, value: &str, message: &str) {
     match with(var, value) {
         Err(e @ Error::Env { .. }) => {
             let shown = e.to_string();
-            let Error::Env { var: v, value: val, message: m } = e else { unreachable!() };
+            let Error::Env {
+                var: v,
+                value: val,
+                message: m,
+            } = e
+            else {
+                unreachable!()
+            };
             assert_eq!(v, var);
             assert_eq!(m, message, "{var}={value}");
             assert_eq!(shown, format!("environment variable {var}={val:?}: {m}"));
-            assert!(val.eq_ignore_ascii_case(value) || value.parse::<f64>().is_ok(), "{val} vs {value}");
+            assert!(
+                val.eq_ignore_ascii_case(value) || value.parse::<f64>().is_ok(),
+                "{val} vs {value}"
+            );
         }
         Err(e) => panic!("{var}={value}: wrong error {e:?}"),
         Ok(_) => panic!("{var}={value} accepted"),
@@ -66,7 +75,7 @@ fn environment() {
     let c = Config::from_env_with_root(Path::new("/proj")).unwrap();
     assert_eq!(c.root, Path::new("/proj"));
     assert_eq!(c.suite, "default");
-    assert!(!c.update_baselines && !c.strict);
+    assert!(!c.update_baselines && !c.append_baselines && !c.strict);
     assert_eq!(c.tolerance_pct, None);
     assert_eq!(c.baseline_dir, Path::new("/proj/baselines"));
     assert_eq!(c.results_dir, Path::new("/proj/target/kernelgate/results"));
@@ -76,39 +85,71 @@ fn environment() {
     assert_eq!(c.suite_path(), Path::new("/proj/fixtures/default.json"));
 
     // Overrides.
-    let ok = |var: &str, value: &str| with(var, value).unwrap_or_else(|e| panic!("{var}={value}: {e}"));
+    let ok =
+        |var: &str, value: &str| with(var, value).unwrap_or_else(|e| panic!("{var}={value}: {e}"));
     assert_eq!(ok("KERNELGATE_SUITE", "smoke").suite, "smoke");
-    assert_eq!(ok("KERNELGATE_TOLERANCE_PCT", "7.5").tolerance_pct, Some(7.5));
-    assert_eq!(ok("KERNELGATE_BASELINE_DIR", "/b").baseline_dir, Path::new("/b"));
-    assert_eq!(ok("KERNELGATE_RESULTS_DIR", "/r").results_dir, Path::new("/r"));
+    assert_eq!(
+        ok("KERNELGATE_TOLERANCE_PCT", "7.5").tolerance_pct,
+        Some(7.5)
+    );
+    assert_eq!(
+        ok("KERNELGATE_BASELINE_DIR", "/b").baseline_dir,
+        Path::new("/b")
+    );
+    assert_eq!(
+        ok("KERNELGATE_RESULTS_DIR", "/r").results_dir,
+        Path::new("/r")
+    );
     assert_eq!(ok("KERNELGATE_CACHE_DIR", "/c").cache_dir, Path::new("/c"));
-    assert_eq!(ok("KERNELGATE_SEED", "18446744073709551615").seed, Some(u64::MAX));
+    assert_eq!(
+        ok("KERNELGATE_SEED", "18446744073709551615").seed,
+        Some(u64::MAX)
+    );
     assert_eq!(ok("KERNELGATE_DEVICE", "3").device, 3);
     assert_eq!(ok("KERNELGATE_WARMUP_MS", "0").timing.warmup_ms, 0.0);
     assert_eq!(ok("KERNELGATE_MIN_SAMPLES", "5").timing.min_samples, 5);
     assert_eq!(ok("KERNELGATE_MAX_SAMPLES", "50").timing.max_samples, 50);
-    assert_eq!(ok("KERNELGATE_MAX_TIME_MS", "250.5").timing.max_time_ms, 250.5);
-    assert_eq!(ok("KERNELGATE_TARGET_NOISE", "0.01").timing.target_noise, 0.01);
+    assert_eq!(
+        ok("KERNELGATE_MAX_TIME_MS", "250.5").timing.max_time_ms,
+        250.5
+    );
+    assert_eq!(
+        ok("KERNELGATE_TARGET_NOISE", "0.01").timing.target_noise,
+        0.01
+    );
     assert_eq!(ok("KERNELGATE_SPIN_SCALE", "1.10").spin_scale, 1.1);
     for v in ["1", "true", "yes"] {
         assert!(ok("UPDATE_BASELINES", v).update_baselines, "{v}");
         assert!(ok("KERNELGATE_STRICT", v).strict, "{v}");
     }
+    assert!(!ok("UPDATE_BASELINES", "1").append_baselines);
+    // UPDATE_BASELINES=append updates too, merging rounds into the stored entries.
+    let c = ok("UPDATE_BASELINES", "append");
+    assert!(c.update_baselines && c.append_baselines);
+    env_err("KERNELGATE_STRICT", "append", "expected 1 or 0");
     for v in ["0", "false", "no", ""] {
         assert!(!ok("UPDATE_BASELINES", v).update_baselines, "{v:?}");
+        assert!(!ok("UPDATE_BASELINES", v).append_baselines, "{v:?}");
         assert!(!ok("KERNELGATE_STRICT", v).strict, "{v:?}");
     }
     // An empty value is the same as unset.
     assert_eq!(ok("KERNELGATE_TOLERANCE_PCT", "").tolerance_pct, None);
     assert_eq!(ok("KERNELGATE_SUITE", "").suite, "default");
-    assert_eq!(ok("KERNELGATE_BASELINE_DIR", "").baseline_dir, Path::new("/proj/baselines"));
+    assert_eq!(
+        ok("KERNELGATE_BASELINE_DIR", "").baseline_dir,
+        Path::new("/proj/baselines")
+    );
 
     // Errors: each names the variable, its value and what is wrong.
     for v in ["abc", "5%", "0x10"] {
         env_err("KERNELGATE_TOLERANCE_PCT", v, "not a number");
     }
     for v in ["0", "-5", "1000", "NaN", "inf"] {
-        env_err("KERNELGATE_TOLERANCE_PCT", v, "must be a positive percentage");
+        env_err(
+            "KERNELGATE_TOLERANCE_PCT",
+            v,
+            "must be a positive percentage",
+        );
     }
     for v in ["maybe", "on", "2", "TRUE"] {
         env_err("UPDATE_BASELINES", v, "expected 1 or 0");
@@ -121,7 +162,11 @@ fn environment() {
     env_err("KERNELGATE_MIN_SAMPLES", "1.5", "not a number");
     env_err("KERNELGATE_MAX_SAMPLES", "lots", "not a number");
     env_err("KERNELGATE_WARMUP_MS", "fast", "not a number");
-    for var in ["KERNELGATE_WARMUP_MS", "KERNELGATE_MAX_TIME_MS", "KERNELGATE_TARGET_NOISE"] {
+    for var in [
+        "KERNELGATE_WARMUP_MS",
+        "KERNELGATE_MAX_TIME_MS",
+        "KERNELGATE_TARGET_NOISE",
+    ] {
         for v in ["-1", "NaN", "inf", "1e300"] {
             env_err(var, v, "must be a finite number ≥ 0");
         }
@@ -134,53 +179,30 @@ fn environment() {
     // The root: KERNELGATE_ROOT, else the current directory when it has fixtures/.
     clear();
     std::env::set_var("KERNELGATE_ROOT", "/somewhere/else");
-    assert_eq!(kernelgate::config::find_root(), Path::new("/somewhere/else"));
+    assert_eq!(
+        kernelgate::config::find_root(),
+        Path::new("/somewhere/else")
+    );
     let c = Config::from_env().unwrap();
     assert_eq!(c.root, Path::new("/somewhere/else"));
     assert_eq!(c.baseline_dir, Path::new("/somewhere/else/baselines"));
     clear();
     // cargo runs integration tests in the package root, which has fixtures/.
-    assert_eq!(kernelgate::config::find_root(), std::env::current_dir().unwrap());
+    assert_eq!(
+        kernelgate::config::find_root(),
+        std::env::current_dir().unwrap()
+    );
     assert!(Config::from_env().unwrap().suite_path().is_file());
     clear();
-}
-
-fn case(tolerance_pct: Option<f64>) -> Case {
-    Case { kernel: "spin".into(), backend: "cuda".into(), dtype: Dtype::Fp32, shape: Shape::new([("us", 10)]), tolerance_pct, flush_l2: false }
-}
-
-fn config(tolerance_pct: Option<f64>) -> Config {
-    Config {
-        root: PathBuf::from("/proj"),
-        suite: "default".into(),
-        update_baselines: false,
-        append_baselines: false,
-        strict: false,
-        tolerance_pct,
-        baseline_dir: PathBuf::from("/proj/baselines"),
-        results_dir: PathBuf::from("/proj/results"),
-        cache_dir: PathBuf::from("/proj/cache"),
-        seed: Some(1),
-        device: 0,
-        timing: Policy::default(),
-        spin_scale: 1.0,
-    }
-}
-
-#[test]
-fn tolerance_precedence() {
-    use kernelgate::runner::tolerance_pct;
-    assert_eq!(DEFAULT_TOLERANCE_PCT, 5.0);
-    assert_eq!(tolerance_pct(&config(None), &case(None)), 5.0);
-    assert_eq!(tolerance_pct(&config(None), &case(Some(7.0))), 7.0, "the suite overrides the default");
-    assert_eq!(tolerance_pct(&config(Some(2.0)), &case(Some(7.0))), 2.0, "the environment overrides the suite");
-    assert_eq!(tolerance_pct(&config(Some(2.0)), &case(None)), 2.0);
 }
 
 #[test]
 fn timing_policy_defaults() {
     let p = Policy::default();
-    assert_eq!((p.warmup_ms, p.min_samples, p.max_samples, p.max_time_ms), (50.0, 20, 2000, 2000.0));
+    assert_eq!(
+        (p.warmup_ms, p.min_samples, p.max_samples, p.max_time_ms),
+        (50.0, 20, 2000, 2000.0)
+    );
     assert_eq!(p.target_noise, 0.005);
     assert!(p.min_samples <= p.max_samples);
     assert!(p.hang_limit_s > 0.0 && p.min_sample_us > 0.0 && p.max_batch >= 2);

@@ -24,8 +24,14 @@ fn slow_and_fast_beyond_tolerance_and_noise() {
     assert_eq!(compare(0.949, 0.0, 1.0, 0.0, 0.05).change, Change::Fast);
     assert_eq!(compare(0.5, 0.01, 1.0, 0.01, 0.05).change, Change::Fast);
     // Just above tolerance 0.25 with no noise.
-    assert_eq!(compare(1.25 + 1e-9, 0.0, 1.0, 0.0, 0.25).change, Change::Slow);
-    assert_eq!(compare(0.75 - 1e-9, 0.0, 1.0, 0.0, 0.25).change, Change::Fast);
+    assert_eq!(
+        compare(1.25 + 1e-9, 0.0, 1.0, 0.0, 0.25).change,
+        Change::Slow
+    );
+    assert_eq!(
+        compare(0.75 - 1e-9, 0.0, 1.0, 0.0, 0.25).change,
+        Change::Fast
+    );
 }
 
 #[test]
@@ -35,8 +41,14 @@ fn ambiguous_beyond_tolerance_within_noise() {
     assert_eq!(compare(1.5, 0.0, 1.0, 0.5, 0.25).change, Change::Ambiguous);
     assert_eq!(compare(0.5, 0.5, 1.0, 0.0, 0.25).change, Change::Ambiguous);
     // Just beyond the noise: a call is made.
-    assert_eq!(compare(1.5 + 1e-9, 0.5, 1.0, 0.0, 0.25).change, Change::Slow);
-    assert_eq!(compare(0.5 - 1e-9, 0.5, 1.0, 0.0, 0.25).change, Change::Fast);
+    assert_eq!(
+        compare(1.5 + 1e-9, 0.5, 1.0, 0.0, 0.25).change,
+        Change::Slow
+    );
+    assert_eq!(
+        compare(0.5 - 1e-9, 0.5, 1.0, 0.0, 0.25).change,
+        Change::Fast
+    );
     // The two noises combine in quadrature: 0.06 and 0.08 → 0.1.
     let c = compare(1.09, 0.06, 1.0, 0.08, 0.05);
     assert!((c.noise - 0.1).abs() < 1e-15);
@@ -53,15 +65,24 @@ fn comparison_fields() {
     assert!((c.noise - 0.05).abs() < 1e-15);
     assert_eq!(c.tolerance, 0.07);
     assert_eq!(c.change, Change::Slow);
-    assert_eq!(serde_json::to_string(&Change::Ambiguous).unwrap(), "\"AMBIGUOUS\"");
+    assert_eq!(
+        serde_json::to_string(&Change::Ambiguous).unwrap(),
+        "\"AMBIGUOUS\""
+    );
     assert_eq!(serde_json::to_string(&Change::Slow).unwrap(), "\"SLOW\"");
 }
 
 #[test]
 fn ratio_scale_invariance() {
     for base in [1e-4, 0.013, 1.0, 250.0] {
-        assert_eq!(compare(base * 1.2, 0.01, base, 0.01, 0.05).change, Change::Slow);
-        assert_eq!(compare(base * 1.02, 0.01, base, 0.01, 0.05).change, Change::Same);
+        assert_eq!(
+            compare(base * 1.2, 0.01, base, 0.01, 0.05).change,
+            Change::Slow
+        );
+        assert_eq!(
+            compare(base * 1.02, 0.01, base, 0.01, 0.05).change,
+            Change::Same
+        );
     }
 }
 

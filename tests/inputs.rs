@@ -12,14 +12,65 @@ fn golden_values() {
     // Pinned once from this implementation; the device must produce the same bits.
     assert_eq!(fmix64(0), 0);
     assert_eq!(fmix64(1), 0xb456_bcfc_34c2_cb2c);
-    let golden: &[(u64, u32, u64, u64, u32, u32, f64, f64, u64)] = &[
+    type Golden = (u64, u32, u64, u64, u32, u32, f64, f64, u64);
+    let golden: &[Golden] = &[
         // seed, tensor, index, hash, unit bits, value_f32 bits, bf16, fp16, index_value(.., 100)
         (0, 0, 0, 0x0, 0x0000_0000, 0xbf80_0000, -1.0, -1.0, 0),
-        (0, 0, 1, 0x60f7_2afe_a909_8c2a, 0x3ec1_ee54, 0xbe78_46b0, -2.421875e-1, -2.42431640625e-1, 74),
-        (1, 0, 0, 0x7d6e_4ac3_8b2b_1be2, 0x3efa_dc94, 0xbca4_6d80, -2.001953125e-2, -2.00653076171875e-2, 14),
-        (0, 1, 0, 0x6393_d51c_06c6_18dc, 0x3ec7_27aa, 0xbe63_6158, -2.216796875e-1, -2.220458984375e-1, 60),
-        (42, 1, 123_456_789, 0x27e4_cadc_29c0_4582, 0x3e1f_9328, 0xbf30_366c, -6.875e-1, -6.884765625e-1, 6),
-        (0xdead_beef, 2, u64::MAX, 0xacb0_93a0_0843_9d3c, 0x3f2c_b093, 0x3eb2_c24c, 3.49609375e-1, 3.4912109375e-1, 72),
+        (
+            0,
+            0,
+            1,
+            0x60f7_2afe_a909_8c2a,
+            0x3ec1_ee54,
+            0xbe78_46b0,
+            -2.421875e-1,
+            -2.42431640625e-1,
+            74,
+        ),
+        (
+            1,
+            0,
+            0,
+            0x7d6e_4ac3_8b2b_1be2,
+            0x3efa_dc94,
+            0xbca4_6d80,
+            -2.001953125e-2,
+            -2.00653076171875e-2,
+            14,
+        ),
+        (
+            0,
+            1,
+            0,
+            0x6393_d51c_06c6_18dc,
+            0x3ec7_27aa,
+            0xbe63_6158,
+            -2.216796875e-1,
+            -2.220458984375e-1,
+            60,
+        ),
+        (
+            42,
+            1,
+            123_456_789,
+            0x27e4_cadc_29c0_4582,
+            0x3e1f_9328,
+            0xbf30_366c,
+            -6.875e-1,
+            -6.884765625e-1,
+            6,
+        ),
+        (
+            0xdead_beef,
+            2,
+            u64::MAX,
+            0xacb0_93a0_0843_9d3c,
+            0x3f2c_b093,
+            0x3eb2_c24c,
+            3.49609375e-1,
+            3.4912109375e-1,
+            72,
+        ),
     ];
     for &(s, t, i, h, ubits, vbits, bf, fp, idx) in golden {
         assert_eq!(hash(s, t, i), h, "hash({s}, {t}, {i})");
@@ -68,14 +119,27 @@ fn device_value(seed: u64, tensor: u32, index: u64, lo: f32, hi: f32) -> f32 {
 
 #[test]
 fn host_matches_transcribed_device_formula() {
-    let ranges = [(-1.0f32, 1.0f32), (0.0, 1.0), (1.0, 2.0), (0.5, 1.0), (-3.0, -1.0), (-0.3, 1.7), (-1e-3, 1e-3), (100.0, 100.5)];
+    let ranges = [
+        (-1.0f32, 1.0f32),
+        (0.0, 1.0),
+        (1.0, 2.0),
+        (0.5, 1.0),
+        (-3.0, -1.0),
+        (-0.3, 1.7),
+        (-1e-3, 1e-3),
+        (100.0, 100.5),
+    ];
     for (lo, hi) in ranges {
         for seed in [0u64, 1, 0x1234_5678_9abc_def0] {
             for tensor in 0..3u32 {
                 for i in (0..2000u64).chain([u64::MAX - 1, u64::MAX, 1 << 40]) {
                     let host = value_f32(seed, tensor, i, Uniform { lo, hi });
                     let dev = device_value(seed, tensor, i, lo, hi);
-                    assert_eq!(host.to_bits(), dev.to_bits(), "({seed}, {tensor}, {i}) in [{lo}, {hi})");
+                    assert_eq!(
+                        host.to_bits(),
+                        dev.to_bits(),
+                        "({seed}, {tensor}, {i}) in [{lo}, {hi})"
+                    );
                 }
             }
         }
@@ -84,7 +148,11 @@ fn host_matches_transcribed_device_formula() {
 
 #[test]
 fn device_source_uses_the_same_constants_and_formula() {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/kg_common.cuh")).unwrap();
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/kernels/kg_common.cuh"
+    ))
+    .unwrap();
     let src: String = src.split_whitespace().collect::<Vec<_>>().join(" ");
     for needle in [
         "x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;",
@@ -97,9 +165,17 @@ fn device_source_uses_the_same_constants_and_formula() {
         assert!(src.contains(needle), "kernels/kg_common.cuh no longer contains `{needle}`: update src/inputs.rs and this test together");
     }
     // The fill kernels round to the dtype with round-to-nearest-even, as Dtype::round does.
-    let fill = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/fill.cu")).unwrap();
-    for needle in ["kg_input_value(seed, tensor, i, lo, hi)", "__float2bfloat16_rn", "__float2half_rn"] {
-        assert!(fill.contains(needle), "kernels/fill.cu no longer contains `{needle}`");
+    let fill =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/fill.cu")).unwrap();
+    for needle in [
+        "kg_input_value(seed, tensor, i, lo, hi)",
+        "__float2bfloat16_rn",
+        "__float2half_rn",
+    ] {
+        assert!(
+            fill.contains(needle),
+            "kernels/fill.cu no longer contains `{needle}`"
+        );
     }
 }
 
@@ -119,21 +195,44 @@ fn top_of_range_stays_below_hi() {
     // unit(7, 0, 24657455) is the largest unit, 1 − 2^-24: lo + (hi − lo)·u rounds to hi in [1, 2).
     let i = 24_657_455;
     assert_eq!(unit(7, 0, i), 1.0 - 2f32.powi(-24));
-    assert_eq!(1.0f32 + 1.0f32 * unit(7, 0, i), 2.0, "the unclamped formula reaches hi");
-    assert_eq!(value_f32(7, 0, i, Uniform { lo: 1.0, hi: 2.0 }), 2.0f32.next_down());
-    assert_eq!(value_f32(7, 0, i, Uniform { lo: 0.5, hi: 1.0 }), 1.0f32.next_down());
+    assert_eq!(
+        1.0f32 + 1.0f32 * unit(7, 0, i),
+        2.0,
+        "the unclamped formula reaches hi"
+    );
+    assert_eq!(
+        value_f32(7, 0, i, Uniform { lo: 1.0, hi: 2.0 }),
+        2.0f32.next_down()
+    );
+    assert_eq!(
+        value_f32(7, 0, i, Uniform { lo: 0.5, hi: 1.0 }),
+        1.0f32.next_down()
+    );
     assert_eq!(value_f32(7, 0, i, SYM), 1.0 - 2f32.powi(-23));
     // After rounding to a narrow dtype the value may be hi ("exclusive before rounding").
-    assert_eq!(value(7, 0, i, Uniform { lo: 1.0, hi: 2.0 }, Dtype::Bf16), 2.0);
+    assert_eq!(
+        value(7, 0, i, Uniform { lo: 1.0, hi: 2.0 }, Dtype::Bf16),
+        2.0
+    );
 }
 
 #[test]
 fn deterministic() {
-    let a: Vec<u32> = (0..1000).map(|i| value_f32(5, 1, i, SYM).to_bits()).collect();
-    let b: Vec<u32> = (0..1000).map(|i| value_f32(5, 1, i, SYM).to_bits()).collect();
+    let a: Vec<u32> = (0..1000)
+        .map(|i| value_f32(5, 1, i, SYM).to_bits())
+        .collect();
+    let b: Vec<u32> = (0..1000)
+        .map(|i| value_f32(5, 1, i, SYM).to_bits())
+        .collect();
     assert_eq!(a, b);
     // Independent of evaluation order.
-    let c: Vec<u32> = (0..1000).rev().map(|i| value_f32(5, 1, i, SYM).to_bits()).collect::<Vec<_>>().into_iter().rev().collect();
+    let c: Vec<u32> = (0..1000)
+        .rev()
+        .map(|i| value_f32(5, 1, i, SYM).to_bits())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     assert_eq!(a, c);
 }
 
@@ -174,7 +273,9 @@ fn index_value_edges() {
 }
 
 fn range() -> impl Strategy<Value = (f32, f32)> {
-    (-1e4f32..1e4, 1e-6f32..1e4).prop_map(|(lo, w)| (lo, lo + w)).prop_filter("lo < hi", |(lo, hi)| lo < hi)
+    (-1e4f32..1e4, 1e-6f32..1e4)
+        .prop_map(|(lo, w)| (lo, lo + w))
+        .prop_filter("lo < hi", |(lo, hi)| lo < hi)
 }
 
 proptest! {

@@ -1,6 +1,8 @@
 //! No GPU is a normal state: detection never panics, listing never touches the device,
 //! and a session without a device reports "no GPU" instead of failing.
 
+mod common;
+
 use kernelgate::case::{Case, Dtype, Shape};
 use kernelgate::config::Config;
 use kernelgate::runner::{case_seed, Session};
@@ -15,24 +17,18 @@ fn root() -> PathBuf {
 }
 
 fn config(dir: &Path) -> Config {
-    Config {
-        root: root(),
-        suite: "smoke".into(),
-        update_baselines: false,
-        strict: false,
-        tolerance_pct: None,
-        baseline_dir: dir.join("baselines"),
-        results_dir: dir.join("results"),
-        cache_dir: dir.join("cache"),
-        seed: Some(1234),
-        device: 0,
-        timing: Default::default(),
-        spin_scale: 1.0,
-    }
+    common::test_config(&root(), dir)
 }
 
 fn gemm(backend: &str, m: u64, dtype: Dtype) -> Case {
-    Case { kernel: "gemm".into(), backend: backend.into(), dtype, shape: Shape::new([("m", m), ("n", 8), ("k", 8)]), tolerance_pct: None, flush_l2: true }
+    Case {
+        kernel: "gemm".into(),
+        backend: backend.into(),
+        dtype,
+        shape: Shape::new([("m", m), ("n", 8), ("k", 8)]),
+        tolerance_pct: None,
+        flush_l2: true,
+    }
 }
 
 #[test]
@@ -54,14 +50,20 @@ fn session_without_a_device_reports_no_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let session = Session::new(config(dir.path()), "smoke");
     assert_eq!(session.seed, 1234);
-    assert_eq!(session.store.path("NVIDIA H100", "gemm"), dir.path().join("baselines/nvidia-h100/gemm.json"));
+    assert_eq!(
+        session.store.path("NVIDIA H100", "gemm"),
+        dir.path().join("baselines/nvidia-h100/gemm.json")
+    );
     for _ in 0..2 {
         match session.run(&gemm("cublas", 8, Dtype::Bf16)) {
             Err(Error::NoGpu(reason)) => assert!(!reason.is_empty()),
             other => panic!("expected NoGpu, got {other:?}"),
         }
     }
-    assert!(session.writer().is_none(), "no results file without a device");
+    assert!(
+        session.writer().is_none(),
+        "no results file without a device"
+    );
     assert!(!dir.path().join("results").exists());
     assert!(!dir.path().join("baselines").exists());
 }
@@ -79,7 +81,10 @@ fn listing_builds_one_trial_per_case_without_a_device() {
     // --exact NAME builds only that trial.
     let args = Arguments::from_iter(["kernels", "--exact", "spin::cuda::us50_fp32"]);
     let trials = kernelgate::harness::trials(&suite, session.clone(), &args);
-    assert_eq!(trials.iter().map(|t| t.name()).collect::<Vec<_>>(), ["spin::cuda::us50_fp32"]);
+    assert_eq!(
+        trials.iter().map(|t| t.name()).collect::<Vec<_>>(),
+        ["spin::cuda::us50_fp32"]
+    );
     assert!(session.writer().is_none());
     assert!(!dir.path().join("cache").exists(), "nothing compiled");
 }
@@ -87,7 +92,10 @@ fn listing_builds_one_trial_per_case_without_a_device() {
 #[test]
 fn case_seeds() {
     // Every backend of one problem sees the same inputs.
-    assert_eq!(case_seed(1, &gemm("cublas", 8, Dtype::Bf16)), case_seed(1, &gemm("cuda", 8, Dtype::Bf16)));
+    assert_eq!(
+        case_seed(1, &gemm("cublas", 8, Dtype::Bf16)),
+        case_seed(1, &gemm("cuda", 8, Dtype::Bf16))
+    );
     // Different problems, dtypes and runs see different ones.
     let base = case_seed(1, &gemm("cuda", 8, Dtype::Bf16));
     assert_ne!(base, case_seed(1, &gemm("cuda", 16, Dtype::Bf16)));
@@ -100,6 +108,35 @@ fn case_seeds() {
     assert_eq!(case_seed(1, &c), base);
     // Deterministic.
     assert_eq!(case_seed(1, &gemm("cuda", 8, Dtype::Bf16)), base);
-    let all: std::collections::HashSet<u64> = (1..200).map(|m| case_seed(7, &gemm("cuda", m, Dtype::Fp32))).collect();
+    let all: std::collections::HashSet<u64> = (1..200)
+        .map(|m| case_seed(7, &gemm("cuda", m, Dtype::Fp32)))
+        .collect();
     assert_eq!(all.len(), 199);
+}
+
+#[test]
+fn tolerance_precedence() {
+    use kernelgate::runner::tolerance_pct;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = |t: Option<f64>| Config {
+        tolerance_pct: t,
+        ..config(dir.path())
+    };
+    let case = |t: Option<f64>| Case {
+        tolerance_pct: t,
+        ..gemm("cuda", 8, Dtype::Bf16)
+    };
+    assert_eq!(kernelgate::config::DEFAULT_TOLERANCE_PCT, 5.0);
+    assert_eq!(tolerance_pct(&cfg(None), &case(None)), 5.0);
+    assert_eq!(
+        tolerance_pct(&cfg(None), &case(Some(7.0))),
+        7.0,
+        "the suite overrides the default"
+    );
+    assert_eq!(
+        tolerance_pct(&cfg(Some(2.0)), &case(Some(7.0))),
+        2.0,
+        "the environment overrides the suite"
+    );
+    assert_eq!(tolerance_pct(&cfg(Some(2.0)), &case(None)), 2.0);
 }

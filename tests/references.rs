@@ -25,7 +25,9 @@ fn b(seed: u64, n: usize, kk: usize, j: usize, d: Dtype) -> f64 {
 /// tensor 1 = B, row-major K×N).
 fn naive(seed: u64, m: usize, n: usize, k: usize, d: Dtype, i: usize, j: usize) -> f64 {
     assert!(i < m && j < n);
-    (0..k).map(|kk| a(seed, k, i, kk, d) * b(seed, n, kk, j, d)).sum()
+    (0..k)
+        .map(|kk| a(seed, k, i, kk, d) * b(seed, n, kk, j, d))
+        .sum()
 }
 
 /// Splits an Expected into (row, col) → value and checks the index layout.
@@ -48,10 +50,18 @@ fn family_registry() {
     for f in family::all() {
         assert!(!f.about().is_empty());
         assert!(!f.backends().is_empty() && !f.dtypes().is_empty());
-        assert!(f.dims().iter().all(|d| kernelgate::case::is_dim_name(d)), "{}", f.name());
+        assert!(
+            f.dims().iter().all(|d| kernelgate::case::is_dim_name(d)),
+            "{}",
+            f.name()
+        );
         // Every backend a family names exists.
         for b in f.backends() {
-            assert!(kernelgate::backend::by_name(b).is_some(), "{} names unknown backend {b}", f.name());
+            assert!(
+                kernelgate::backend::by_name(b).is_some(),
+                "{} names unknown backend {b}",
+                f.name()
+            );
         }
     }
     assert_eq!(Gemm.backends(), ["cublas", "cuda"]);
@@ -65,12 +75,20 @@ fn gemm_tensor_specs() {
     let s = mnk(2, 3, 5);
     let ins = Gemm.inputs(&s, Dtype::Bf16);
     assert_eq!(ins.len(), 2);
-    assert_eq!((ins[0].name, ins[0].len, ins[0].dtype), ("A", 10, Dtype::Bf16));
+    assert_eq!(
+        (ins[0].name, ins[0].len, ins[0].dtype),
+        ("A", 10, Dtype::Bf16)
+    );
     assert_eq!((ins[1].name, ins[1].len), ("B", 15));
-    assert!(ins.iter().all(|t| t.init == Init::Uniform(Uniform::SYMMETRIC)));
+    assert!(ins
+        .iter()
+        .all(|t| t.init == Init::Uniform(Uniform::SYMMETRIC)));
     let outs = Gemm.outputs(&s, Dtype::Fp32);
     assert_eq!(outs.len(), 1);
-    assert_eq!((outs[0].name, outs[0].len, outs[0].init, outs[0].bytes()), ("C", 6, Init::Output, 24));
+    assert_eq!(
+        (outs[0].name, outs[0].len, outs[0].init, outs[0].bytes()),
+        ("C", 6, Init::Output, 24)
+    );
     assert_eq!(ins[0].bytes(), 20);
 }
 
@@ -87,17 +105,40 @@ fn gemm_flops_and_bytes() {
 
 #[test]
 fn device_bytes_counts_inputs_and_outputs() {
-    assert_eq!(family::device_bytes(&Gemm, &mnk(2, 3, 4), Dtype::Bf16), (8 + 12 + 6) * 2);
-    assert_eq!(family::device_bytes(&Gemm, &mnk(2, 3, 4), Dtype::Fp32), (8 + 12 + 6) * 4);
-    assert_eq!(family::device_bytes(&Gemm, &mnk(8192, 8192, 8192), Dtype::Bf16), 3 * 8192 * 8192 * 2);
-    assert_eq!(family::device_bytes(&Spin, &Shape::new([("us", 10)]), Dtype::Fp32), 4);
+    assert_eq!(
+        family::device_bytes(&Gemm, &mnk(2, 3, 4), Dtype::Bf16),
+        (8 + 12 + 6) * 2
+    );
+    assert_eq!(
+        family::device_bytes(&Gemm, &mnk(2, 3, 4), Dtype::Fp32),
+        (8 + 12 + 6) * 4
+    );
+    assert_eq!(
+        family::device_bytes(&Gemm, &mnk(8192, 8192, 8192), Dtype::Bf16),
+        3 * 8192 * 8192 * 2
+    );
+    assert_eq!(
+        family::device_bytes(&Spin, &Shape::new([("us", 10)]), Dtype::Fp32),
+        4
+    );
 }
 
 #[test]
 fn gemm_tolerance_grows_with_k_for_fp32_only() {
     let t = |k: u64, d: Dtype| Gemm.tolerance(&mnk(8, 8, k), d);
-    assert_eq!(t(256, Dtype::Fp32), Tolerance { rel_l2: 1e-5, atol: 2e-5, rtol: 1e-5 });
-    assert_eq!(t(16, Dtype::Fp32), t(256, Dtype::Fp32), "no shrinking below k = 256");
+    assert_eq!(
+        t(256, Dtype::Fp32),
+        Tolerance {
+            rel_l2: 1e-5,
+            atol: 2e-5,
+            rtol: 1e-5
+        }
+    );
+    assert_eq!(
+        t(16, Dtype::Fp32),
+        t(256, Dtype::Fp32),
+        "no shrinking below k = 256"
+    );
     assert_eq!(t(1, Dtype::Fp32), t(256, Dtype::Fp32));
     let t1024 = t(1024, Dtype::Fp32);
     assert_relative_eq!(t1024.rel_l2, 2e-5, max_relative = 1e-12);
@@ -125,10 +166,27 @@ fn gemm_validate_32_bit_range() {
     assert!(v(max, 1, 1).is_ok());
     assert!(v(1, max, 1).is_ok());
     assert!(v(46340, 46340, 46340).is_ok(), "46340² < 2^31");
-    assert_eq!(v(max + 1, 1, 1).unwrap_err(), "m=2147483648 exceeds the 32-bit index range of the kernels");
-    assert_eq!(v(1, 1, max + 1).unwrap_err(), "k=2147483648 exceeds the 32-bit index range of the kernels");
-    assert_eq!(v(u64::MAX, 1, 1).unwrap_err(), format!("m={} exceeds the 32-bit index range of the kernels", u64::MAX));
-    for (m, n, k) in [(65536, 32768, 1), (65536, 1, 32768), (1, 65536, 32768), (46341, 46341, 1)] {
+    assert_eq!(
+        v(max + 1, 1, 1).unwrap_err(),
+        "m=2147483648 exceeds the 32-bit index range of the kernels"
+    );
+    assert_eq!(
+        v(1, 1, max + 1).unwrap_err(),
+        "k=2147483648 exceeds the 32-bit index range of the kernels"
+    );
+    assert_eq!(
+        v(u64::MAX, 1, 1).unwrap_err(),
+        format!(
+            "m={} exceeds the 32-bit index range of the kernels",
+            u64::MAX
+        )
+    );
+    for (m, n, k) in [
+        (65536, 32768, 1),
+        (65536, 1, 32768),
+        (1, 65536, 32768),
+        (46341, 46341, 1),
+    ] {
         assert_eq!(
             v(m, n, k).unwrap_err(),
             format!("m·n, m·k or k·n exceeds 2^31 elements (m={m}, n={n}, k={k})")
@@ -147,8 +205,19 @@ fn gemm_reference_small_exact() {
         for j in 0..2 {
             let mut want = 0.0;
             for kk in 0..3 {
-                want += value(seed, 0, (i * 3 + kk) as u64, Uniform::SYMMETRIC, Dtype::Fp32)
-                    * value(seed, 1, (kk * 2 + j) as u64, Uniform::SYMMETRIC, Dtype::Fp32);
+                want += value(
+                    seed,
+                    0,
+                    (i * 3 + kk) as u64,
+                    Uniform::SYMMETRIC,
+                    Dtype::Fp32,
+                ) * value(
+                    seed,
+                    1,
+                    (kk * 2 + j) as u64,
+                    Uniform::SYMMETRIC,
+                    Dtype::Fp32,
+                );
             }
             assert_relative_eq!(e.values[i * 2 + j], want, max_relative = 1e-14);
         }
@@ -166,9 +235,17 @@ fn gemm_reference_samples_rows() {
     assert_eq!(rows.len(), CHECK_ROWS);
     assert!(rows.contains_key(&0) && rows.contains_key(&(m - 1)));
     for (i, cols) in &rows {
-        assert_eq!(cols.iter().map(|c| c.0).collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
+        assert_eq!(
+            cols.iter().map(|c| c.0).collect::<Vec<_>>(),
+            (0..n).collect::<Vec<_>>()
+        );
         for &(j, v) in cols {
-            assert_relative_eq!(v, naive(seed, m, n, k, Dtype::Bf16, *i, j), max_relative = 1e-12, epsilon = 1e-12);
+            assert_relative_eq!(
+                v,
+                naive(seed, m, n, k, Dtype::Bf16, *i, j),
+                max_relative = 1e-12,
+                epsilon = 1e-12
+            );
         }
     }
     // Another seed samples other rows and other values.
@@ -196,7 +273,12 @@ fn gemm_reference_samples_columns_when_rows_are_long() {
     // Spot-check a spread of the sampled elements against the naive product.
     for (i, cols) in &rows {
         for &(j, v) in cols.iter().step_by(16).chain(cols.last()) {
-            assert_relative_eq!(v, naive(seed, m, n, k, Dtype::Bf16, *i, j), max_relative = 1e-12, epsilon = 1e-12);
+            assert_relative_eq!(
+                v,
+                naive(seed, m, n, k, Dtype::Bf16, *i, j),
+                max_relative = 1e-12,
+                epsilon = 1e-12
+            );
         }
     }
 }
@@ -220,13 +302,20 @@ fn simulated_kernel(seed: u64, m: usize, n: usize, k: usize, d: Dtype, fault: Fa
             let kmax = if fault == Fault::DropLastK { k - 1 } else { k };
             for kk in 0..kmax {
                 let (x, y) = match fault {
-                    Fault::TransposedB => (a(seed, k, i, kk, d), value(seed, 1, (j * k + kk) as u64, Uniform::SYMMETRIC, d)),
+                    Fault::TransposedB => (
+                        a(seed, k, i, kk, d),
+                        value(seed, 1, (j * k + kk) as u64, Uniform::SYMMETRIC, d),
+                    ),
                     Fault::SwappedSeed => (a(seed ^ 1, k, i, kk, d), b(seed ^ 1, n, kk, j, d)),
                     _ => (a(seed, k, i, kk, d), b(seed, n, kk, j, d)),
                 };
                 acc += x as f32 * y as f32;
             }
-            c[i * n + j] = if fault == Fault::SkipLastRow && i == m - 1 { f64::NAN } else { d.round(acc) };
+            c[i * n + j] = if fault == Fault::SkipLastRow && i == m - 1 {
+                f64::NAN
+            } else {
+                d.round(acc)
+            };
         }
     }
     c
@@ -244,7 +333,13 @@ enum Fault {
 #[test]
 fn correct_kernels_pass_and_wrong_ones_fail_the_family_tolerance() {
     for d in Dtype::ALL {
-        for &(m, n, k) in &[(1usize, 1usize, 1usize), (17, 33, 100), (40, 40, 40), (3, 16, 4096), (2, 8, 1000)] {
+        for &(m, n, k) in &[
+            (1usize, 1usize, 1usize),
+            (17, 33, 100),
+            (40, 40, 40),
+            (3, 16, 4096),
+            (2, 8, 1000),
+        ] {
             let s = mnk(m as u64, n as u64, k as u64);
             let seed = 1000 + k as u64;
             let exp = &Gemm.reference(&s, d, seed)[0];
@@ -262,7 +357,11 @@ fn correct_kernels_pass_and_wrong_ones_fail_the_family_tolerance() {
             for f in faults {
                 let out = simulated_kernel(seed, m, n, k, d, f);
                 let c = check("C", m * n, |i| out[i], exp, tol);
-                assert!(!c.passed, "{d} {m}x{n}x{k} with {f:?} passed: {}", c.describe());
+                assert!(
+                    !c.passed,
+                    "{d} {m}x{n}x{k} with {f:?} passed: {}",
+                    c.describe()
+                );
             }
         }
     }
@@ -293,23 +392,47 @@ proptest! {
 #[test]
 fn spin_family() {
     let s = Shape::new([("us", 100)]);
-    assert_eq!((Spin.name(), Spin.dims(), Spin.dtypes(), Spin.backends()), ("spin", &["us"][..], &[Dtype::Fp32][..], &["cuda"][..]));
+    assert_eq!(
+        (Spin.name(), Spin.dims(), Spin.dtypes(), Spin.backends()),
+        ("spin", &["us"][..], &[Dtype::Fp32][..], &["cuda"][..])
+    );
     assert!(Spin.inputs(&s, Dtype::Fp32).is_empty());
     let outs = Spin.outputs(&s, Dtype::Fp32);
-    assert_eq!((outs.len(), outs[0].name, outs[0].len, outs[0].init), (1, "done", 1, Init::Output));
+    assert_eq!(
+        (outs.len(), outs[0].name, outs[0].len, outs[0].init),
+        (1, "done", 1, Init::Output)
+    );
     assert_eq!(Spin.flops(&s), 0.0);
     assert_eq!(Spin.bytes(&s, Dtype::Fp32), 4.0);
     let exp = Spin.reference(&s, Dtype::Fp32, 123);
-    assert_eq!(exp, vec![Expected { output: 0, indices: vec![0], values: vec![1.0] }]);
+    assert_eq!(
+        exp,
+        vec![Expected {
+            output: 0,
+            indices: vec![0],
+            values: vec![1.0]
+        }]
+    );
     let tol = Spin.tolerance(&s, Dtype::Fp32);
-    assert_eq!(tol, Tolerance { rel_l2: 0.0, atol: 0.0, rtol: 0.0 });
+    assert_eq!(
+        tol,
+        Tolerance {
+            rel_l2: 0.0,
+            atol: 0.0,
+            rtol: 0.0
+        }
+    );
     assert!(check("done", 1, |_| 1.0, &exp[0], tol).passed);
     assert!(!check("done", 1, |_| 0.0, &exp[0], tol).passed);
     assert!(!check("done", 1, |_| 1.0 + 1e-7, &exp[0], tol).passed);
-    assert!(!check("done", 1, |_| f64::NAN, &exp[0], tol).passed, "never written: still poisoned");
+    assert!(
+        !check("done", 1, |_| f64::NAN, &exp[0], tol).passed,
+        "never written: still poisoned"
+    );
     assert!(Spin.validate(&Shape::new([("us", 10_000_000)])).is_ok());
     assert_eq!(
-        Spin.validate(&Shape::new([("us", 10_000_001)])).unwrap_err(),
+        Spin.validate(&Shape::new([("us", 10_000_001)]))
+            .unwrap_err(),
         "us=10000001: a calibration spin longer than 10 s is a mistake"
     );
 }

@@ -14,7 +14,9 @@ fn example(v: Verdict) -> kernelgate::results::Record {
         Verdict::Faster => record(dims, "cuda", v, Some(0.2), Some(0.25)),
         Verdict::Ambiguous => record(dims, "cuda", v, Some(0.265), Some(0.25)),
         Verdict::Regression => record(dims, "cuda", v, Some(0.275), Some(0.25)),
-        Verdict::New | Verdict::Updated | Verdict::MissingBaseline => record(dims, "cuda", v, Some(1.25), None),
+        Verdict::New | Verdict::Updated | Verdict::MissingBaseline => {
+            record(dims, "cuda", v, Some(1.25), None)
+        }
         Verdict::Wrong => record(dims, "cuda", v, None, None),
     }
 }
@@ -24,7 +26,13 @@ fn verdict_messages() {
     let store = Store::new("baselines");
     for v in ALL_VERDICTS {
         let msg = verdict_message(&example(v), GPU, &store);
-        insta::assert_snapshot!(format!("verdict_{}", serde_json::to_value(v).unwrap().as_str().unwrap()), msg);
+        insta::assert_snapshot!(
+            format!(
+                "verdict_{}",
+                serde_json::to_value(v).unwrap().as_str().unwrap()
+            ),
+            msg
+        );
     }
 }
 
@@ -48,35 +56,87 @@ fn regression_message_has_everything_needed_to_act() {
 #[test]
 fn latency_units() {
     let store = Store::new("b");
-    let msg = |ms: f64| verdict_message(&record((1, 1, 1), "cuda", Verdict::New, Some(ms), None), GPU, &store);
-    assert!(msg(250.0).starts_with("new: median 250.0 ms;"), "{}", msg(250.0));
-    assert!(msg(1.5).starts_with("new: median 1.500 ms;"), "{}", msg(1.5));
-    assert!(msg(0.0123).starts_with("new: median 12.30 µs;"), "{}", msg(0.0123));
-    assert!(msg(0.000_5).starts_with("new: median 0.50 µs;"), "{}", msg(0.000_5));
+    let msg = |ms: f64| {
+        verdict_message(
+            &record((1, 1, 1), "cuda", Verdict::New, Some(ms), None),
+            GPU,
+            &store,
+        )
+    };
+    assert!(
+        msg(250.0).starts_with("new: median 250.0 ms;"),
+        "{}",
+        msg(250.0)
+    );
+    assert!(
+        msg(1.5).starts_with("new: median 1.500 ms;"),
+        "{}",
+        msg(1.5)
+    );
+    assert!(
+        msg(0.0123).starts_with("new: median 12.30 µs;"),
+        "{}",
+        msg(0.0123)
+    );
+    assert!(
+        msg(0.000_5).starts_with("new: median 0.50 µs;"),
+        "{}",
+        msg(0.000_5)
+    );
 }
 
 #[test]
 fn wrong_verdict_keeps_its_own_message() {
     let r = example(Verdict::Wrong);
-    assert_eq!(verdict_message(&r, GPU, &Store::new("baselines")), r.message);
+    assert_eq!(
+        verdict_message(&r, GPU, &Store::new("baselines")),
+        r.message
+    );
 }
 
 #[test]
 fn summary_table_snapshot() {
     let records = vec![
-        record((8192, 8192, 8192), "cuda", Verdict::Regression, Some(1.65), Some(1.5)),
-        record((1024, 1024, 1024), "cublas", Verdict::Pass, Some(0.0123), Some(0.0121)),
+        record(
+            (8192, 8192, 8192),
+            "cuda",
+            Verdict::Regression,
+            Some(1.65),
+            Some(1.5),
+        ),
+        record(
+            (1024, 1024, 1024),
+            "cublas",
+            Verdict::Pass,
+            Some(0.0123),
+            Some(0.0121),
+        ),
         record((4096, 4096, 4096), "cuda", Verdict::Wrong, None, None),
         record((1, 4096, 4096), "cublas", Verdict::New, Some(0.0456), None),
-        record((4096, 4096, 4096), "cublas", Verdict::Faster, Some(150.0), Some(180.0)),
-        record((2048, 2048, 2048), "cuda", Verdict::Ambiguous, Some(0.095), Some(0.09)),
+        record(
+            (4096, 4096, 4096),
+            "cublas",
+            Verdict::Faster,
+            Some(150.0),
+            Some(180.0),
+        ),
+        record(
+            (2048, 2048, 2048),
+            "cuda",
+            Verdict::Ambiguous,
+            Some(0.095),
+            Some(0.09),
+        ),
     ];
     let table = summary_table(&records);
     insta::assert_snapshot!("summary_table", table);
     // Sorted by case, whatever the run order; one header line plus one line per record.
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 7);
-    let cases: Vec<&str> = lines[1..].iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    let cases: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
     let mut sorted = cases.clone();
     sorted.sort();
     assert_eq!(cases, sorted);
@@ -89,5 +149,8 @@ fn summary_table_snapshot() {
 
 #[test]
 fn summary_table_empty() {
-    assert_eq!(summary_table(&[]), "case     verdict        median    TFLOP/s       GB/s   vs base  variant\n");
+    assert_eq!(
+        summary_table(&[]),
+        "case     verdict        median    TFLOP/s       GB/s   vs base  variant\n"
+    );
 }

@@ -10,18 +10,55 @@ use proptest::prelude::*;
 #[test]
 fn verdict_passed() {
     let passed: Vec<Verdict> = ALL_VERDICTS.into_iter().filter(|v| v.passed()).collect();
-    assert_eq!(passed, [Verdict::Pass, Verdict::Faster, Verdict::Ambiguous, Verdict::New, Verdict::Updated]);
-    for v in [Verdict::Regression, Verdict::Wrong, Verdict::MissingBaseline] {
+    assert_eq!(
+        passed,
+        [
+            Verdict::Pass,
+            Verdict::Faster,
+            Verdict::Ambiguous,
+            Verdict::New,
+            Verdict::Updated
+        ]
+    );
+    for v in [
+        Verdict::Regression,
+        Verdict::Wrong,
+        Verdict::MissingBaseline,
+    ] {
         assert!(!v.passed(), "{v:?}");
     }
 }
 
 #[test]
 fn verdict_serde_names() {
-    let names: Vec<String> = ALL_VERDICTS.iter().map(|v| serde_json::to_value(v).unwrap().as_str().unwrap().to_string()).collect();
-    assert_eq!(names, ["pass", "faster", "ambiguous", "new", "updated", "regression", "wrong", "missing_baseline"]);
+    let names: Vec<String> = ALL_VERDICTS
+        .iter()
+        .map(|v| {
+            serde_json::to_value(v)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "pass",
+            "faster",
+            "ambiguous",
+            "new",
+            "updated",
+            "regression",
+            "wrong",
+            "missing_baseline"
+        ]
+    );
     for v in ALL_VERDICTS {
-        assert_eq!(serde_json::from_value::<Verdict>(serde_json::to_value(v).unwrap()).unwrap(), v);
+        assert_eq!(
+            serde_json::from_value::<Verdict>(serde_json::to_value(v).unwrap()).unwrap(),
+            v
+        );
     }
 }
 
@@ -38,15 +75,40 @@ fn writer_rewrites_file_after_each_push() {
     let name = w.path().file_name().unwrap().to_string_lossy().to_string();
     assert_eq!(w.path().parent().unwrap(), out);
     assert!(name.starts_with("smoke-nvidia-h100-80gb-hbm3-"), "{name}");
-    assert!(name.ends_with(&format!("-{}.json", std::process::id())), "{name}");
-    let stamp = &name["smoke-nvidia-h100-80gb-hbm3-".len()..name.len() - format!("-{}.json", std::process::id()).len()];
+    assert!(
+        name.ends_with(&format!("-{}.json", std::process::id())),
+        "{name}"
+    );
+    let stamp = &name["smoke-nvidia-h100-80gb-hbm3-".len()
+        ..name.len() - format!("-{}.json", std::process::id()).len()];
     assert_eq!(stamp.len(), "20260420-101112".len(), "{stamp}");
-    assert!(stamp.chars().enumerate().all(|(i, c)| if i == 8 { c == '-' } else { c.is_ascii_digit() }), "{stamp}");
-    assert!(!w.path().exists(), "nothing written before the first record");
+    assert!(
+        stamp
+            .chars()
+            .enumerate()
+            .all(|(i, c)| if i == 8 { c == '-' } else { c.is_ascii_digit() }),
+        "{stamp}"
+    );
+    assert!(
+        !w.path().exists(),
+        "nothing written before the first record"
+    );
 
-    let records = vec![
-        record((256, 256, 256), "cublas", Verdict::Pass, Some(0.0123), Some(0.0121)),
-        record((256, 256, 256), "cuda", Verdict::Regression, Some(0.0456), Some(0.04)),
+    let records = [
+        record(
+            (256, 256, 256),
+            "cublas",
+            Verdict::Pass,
+            Some(0.0123),
+            Some(0.0121),
+        ),
+        record(
+            (256, 256, 256),
+            "cuda",
+            Verdict::Regression,
+            Some(0.0456),
+            Some(0.04),
+        ),
         record((100, 100, 10), "cuda", Verdict::New, Some(1.0 / 3.0), None),
     ];
     for (i, r) in records.iter().enumerate() {
@@ -54,7 +116,10 @@ fn writer_rewrites_file_after_each_push() {
         let f = load(w.path()).unwrap();
         assert_eq!(f.results.len(), i + 1);
         assert_eq!(f.results, records[..=i]);
-        assert_eq!((f.suite.as_str(), f.seed, f.gpu.as_ref()), ("smoke", 42, Some(&gpu_info())));
+        assert_eq!(
+            (f.suite.as_str(), f.seed, f.gpu.as_ref()),
+            ("smoke", 42, Some(&gpu_info()))
+        );
         assert_eq!(f.kernelgate, env!("CARGO_PKG_VERSION"));
         assert_eq!(w.records(), records[..=i]);
         // Atomic: only the results file is in the directory.
@@ -64,12 +129,26 @@ fn writer_rewrites_file_after_each_push() {
     assert_eq!(f.started.len(), "2026-04-20T10:11:12Z".len());
     assert!(f.started.ends_with('Z'));
     // The seed runner's field names are in the file.
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(w.path()).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(w.path()).unwrap()).unwrap();
     let r0 = &v["results"][0];
-    for field in ["kernel", "backend", "arch", "gpu_model", "compute_capability", "problem_size", "latency_ms", "tflops", "compilation_time"] {
+    for field in [
+        "kernel",
+        "backend",
+        "arch",
+        "gpu_model",
+        "compute_capability",
+        "problem_size",
+        "latency_ms",
+        "tflops",
+        "compilation_time",
+    ] {
         assert!(!r0[field].is_null(), "{field} missing: {r0}");
     }
-    assert_eq!(r0["problem_size"], serde_json::json!({"m": 256, "n": 256, "k": 256}));
+    assert_eq!(
+        r0["problem_size"],
+        serde_json::json!({"m": 256, "n": 256, "k": 256})
+    );
     assert_eq!(r0["verdict"], "pass");
 }
 
@@ -78,7 +157,12 @@ fn wrong_output_records_with_nan_read_back() {
     // A poisoned (NaN) output makes the check's error infinite: the file must still load.
     let dir = tempfile::tempdir().unwrap();
     let w = Writer::new(dir.path(), "default", None, 7);
-    assert!(w.path().file_name().unwrap().to_string_lossy().starts_with("default-nogpu-"));
+    assert!(w
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("default-nogpu-"));
     let wrong = record((4096, 4096, 4096), "cuda", Verdict::Wrong, None, None);
     assert!(wrong.checks[0].rel_l2.is_infinite());
     assert!(wrong.checks[0].worst.as_ref().unwrap().got.is_nan());
@@ -105,7 +189,14 @@ fn concurrent_pushes_keep_every_record() {
             let w = &w;
             sc.spawn(move || {
                 for i in 0..5u64 {
-                    w.push(record((t + 1, i + 1, 1), "cuda", Verdict::Pass, Some(0.5), Some(0.5))).unwrap();
+                    w.push(record(
+                        (t + 1, i + 1, 1),
+                        "cuda",
+                        Verdict::Pass,
+                        Some(0.5),
+                        Some(0.5),
+                    ))
+                    .unwrap();
                 }
             });
         }
@@ -141,7 +232,16 @@ fn writer_reports_unwritable_directory() {
     std::fs::write(&file, "x").unwrap();
     // The results "directory" is a file: a clear I/O error, not a panic.
     let w = Writer::new(&file, "s", None, 1);
-    assert!(matches!(w.push(record((1, 1, 1), "cuda", Verdict::Pass, Some(1.0), Some(1.0))), Err(Error::Io { .. })));
+    assert!(matches!(
+        w.push(record(
+            (1, 1, 1),
+            "cuda",
+            Verdict::Pass,
+            Some(1.0),
+            Some(1.0)
+        )),
+        Err(Error::Io { .. })
+    ));
     // The record is still kept in memory.
     assert_eq!(w.records().len(), 1);
 }

@@ -72,8 +72,14 @@ fn stats_even_count_with_outlier() {
 #[test]
 fn stats_single_and_constant() {
     let s = Stats::from_samples(&[2.0]).unwrap();
-    assert_eq!((s.n, s.median_ms, s.mean_ms, s.std_ms, s.mad_ms, s.noise), (1, 2.0, 2.0, 0.0, 0.0, 0.0));
-    assert_eq!((s.min_ms, s.p5_ms, s.p95_ms, s.p99_ms, s.max_ms), (2.0, 2.0, 2.0, 2.0, 2.0));
+    assert_eq!(
+        (s.n, s.median_ms, s.mean_ms, s.std_ms, s.mad_ms, s.noise),
+        (1, 2.0, 2.0, 0.0, 0.0, 0.0)
+    );
+    assert_eq!(
+        (s.min_ms, s.p5_ms, s.p95_ms, s.p99_ms, s.max_ms),
+        (2.0, 2.0, 2.0, 2.0, 2.0)
+    );
     let s = Stats::from_samples(&[0.25; 100]).unwrap();
     assert_eq!((s.std_ms, s.mad_ms, s.noise), (0.0, 0.0, 0.0));
     // A zero median has no relative noise.
@@ -92,13 +98,21 @@ fn stats_rejects_empty_and_non_finite() {
 
 #[test]
 fn median_noise_formula_and_edges() {
-    assert_relative_eq!(median_noise(2.0, 0.1, 100), K * 0.1 / 10.0 / 2.0, epsilon = 1e-15);
+    assert_relative_eq!(
+        median_noise(2.0, 0.1, 100),
+        K * 0.1 / 10.0 / 2.0,
+        epsilon = 1e-15
+    );
     assert_eq!(median_noise(1.0, 0.1, 0), f64::INFINITY);
     assert_eq!(median_noise(0.0, 0.1, 10), f64::INFINITY);
     assert_eq!(median_noise(-1.0, 0.1, 10), f64::INFINITY);
     assert_eq!(median_noise(1.0, 0.0, 10), 0.0);
     // Four times the samples halve the noise.
-    assert_relative_eq!(median_noise(1.0, 0.1, 400), median_noise(1.0, 0.1, 100) / 2.0, epsilon = 1e-15);
+    assert_relative_eq!(
+        median_noise(1.0, 0.1, 400),
+        median_noise(1.0, 0.1, 100) / 2.0,
+        epsilon = 1e-15
+    );
 }
 
 fn samples() -> impl Strategy<Value = Vec<f64>> {

@@ -1,6 +1,8 @@
 //! Suites as data: every fixture loads, and every malformed suite is a clear error naming
 //! the file and the group.
 
+mod common;
+
 use kernelgate::case::{CaseName, Dtype};
 use kernelgate::config::Config;
 use kernelgate::suite::Suite;
@@ -13,7 +15,8 @@ fn root() -> PathBuf {
 }
 
 fn fixture(name: &str) -> Suite {
-    Suite::load(&root().join("fixtures").join(format!("{name}.json"))).unwrap_or_else(|e| panic!("{e}"))
+    Suite::load(&root().join("fixtures").join(format!("{name}.json")))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn names(s: &Suite) -> Vec<String> {
@@ -23,7 +26,14 @@ fn names(s: &Suite) -> Vec<String> {
 fn listing(s: &Suite) -> String {
     s.cases
         .iter()
-        .map(|c| format!("{}  tolerance_pct={:?} flush_l2={}", c.name(), c.tolerance_pct, c.flush_l2))
+        .map(|c| {
+            format!(
+                "{}  tolerance_pct={:?} flush_l2={}",
+                c.name(),
+                c.tolerance_pct,
+                c.flush_l2
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -50,7 +60,10 @@ fn every_fixture_loads_sorted_and_unique() {
         for c in &s.cases {
             // Every name parses back to its case.
             let p = CaseName::parse(&c.name()).unwrap();
-            assert_eq!((p.kernel.as_str(), p.backend.as_str(), p.dtype, &p.shape), (c.kernel.as_str(), c.backend.as_str(), c.dtype, &c.shape));
+            assert_eq!(
+                (p.kernel.as_str(), p.backend.as_str(), p.dtype, &p.shape),
+                (c.kernel.as_str(), c.backend.as_str(), c.dtype, &c.shape)
+            );
             let fam = kernelgate::family::by_name(&c.kernel).unwrap();
             assert!(fam.backends().contains(&c.backend.as_str()));
             assert!(fam.validate(&c.shape).is_ok());
@@ -85,7 +98,10 @@ fn fixture_contents() {
     }
     // calibration: spins only, with L2 flushing off and the 5% tolerance.
     let cal = fixture("calibration");
-    assert!(cal.cases.iter().all(|c| c.kernel == "spin" && !c.flush_l2 && c.tolerance_pct == Some(5.0)));
+    assert!(cal
+        .cases
+        .iter()
+        .all(|c| c.kernel == "spin" && !c.flush_l2 && c.tolerance_pct == Some(5.0)));
     let us: BTreeSet<u64> = cal.cases.iter().map(|c| c.shape.get("us")).collect();
     assert_eq!(us, BTreeSet::from([10, 50, 200, 1000, 5000]));
     // default: the seed GEMM squares in bf16 on both backends, and the spins.
@@ -110,9 +126,19 @@ fn suite_err(text: &str) -> (String, String) {
     match parse(text) {
         Err(e @ Error::Suite { .. }) => {
             let shown = e.to_string();
-            let Error::Suite { path, entry, message } = e else { unreachable!() };
+            let Error::Suite {
+                path,
+                entry,
+                message,
+            } = e
+            else {
+                unreachable!()
+            };
             assert_eq!(path, Path::new("fixtures/bad.json"));
-            assert_eq!(shown, format!("suite fixtures/bad.json: {entry}: {message}"));
+            assert_eq!(
+                shown,
+                format!("suite fixtures/bad.json: {entry}: {message}")
+            );
             (entry, message)
         }
         Err(e) => panic!("not a suite error: {e:?}"),
@@ -130,17 +156,32 @@ fn with_group(group: &str) -> String {
 fn assert_err(text: &str, entry: &str, message: &str) {
     let (e, m) = suite_err(text);
     assert_eq!(e, entry, "entry; message was {m:?}");
-    assert!(m.starts_with(message), "message {m:?} should start with {message:?}");
+    assert!(
+        m.starts_with(message),
+        "message {m:?} should start with {message:?}"
+    );
 }
 
 const G1: &str = r#"group 1 (kernel "gemm")"#;
 
 #[test]
 fn error_unknown_field_top_level() {
-    assert_err(r#"{ "description": "t", "groups": [], "tolerance": 5 }"#, "top level", "unknown field `tolerance`");
-    assert_err(r#"{ "groups": [] }"#, "top level", "missing field `description`");
+    assert_err(
+        r#"{ "description": "t", "groups": [], "tolerance": 5 }"#,
+        "top level",
+        "unknown field `tolerance`",
+    );
+    assert_err(
+        r#"{ "groups": [] }"#,
+        "top level",
+        "missing field `description`",
+    );
     assert_err("not json", "top level", "expected ident");
-    assert_err(r#"{ "description": "t", "tolerance_pct": "5", "groups": [] }"#, "top level", "invalid type: string \"5\"");
+    assert_err(
+        r#"{ "description": "t", "tolerance_pct": "5", "groups": [] }"#,
+        "top level",
+        "invalid type: string \"5\"",
+    );
 }
 
 #[test]
@@ -152,32 +193,66 @@ fn error_unknown_field_in_group_names_the_group() {
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": -1, "n": 1, "k": 1}] }"#;
     assert_err(&with_group(g), G1, "invalid value: integer `-1`");
     let g = r#"{ "kernel": "gemm", "backends": "cuda", "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 1, "k": 1}] }"#;
-    assert_err(&with_group(g), G1, "invalid type: string \"cuda\", expected a sequence");
-    assert_err(&with_group(r#""gemm""#), "group 1", "invalid type: string \"gemm\", expected struct GroupFile");
+    assert_err(
+        &with_group(g),
+        G1,
+        "invalid type: string \"cuda\", expected a sequence",
+    );
+    assert_err(
+        &with_group(r#""gemm""#),
+        "group 1",
+        "invalid type: string \"gemm\", expected struct GroupFile",
+    );
 }
 
 #[test]
 fn error_unknown_kernel() {
-    let g = r#"{ "kernel": "nsa", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1}] }"#;
-    assert_err(&with_group(g), r#"group 1 (kernel "nsa")"#, r#"unknown kernel "nsa"; known: gemm, spin"#);
+    let g =
+        r#"{ "kernel": "nsa", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1}] }"#;
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "nsa")"#,
+        r#"unknown kernel "nsa"; known: gemm, spin"#,
+    );
 }
 
 #[test]
 fn error_unknown_backend_and_backend_not_implementing_family() {
     let g = r#"{ "kernel": "gemm", "backends": ["cuda", "triton"], "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 1, "k": 1}] }"#;
-    assert_err(&with_group(g), G1, r#"backend "triton" does not implement gemm; it has: cublas, cuda"#);
+    assert_err(
+        &with_group(g),
+        G1,
+        r#"backend "triton" does not implement gemm; it has: cublas, cuda"#,
+    );
     let g = r#"{ "kernel": "spin", "backends": ["cublas"], "dtypes": ["fp32"], "shapes": [{"us": 1}] }"#;
-    assert_err(&with_group(g), r#"group 1 (kernel "spin")"#, r#"backend "cublas" does not implement spin; it has: cuda"#);
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "spin")"#,
+        r#"backend "cublas" does not implement spin; it has: cuda"#,
+    );
     let g = r#"{ "kernel": "gemm", "backends": ["CUDA"], "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 1, "k": 1}] }"#;
-    assert_err(&with_group(g), G1, r#"backend "CUDA" does not implement gemm"#);
+    assert_err(
+        &with_group(g),
+        G1,
+        r#"backend "CUDA" does not implement gemm"#,
+    );
 }
 
 #[test]
 fn error_unknown_and_unsupported_dtype() {
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16", "fp64"], "shapes": [{"m": 1, "n": 1, "k": 1}] }"#;
-    assert_err(&with_group(g), G1, r#"unknown dtype "fp64"; known: bf16, fp16, fp32"#);
-    let g = r#"{ "kernel": "spin", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"us": 1}] }"#;
-    assert_err(&with_group(g), r#"group 1 (kernel "spin")"#, "dtype bf16 is not supported by spin");
+    assert_err(
+        &with_group(g),
+        G1,
+        r#"unknown dtype "fp64"; known: bf16, fp16, fp32"#,
+    );
+    let g =
+        r#"{ "kernel": "spin", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"us": 1}] }"#;
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "spin")"#,
+        "dtype bf16 is not supported by spin",
+    );
 }
 
 #[test]
@@ -191,7 +266,11 @@ fn error_empty_backends_or_dtypes() {
 #[test]
 fn error_missing_extra_and_zero_dimensions() {
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 2, "n": 2, "k": 2}, {"m": 1, "n": 2}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 1 {{"m": 1, "n": 2}}"#), r#"missing dimension "k" (needs m, n, k)"#);
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 1 {{"m": 1, "n": 2}}"#),
+        r#"missing dimension "k" (needs m, n, k)"#,
+    );
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 2, "k": 3, "batch": 4}] }"#;
     assert_err(
         &with_group(g),
@@ -199,38 +278,74 @@ fn error_missing_extra_and_zero_dimensions() {
         r#"unknown dimension "batch" for gemm; its dimensions are m, n, k"#,
     );
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 0, "k": 3}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 0 {{"k": 3, "m": 1, "n": 0}}"#), "dimension n is 0; every dimension must be at least 1");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 0 {{"k": 3, "m": 1, "n": 0}}"#),
+        "dimension n is 0; every dimension must be at least 1",
+    );
     let g = r#"{ "kernel": "spin", "backends": ["cuda"], "dtypes": ["fp32"], "shapes": [{"us": 20000000}] }"#;
-    assert_err(&with_group(g), r#"group 1 (kernel "spin") shape 0 {"us": 20000000}"#, "us=20000000: a calibration spin longer than 10 s is a mistake");
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "spin") shape 0 {"us": 20000000}"#,
+        "us=20000000: a calibration spin longer than 10 s is a mistake",
+    );
 }
 
 #[test]
 fn error_gemm_shape_beyond_32_bit() {
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 65536, "n": 65536, "k": 16}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 0 {{"k": 16, "m": 65536, "n": 65536}}"#), "m·n, m·k or k·n exceeds 2^31 elements (m=65536, n=65536, k=16)");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 0 {{"k": 16, "m": 65536, "n": 65536}}"#),
+        "m·n, m·k or k·n exceeds 2^31 elements (m=65536, n=65536, k=16)",
+    );
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 1, "k": 4294967296}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 0 {{"k": 4294967296, "m": 1, "n": 1}}"#), "k=4294967296 exceeds the 32-bit index range of the kernels");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 0 {{"k": 4294967296, "m": 1, "n": 1}}"#),
+        "k=4294967296 exceeds the 32-bit index range of the kernels",
+    );
 }
 
 #[test]
 fn error_duplicate_cases() {
     // Within one group.
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 2, "n": 2, "k": 2}, {"k": 2, "n": 2, "m": 2}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 1 {{"k": 2, "m": 2, "n": 2}}"#), "duplicate case gemm::cuda::m2_n2_k2_bf16 (also in group 1)");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 1 {{"k": 2, "m": 2, "n": 2}}"#),
+        "duplicate case gemm::cuda::m2_n2_k2_bf16 (also in group 1)",
+    );
     // Across groups: group 0 already has gemm::cublas::m1_n1_k1_bf16.
     let g = r#"{ "kernel": "gemm", "backends": ["cuda", "cublas"], "dtypes": ["bf16"], "shapes": [{"m": 1, "n": 1, "k": 1}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 0 {{"k": 1, "m": 1, "n": 1}}"#), "duplicate case gemm::cublas::m1_n1_k1_bf16 (also in group 0)");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 0 {{"k": 1, "m": 1, "n": 1}}"#),
+        "duplicate case gemm::cublas::m1_n1_k1_bf16 (also in group 0)",
+    );
     // The same dtype twice.
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["fp16", "fp16"], "shapes": [{"m": 3, "n": 1, "k": 1}] }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 0 {{"k": 1, "m": 3, "n": 1}}"#), "duplicate case gemm::cuda::m3_n1_k1_fp16 (also in group 1)");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 0 {{"k": 1, "m": 3, "n": 1}}"#),
+        "duplicate case gemm::cuda::m3_n1_k1_fp16 (also in group 1)",
+    );
     // A shape listed and also produced by the grid.
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 4, "n": 4, "k": 4}], "grid": {"m": [2, 4], "n": [4], "k": [4]} }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 2 {{"k": 4, "m": 4, "n": 4}}"#), "duplicate case gemm::cuda::m4_n4_k4_bf16 (also in group 1)");
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 2 {{"k": 4, "m": 4, "n": 4}}"#),
+        "duplicate case gemm::cuda::m4_n4_k4_bf16 (also in group 1)",
+    );
 }
 
 #[test]
 fn error_no_groups_and_no_shapes() {
-    assert_err(r#"{ "description": "t", "groups": [] }"#, "top level", "no groups: a suite must define at least one case");
+    assert_err(
+        r#"{ "description": "t", "groups": [] }"#,
+        "top level",
+        "no groups: a suite must define at least one case",
+    );
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"] }"#;
     assert_err(&with_group(g), G1, "no shapes: give `shapes` or `grid`");
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [] }"#;
@@ -240,26 +355,42 @@ fn error_no_groups_and_no_shapes() {
 #[test]
 fn error_bad_tolerance() {
     for t in ["0", "-5", "1000", "1e9"] {
-        let text = format!(r#"{{ "description": "t", "tolerance_pct": {t}, "groups": [ {GEMM_OK} ] }}"#);
+        let text =
+            format!(r#"{{ "description": "t", "tolerance_pct": {t}, "groups": [ {GEMM_OK} ] }}"#);
         let (entry, msg) = suite_err(&text);
         assert_eq!(entry, "top level");
-        assert!(msg.starts_with("tolerance_pct ") && msg.ends_with(" must be a positive percentage"), "{msg}");
-        let g = format!(r#"{{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{{"m": 1, "n": 1, "k": 1}}], "tolerance_pct": {t} }}"#);
+        assert!(
+            msg.starts_with("tolerance_pct ") && msg.ends_with(" must be a positive percentage"),
+            "{msg}"
+        );
+        let g = format!(
+            r#"{{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{{"m": 1, "n": 1, "k": 1}}], "tolerance_pct": {t} }}"#
+        );
         let (entry, msg) = suite_err(&with_group(&g));
         assert_eq!(entry, G1);
         assert!(msg.ends_with(" must be a positive percentage"), "{msg}");
     }
-    let (_, msg) = suite_err(&format!(r#"{{ "description": "t", "tolerance_pct": -5, "groups": [ {GEMM_OK} ] }}"#));
+    let (_, msg) = suite_err(&format!(
+        r#"{{ "description": "t", "tolerance_pct": -5, "groups": [ {GEMM_OK} ] }}"#
+    ));
     assert_eq!(msg, "tolerance_pct -5 must be a positive percentage");
 }
 
 #[test]
 fn error_empty_grid_dimension() {
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "grid": {"m": [1, 2], "n": [], "k": [4]} }"#;
-    assert_err(&with_group(g), &format!("{G1} grid"), "dimension n has no values");
+    assert_err(
+        &with_group(g),
+        &format!("{G1} grid"),
+        "dimension n has no values",
+    );
     // A grid without a dimension is a missing dimension in every shape it makes.
     let g = r#"{ "kernel": "gemm", "backends": ["cuda"], "dtypes": ["bf16"], "grid": {"m": [1], "n": [2]} }"#;
-    assert_err(&with_group(g), &format!(r#"{G1} shape 0 {{"m": 1, "n": 2}}"#), r#"missing dimension "k""#);
+    assert_err(
+        &with_group(g),
+        &format!(r#"{G1} shape 0 {{"m": 1, "n": 2}}"#),
+        r#"missing dimension "k""#,
+    );
 }
 
 #[test]
@@ -275,7 +406,14 @@ fn grid_expansion() {
     let got: BTreeSet<(String, u64, u64, u64)> = s
         .cases
         .iter()
-        .map(|c| (c.backend.clone(), c.shape.get("m"), c.shape.get("n"), c.shape.get("k")))
+        .map(|c| {
+            (
+                c.backend.clone(),
+                c.shape.get("m"),
+                c.shape.get("n"),
+                c.shape.get("k"),
+            )
+        })
         .collect();
     let mut want = BTreeSet::new();
     for b in ["cublas", "cuda"] {
@@ -288,8 +426,17 @@ fn grid_expansion() {
     }
     assert_eq!(got, want);
     // Dimensions always in the family's order, whatever the grid's key order.
-    assert!(s.cases.iter().all(|c| c.shape.dims().iter().map(|d| d.0.as_str()).collect::<Vec<_>>() == ["m", "n", "k"]));
-    assert!(s.cases.iter().all(|c| c.dtype == Dtype::Fp16 && c.kernel == "gemm"));
+    assert!(s.cases.iter().all(|c| c
+        .shape
+        .dims()
+        .iter()
+        .map(|d| d.0.as_str())
+        .collect::<Vec<_>>()
+        == ["m", "n", "k"]));
+    assert!(s
+        .cases
+        .iter()
+        .all(|c| c.dtype == Dtype::Fp16 && c.kernel == "gemm"));
     assert_eq!(names(&s)[0], "gemm::cublas::m100_n100_k100_fp16");
 }
 
@@ -309,42 +456,53 @@ fn options_inherit() {
     assert_eq!((c.tolerance_pct, c.flush_l2), (Some(5.0), true));
     let text = text.replace(r#""tolerance_pct": 5, "#, "");
     let s = Suite::parse(Path::new("t.json"), &text).unwrap();
-    assert_eq!(s.cases.iter().map(|c| c.tolerance_pct).collect::<Vec<_>>(), [Some(7.5), None, None]);
+    assert_eq!(
+        s.cases.iter().map(|c| c.tolerance_pct).collect::<Vec<_>>(),
+        [Some(7.5), None, None]
+    );
 }
 
 #[test]
 fn load_missing_file_is_an_io_error() {
     let e = Suite::load(Path::new("/nonexistent/kernelgate/suite.json")).unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e:?}");
-    assert!(e.to_string().starts_with("reading suite /nonexistent/kernelgate/suite.json: "), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("reading suite /nonexistent/kernelgate/suite.json: "),
+        "{e}"
+    );
 }
 
 fn config(root: &Path, suite: &str) -> Config {
-    Config {
-        root: root.to_path_buf(),
-        suite: suite.to_string(),
-        update_baselines: false,
-        strict: false,
-        tolerance_pct: None,
-        baseline_dir: root.join("baselines"),
-        results_dir: root.join("results"),
-        cache_dir: root.join("cache"),
-        seed: None,
-        device: 0,
-        timing: Default::default(),
-        spin_scale: 1.0,
-    }
+    let mut c = common::test_config(root, Path::new("/unused"));
+    c.suite = suite.to_string();
+    c
 }
 
 #[test]
 fn suite_path_resolution() {
     let r = root();
-    assert_eq!(config(&r, "default").suite_path(), r.join("fixtures/default.json"));
-    assert_eq!(config(&r, "smoke").suite_path(), r.join("fixtures/smoke.json"));
-    assert_eq!(config(Path::new("/elsewhere"), "nsa").suite_path(), Path::new("/elsewhere/fixtures/nsa.json"));
+    assert_eq!(
+        config(&r, "default").suite_path(),
+        r.join("fixtures/default.json")
+    );
+    assert_eq!(
+        config(&r, "smoke").suite_path(),
+        r.join("fixtures/smoke.json")
+    );
+    assert_eq!(
+        config(Path::new("/elsewhere"), "nsa").suite_path(),
+        Path::new("/elsewhere/fixtures/nsa.json")
+    );
     // Anything ending in .json is a path, existing or not.
-    assert_eq!(config(&r, "my/suite.json").suite_path(), Path::new("my/suite.json"));
-    assert_eq!(config(&r, "/tmp/none.json").suite_path(), Path::new("/tmp/none.json"));
+    assert_eq!(
+        config(&r, "my/suite.json").suite_path(),
+        Path::new("my/suite.json")
+    );
+    assert_eq!(
+        config(&r, "/tmp/none.json").suite_path(),
+        Path::new("/tmp/none.json")
+    );
     // An existing file without the extension is a path too.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("suite");
@@ -355,7 +513,14 @@ fn suite_path_resolution() {
     assert_eq!(s.name, "calibration");
     // A path that resolves loads and takes its name from the file.
     let p = dir.path().join("mine.json");
-    std::fs::write(&p, format!(r#"{{ "description": "d", "groups": [ {GEMM_OK} ] }}"#)).unwrap();
+    std::fs::write(
+        &p,
+        format!(r#"{{ "description": "d", "groups": [ {GEMM_OK} ] }}"#),
+    )
+    .unwrap();
     let s = Suite::load(&config(&r, p.to_str().unwrap()).suite_path()).unwrap();
-    assert_eq!((s.name.as_str(), names(&s)), ("mine", vec!["gemm::cublas::m1_n1_k1_bf16".to_string()]));
+    assert_eq!(
+        (s.name.as_str(), names(&s)),
+        ("mine", vec!["gemm::cublas::m1_n1_k1_bf16".to_string()])
+    );
 }

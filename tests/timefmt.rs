@@ -29,14 +29,21 @@ fn now_is_well_formed_and_recent() {
     assert_eq!(s.len(), 20, "{s}");
     assert!(s.as_str() > "2024-01-01T00:00:00Z", "{s}");
     let b = s.as_bytes();
-    for (i, c) in [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'Z')] {
+    for (i, c) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ] {
         assert_eq!(b[i], c, "{s}");
     }
 }
 
 /// Civil date by counting days forward from 1970 (slow, obviously right).
 fn naive(secs: u64) -> String {
-    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     let mut days = secs / 86_400;
     let mut y = 1970;
     loop {
@@ -47,14 +54,34 @@ fn naive(secs: u64) -> String {
         days -= len;
         y += 1;
     }
-    let months = [31, if leap(y) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let months = [
+        31,
+        if leap(y) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     let mut m = 0;
     while days >= months[m] {
         days -= months[m];
         m += 1;
     }
     let r = secs % 86_400;
-    format!("{y:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", m + 1, days + 1, r / 3600, r % 3600 / 60, r % 60)
+    format!(
+        "{y:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        m + 1,
+        days + 1,
+        r / 3600,
+        r % 3600 / 60,
+        r % 60
+    )
 }
 
 proptest! {

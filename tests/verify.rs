@@ -4,14 +4,32 @@ use kernelgate::case::Dtype;
 use kernelgate::verify::{check, sample_rows, Check, Expected, Tolerance};
 use proptest::prelude::*;
 
-const FP32: Tolerance = Tolerance { rel_l2: 1e-5, atol: 1e-5, rtol: 1e-5 };
+const FP32: Tolerance = Tolerance {
+    rel_l2: 1e-5,
+    atol: 1e-5,
+    rtol: 1e-5,
+};
 
 fn all(values: Vec<f64>) -> Expected {
-    Expected { output: 0, indices: (0..values.len()).collect(), values }
+    Expected {
+        output: 0,
+        indices: (0..values.len()).collect(),
+        values,
+    }
 }
 
 fn data(n: usize) -> Vec<f64> {
-    (0..n).map(|i| kernelgate::inputs::value(3, 0, i as u64, kernelgate::inputs::Uniform::SYMMETRIC, Dtype::Fp32) * 10.0).collect()
+    (0..n)
+        .map(|i| {
+            kernelgate::inputs::value(
+                3,
+                0,
+                i as u64,
+                kernelgate::inputs::Uniform::SYMMETRIC,
+                Dtype::Fp32,
+            ) * 10.0
+        })
+        .collect()
 }
 
 #[test]
@@ -20,8 +38,22 @@ fn tolerances_per_dtype() {
     let fp = Tolerance::for_dtype(Dtype::Fp16);
     let f32 = Tolerance::for_dtype(Dtype::Fp32);
     assert_eq!(f32, FP32);
-    assert_eq!(bf, Tolerance { rel_l2: 1e-2, atol: 1.6e-2, rtol: 1.6e-2 });
-    assert_eq!(fp, Tolerance { rel_l2: 1e-2, atol: 4e-3, rtol: 4e-3 });
+    assert_eq!(
+        bf,
+        Tolerance {
+            rel_l2: 1e-2,
+            atol: 1.6e-2,
+            rtol: 1.6e-2
+        }
+    );
+    assert_eq!(
+        fp,
+        Tolerance {
+            rel_l2: 1e-2,
+            atol: 4e-3,
+            rtol: 4e-3
+        }
+    );
     // One rounding to the storage type must always fit the element bound (2^-8 and 2^-11 relative).
     assert!(bf.rtol >= 2f64.powi(-8) && fp.rtol >= 2f64.powi(-11) && f32.rtol >= 2f64.powi(-24));
 }
@@ -32,7 +64,17 @@ fn exact_output_passes() {
     let c = check("C", want.len(), |i| want[i], &all(want.clone()), FP32);
     assert!(c.passed, "{}", c.describe());
     assert_eq!(c.reason, None);
-    assert_eq!((c.checked, c.total, c.rel_l2, c.max_abs, c.non_finite, c.first_non_finite), (1000, 1000, 0.0, 0.0, 0, None));
+    assert_eq!(
+        (
+            c.checked,
+            c.total,
+            c.rel_l2,
+            c.max_abs,
+            c.non_finite,
+            c.first_non_finite
+        ),
+        (1000, 1000, 0.0, 0.0, 0, None)
+    );
     assert_eq!(c.tensor, "C");
     assert!(c.describe().starts_with("output `C`: ok (1000 of 1000 elements checked against the float64 reference; rel L2 0.000e0, max abs 0.000e0)"), "{}", c.describe());
 }
@@ -41,11 +83,23 @@ fn exact_output_passes() {
 fn output_rounded_to_dtype_passes_that_dtypes_tolerance() {
     let want = data(4096);
     for d in [Dtype::Bf16, Dtype::Fp16, Dtype::Fp32] {
-        let c = check("C", want.len(), |i| d.round(want[i] as f32), &all(want.clone()), Tolerance::for_dtype(d));
+        let c = check(
+            "C",
+            want.len(),
+            |i| d.round(want[i] as f32),
+            &all(want.clone()),
+            Tolerance::for_dtype(d),
+        );
         assert!(c.passed, "{d}: {}", c.describe());
     }
     // bf16-rounded output is far outside the fp32 bounds.
-    let c = check("C", want.len(), |i| Dtype::Bf16.round(want[i] as f32), &all(want.clone()), FP32);
+    let c = check(
+        "C",
+        want.len(),
+        |i| Dtype::Bf16.round(want[i] as f32),
+        &all(want.clone()),
+        FP32,
+    );
     assert!(!c.passed);
 }
 
@@ -53,9 +107,19 @@ fn output_rounded_to_dtype_passes_that_dtypes_tolerance() {
 fn nan_anywhere_fails_even_unchecked() {
     let want = data(100);
     // Only the first and last elements are checked; element 50 was never written (poisoned).
-    let exp = Expected { output: 0, indices: vec![0, 99], values: vec![want[0], want[99]] };
+    let exp = Expected {
+        output: 0,
+        indices: vec![0, 99],
+        values: vec![want[0], want[99]],
+    };
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let c = check("C", 100, |i| if i == 50 || i == 70 { bad } else { want[i] }, &exp, FP32);
+        let c = check(
+            "C",
+            100,
+            |i| if i == 50 || i == 70 { bad } else { want[i] },
+            &exp,
+            FP32,
+        );
         assert!(!c.passed);
         assert_eq!(c.non_finite, 2);
         assert_eq!(c.first_non_finite, Some(50));
@@ -71,7 +135,13 @@ fn nan_anywhere_fails_even_unchecked() {
 #[test]
 fn nan_at_checked_element_is_the_worst() {
     let want = data(10);
-    let c = check("C", 10, |i| if i == 3 { f64::NAN } else { want[i] }, &all(want.clone()), FP32);
+    let c = check(
+        "C",
+        10,
+        |i| if i == 3 { f64::NAN } else { want[i] },
+        &all(want.clone()),
+        FP32,
+    );
     assert!(!c.passed);
     assert_eq!(c.rel_l2, f64::INFINITY);
     assert_eq!(c.max_abs, f64::INFINITY);
@@ -79,19 +149,42 @@ fn nan_at_checked_element_is_the_worst() {
     assert_eq!(w.index, 3);
     assert!(w.got.is_nan());
     assert_eq!(w.want, want[3]);
-    assert!(c.describe().contains("worst element: index 3 got NaN want"), "{}", c.describe());
+    assert!(
+        c.describe().contains("worst element: index 3 got NaN want"),
+        "{}",
+        c.describe()
+    );
 }
 
 #[test]
 fn rel_l2_beyond_bound_fails() {
     let want = data(1000);
-    let loose = Tolerance { rel_l2: 1e-3, atol: 1.0, rtol: 1.0 };
-    let ok = check("C", 1000, |i| want[i] * (1.0 + 0.9e-3), &all(want.clone()), loose);
+    let loose = Tolerance {
+        rel_l2: 1e-3,
+        atol: 1.0,
+        rtol: 1.0,
+    };
+    let ok = check(
+        "C",
+        1000,
+        |i| want[i] * (1.0 + 0.9e-3),
+        &all(want.clone()),
+        loose,
+    );
     assert!(ok.passed, "{}", ok.describe());
-    let c = check("C", 1000, |i| want[i] * (1.0 + 2e-3), &all(want.clone()), loose);
+    let c = check(
+        "C",
+        1000,
+        |i| want[i] * (1.0 + 2e-3),
+        &all(want.clone()),
+        loose,
+    );
     assert!(!c.passed);
     approx::assert_relative_eq!(c.rel_l2, 2e-3, max_relative = 1e-9);
-    assert_eq!(c.reason.as_deref(), Some("relative L2 error 2.000e-3 exceeds 1.0e-3"));
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("relative L2 error 2.000e-3 exceeds 1.0e-3")
+    );
 }
 
 #[test]
@@ -102,27 +195,55 @@ fn single_element_beyond_element_bound_fails_with_worst_element() {
     let exp = all(want);
     let bad = 1234;
     // 1e-4 on one element is only 1e-6 on the relative L2 norm: under rel_l2, over the element bound.
-    let c = check("out", n, |i| if i == bad { 1.0001 } else { 1.0 }, &exp, FP32);
+    let c = check(
+        "out",
+        n,
+        |i| if i == bad { 1.0001 } else { 1.0 },
+        &exp,
+        FP32,
+    );
     assert!(!c.passed);
     assert!(c.rel_l2 < FP32.rel_l2);
     approx::assert_relative_eq!(c.max_abs, 1e-4, max_relative = 1e-6);
     let w = c.worst.clone().unwrap();
-    assert_eq!((w.tensor.as_str(), w.index, w.got, w.want), ("out", bad, 1.0001, 1.0));
+    assert_eq!(
+        (w.tensor.as_str(), w.index, w.got, w.want),
+        ("out", bad, 1.0001, 1.0)
+    );
     let reason = c.reason.clone().unwrap();
-    assert!(reason.starts_with("element 1234 differs by 1.000e-4, bound 2.000e-5"), "{reason}");
+    assert!(
+        reason.starts_with("element 1234 differs by 1.000e-4, bound 2.000e-5"),
+        "{reason}"
+    );
     let d = c.describe();
-    assert!(d.starts_with("output `out`: element 1234 differs by"), "{d}");
+    assert!(
+        d.starts_with("output `out`: element 1234 differs by"),
+        "{d}"
+    );
     assert!(d.contains("(10000 of 10000 elements checked"), "{d}");
-    assert!(d.ends_with("; worst element: index 1234 got 1.000100e0 want 1.000000e0"), "{d}");
+    assert!(
+        d.ends_with("; worst element: index 1234 got 1.000100e0 want 1.000000e0"),
+        "{d}"
+    );
     // Just inside the bound passes.
-    let c = check("out", n, |i| if i == bad { 1.0 + 1.9e-5 } else { 1.0 }, &exp, FP32);
+    let c = check(
+        "out",
+        n,
+        |i| if i == bad { 1.0 + 1.9e-5 } else { 1.0 },
+        &exp,
+        FP32,
+    );
     assert!(c.passed, "{}", c.describe());
 }
 
 #[test]
 fn worst_is_largest_excess_not_largest_difference() {
     let exp = all(vec![100.0, 1.0, 50.0]);
-    let tol = Tolerance { rel_l2: 1.0, atol: 0.0, rtol: 0.01 };
+    let tol = Tolerance {
+        rel_l2: 1.0,
+        atol: 0.0,
+        rtol: 0.01,
+    };
     // Bounds 1.0, 0.01, 0.5: element 0 is off by 0.5 (fine), element 1 by 0.4 (40x its bound).
     let got = [100.5, 1.4, 50.0];
     let c = check("C", 3, |i| got[i], &exp, tol);
@@ -138,7 +259,11 @@ fn worst_is_largest_excess_not_largest_difference() {
 fn atol_is_in_units_of_the_reference_rms() {
     // RMS of [0, 1000] is ~707: an absolute error of 5 on the zero is within atol 1% of RMS.
     let exp = all(vec![0.0, 1000.0]);
-    let tol = Tolerance { rel_l2: 1.0, atol: 0.01, rtol: 0.0 };
+    let tol = Tolerance {
+        rel_l2: 1.0,
+        atol: 0.01,
+        rtol: 0.0,
+    };
     assert!(check("C", 2, |i| [5.0, 1000.0][i], &exp, tol).passed);
     assert!(!check("C", 2, |i| [8.0, 1000.0][i], &exp, tol).passed);
 }
@@ -155,25 +280,48 @@ fn all_zero_reference() {
 
 #[test]
 fn reference_nan_is_a_family_bug() {
-    let exp = Expected { output: 0, indices: vec![0, 1, 2], values: vec![1.0, f64::NAN, 2.0] };
+    let exp = Expected {
+        output: 0,
+        indices: vec![0, 1, 2],
+        values: vec![1.0, f64::NAN, 2.0],
+    };
     // Even with a NaN in the output too, the reference is blamed first.
     let c = check("C", 3, |i| if i == 2 { f64::NAN } else { 1.0 }, &exp, FP32);
     assert!(!c.passed);
-    assert_eq!(c.reason.as_deref(), Some("the reference itself is not finite at index 1 (family bug)"));
-    let exp = Expected { output: 0, indices: vec![7], values: vec![f64::INFINITY] };
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("the reference itself is not finite at index 1 (family bug)")
+    );
+    let exp = Expected {
+        output: 0,
+        indices: vec![7],
+        values: vec![f64::INFINITY],
+    };
     let c = check("C", 8, |_| f64::INFINITY, &exp, FP32);
-    assert_eq!(c.reason.as_deref(), Some("the reference itself is not finite at index 7 (family bug)"));
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("the reference itself is not finite at index 7 (family bug)")
+    );
 }
 
 #[test]
 fn check_serializes_non_finite_values_and_reads_them_back() {
     let exp = all(vec![1.0, 2.0]);
-    let c = check("C", 2, |i| if i == 0 { f64::NAN } else { f64::NEG_INFINITY }, &exp, FP32);
+    let c = check(
+        "C",
+        2,
+        |i| if i == 0 { f64::NAN } else { f64::NEG_INFINITY },
+        &exp,
+        FP32,
+    );
     assert_eq!(c.worst.as_ref().unwrap().index, 0);
     let text = serde_json::to_string(&c).unwrap();
     assert!(text.contains(r#""rel_l2":"inf""#), "{text}");
     // Both elements are infinitely wrong; the first stays the worst.
-    assert!(text.contains(r#""worst":{"tensor":"C","index":0,"got":"NaN","want":1.0}"#), "{text}");
+    assert!(
+        text.contains(r#""worst":{"tensor":"C","index":0,"got":"NaN","want":1.0}"#),
+        "{text}"
+    );
     let back: Check = serde_json::from_str(&text).unwrap();
     assert_eq!(back.rel_l2, f64::INFINITY);
     assert_eq!(back.max_abs, f64::INFINITY);
@@ -206,7 +354,11 @@ fn sample_rows_examples() {
     assert_eq!(s.len(), 16);
     assert_eq!((s[0], s[15]), (0, 999_999));
     assert_eq!(s, sample_rows(1_000_000, 16, 42));
-    assert_ne!(s, sample_rows(1_000_000, 16, 43), "the sample follows the seed");
+    assert_ne!(
+        s,
+        sample_rows(1_000_000, 16, 43),
+        "the sample follows the seed"
+    );
     // All but one row: terminates and leaves exactly one out.
     assert_eq!(sample_rows(100, 99, 7).len(), 99);
 }

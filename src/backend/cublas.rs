@@ -11,24 +11,41 @@ use cudarc::cublas::sys as cb;
 pub struct Cublas;
 
 fn cublas_err(context: &str, s: cb::cublasStatus_t) -> Error {
-    Error::Cublas { context: context.to_string(), message: format!("{s:?}") }
+    Error::Cublas {
+        context: context.to_string(),
+        message: format!("{s:?}"),
+    }
 }
 
 impl Backend for Cublas {
     fn name(&self) -> &'static str {
         "cublas"
     }
-    fn prepare(&self, gpu: &mut Gpu, case: &Case, bind: &Bindings, _cfg: &Config) -> Result<Prepared> {
+    fn prepare(
+        &self,
+        gpu: &mut Gpu,
+        case: &Case,
+        bind: &Bindings,
+        _cfg: &Config,
+    ) -> Result<Prepared> {
         if case.kernel != "gemm" {
-            return Err(Error::Case { case: case.name(), message: "cublas implements only gemm".into() });
+            return Err(Error::Case {
+                case: case.name(),
+                message: "cublas implements only gemm".into(),
+            });
         }
         // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { cb::is_culib_present() } {
-            return Err(Error::NoGpu("cuBLAS (libcublas.so) is not installed".into()));
+            return Err(Error::NoGpu(
+                "cuBLAS (libcublas.so) is not installed".into(),
+            ));
         }
         if gpu.cublas.is_none() {
-            let h = cudarc::cublas::CudaBlas::new(gpu.stream.clone())
-                .map_err(|e| Error::Cublas { context: "creating handle".into(), message: format!("{e:?}") })?;
+            let h =
+                cudarc::cublas::CudaBlas::new(gpu.stream.clone()).map_err(|e| Error::Cublas {
+                    context: "creating handle".into(),
+                    message: format!("{e:?}"),
+                })?;
             gpu.cublas = Some(h);
         }
         let s = &case.shape;
@@ -42,7 +59,11 @@ impl Backend for Cublas {
         let alpha: f32 = 1.0;
         let beta: f32 = 0.0;
         let launch = move |gpu: &Gpu| -> Result<()> {
-            let h = *gpu.cublas.as_ref().expect("handle created in prepare").handle();
+            let h = *gpu
+                .cublas
+                .as_ref()
+                .expect("handle created in prepare")
+                .handle();
             // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, no transposes.
             // SAFETY: pointers are live device buffers of the sizes the gemm family declares;
             // alpha/beta live on the stack for the duration of the (enqueueing) call.
@@ -51,12 +72,20 @@ impl Backend for Cublas {
                     h,
                     cb::cublasOperation_t::CUBLAS_OP_N,
                     cb::cublasOperation_t::CUBLAS_OP_N,
-                    n, m, k,
+                    n,
+                    m,
+                    k,
                     &alpha as *const f32 as *const _,
-                    b as *const _, ty, n,
-                    a as *const _, ty, k,
+                    b as *const _,
+                    ty,
+                    n,
+                    a as *const _,
+                    ty,
+                    k,
                     &beta as *const f32 as *const _,
-                    c as *mut _, ty, n,
+                    c as *mut _,
+                    ty,
+                    n,
                     cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
                     cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
                 )
@@ -66,6 +95,11 @@ impl Backend for Cublas {
             }
             Ok(())
         };
-        Ok(Prepared { launch: Box::new(launch), compile_s: 0.0, source_hash: String::new(), variant: "cublasGemmEx".into() })
+        Ok(Prepared {
+            launch: Box::new(launch),
+            compile_s: 0.0,
+            source_hash: String::new(),
+            variant: "cublasGemmEx".into(),
+        })
     }
 }

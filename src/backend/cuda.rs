@@ -13,7 +13,13 @@ impl Backend for Cuda {
     fn name(&self) -> &'static str {
         "cuda"
     }
-    fn prepare(&self, gpu: &mut Gpu, case: &Case, bind: &Bindings, cfg: &Config) -> Result<Prepared> {
+    fn prepare(
+        &self,
+        gpu: &mut Gpu,
+        case: &Case,
+        bind: &Bindings,
+        cfg: &Config,
+    ) -> Result<Prepared> {
         match case.kernel.as_str() {
             "gemm" => gemm(gpu, case, bind),
             "spin" => spin(gpu, case, bind, cfg),
@@ -45,7 +51,14 @@ fn gemm(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> {
         block: (256, 1, 1),
         smem: 0,
     };
-    let args = [KernelArg::Ptr(a), KernelArg::Ptr(b), KernelArg::Ptr(c), KernelArg::I32(m), KernelArg::I32(n), KernelArg::I32(k)];
+    let args = [
+        KernelArg::Ptr(a),
+        KernelArg::Ptr(b),
+        KernelArg::Ptr(c),
+        KernelArg::I32(m),
+        KernelArg::I32(n),
+        KernelArg::I32(k),
+    ];
     Ok(Prepared {
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s,
@@ -59,11 +72,19 @@ fn spin(gpu: &mut Gpu, case: &Case, bind: &Bindings, cfg: &Config) -> Result<Pre
     let f = module.function("kg_spin")?;
     let ns = (case.shape.get("us") as f64 * 1000.0 * cfg.spin_scale).round() as u64;
     let args = [KernelArg::Ptr(bind.outputs[0]), KernelArg::U64(ns)];
-    let dims = Dims { grid: (1, 1, 1), block: (1, 1, 1), smem: 0 };
+    let dims = Dims {
+        grid: (1, 1, 1),
+        block: (1, 1, 1),
+        smem: 0,
+    };
     Ok(Prepared {
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s: module.compile_s,
         source_hash: module.source_hash.clone(),
-        variant: if cfg.spin_scale == 1.0 { "kg_spin".into() } else { format!("kg_spin x{}", cfg.spin_scale) },
+        variant: if cfg.spin_scale == 1.0 {
+            "kg_spin".into()
+        } else {
+            format!("kg_spin x{}", cfg.spin_scale)
+        },
     })
 }

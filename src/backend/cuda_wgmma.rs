@@ -28,10 +28,19 @@ pub fn applies(gpu: &Gpu, case: &Case) -> bool {
         && k % 8 == 0
         && n >= 8
         && k >= 8
-        && std::env::var("KERNELGATE_NO_WGMMA").map(|v| v != "1").unwrap_or(true)
+        && std::env::var("KERNELGATE_NO_WGMMA")
+            .map(|v| v != "1")
+            .unwrap_or(true)
 }
 
-fn tensor_map(case: &Case, ptr: u64, inner: u64, outer: u64, box_inner: u32, box_outer: u32) -> Result<sys::CUtensorMap> {
+fn tensor_map(
+    case: &Case,
+    ptr: u64,
+    inner: u64,
+    outer: u64,
+    box_inner: u32,
+    box_outer: u32,
+) -> Result<sys::CUtensorMap> {
     let dt = match case.dtype {
         Dtype::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         _ => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
@@ -59,7 +68,15 @@ fn tensor_map(case: &Case, ptr: u64, inner: u64, outer: u64, box_inner: u32, box
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
     };
-    r.result().map_err(|e| Error::driver(format!("{}: encoding a TMA descriptor ({inner}x{outer})", case.name()), e))?;
+    r.result().map_err(|e| {
+        Error::driver(
+            format!(
+                "{}: encoding a TMA descriptor ({inner}x{outer})",
+                case.name()
+            ),
+            e,
+        )
+    })?;
     // SAFETY: initialised by the successful call above.
     Ok(unsafe { map.assume_init() })
 }
@@ -72,12 +89,20 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let tm_b = tensor_map(case, b, n, k, 64, 64)?;
     let sms = gpu.info.sm_count as u64;
     let module = gpu.module("gemm_wgmma.cu")?;
-    let name = if case.dtype == Dtype::Bf16 { "gemm_wgmma_bf16" } else { "gemm_wgmma_f16" };
+    let name = if case.dtype == Dtype::Bf16 {
+        "gemm_wgmma_bf16"
+    } else {
+        "gemm_wgmma_f16"
+    };
     let f = module.function(name)?;
     let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
     gpu.set_max_dynamic_smem(f, SMEM_BYTES)?;
     let tiles = m.div_ceil(TILE_M) * n.div_ceil(TILE_N);
-    let dims = Dims { grid: (tiles.min(sms) as u32, 1, 1), block: (384, 1, 1), smem: SMEM_BYTES };
+    let dims = Dims {
+        grid: (tiles.min(sms) as u32, 1, 1),
+        block: (384, 1, 1),
+        smem: SMEM_BYTES,
+    };
     let args = [
         KernelArg::TensorMap(tm_a),
         KernelArg::TensorMap(tm_b),

@@ -39,7 +39,13 @@ pub trait Backend: Send + Sync {
     /// Name, the second part of every case name.
     fn name(&self) -> &'static str;
     /// Prepares `case` over `bind` on `gpu`.
-    fn prepare(&self, gpu: &mut Gpu, case: &Case, bind: &Bindings, cfg: &Config) -> Result<Prepared>;
+    fn prepare(
+        &self,
+        gpu: &mut Gpu,
+        case: &Case,
+        bind: &Bindings,
+        cfg: &Config,
+    ) -> Result<Prepared>;
 }
 
 /// The backend called `name`.

@@ -30,7 +30,9 @@ impl Family for Spin {
     fn validate(&self, shape: &Shape) -> Result<(), String> {
         let us = shape.get("us");
         if us > 10_000_000 {
-            return Err(format!("us={us}: a calibration spin longer than 10 s is a mistake"));
+            return Err(format!(
+                "us={us}: a calibration spin longer than 10 s is a mistake"
+            ));
         }
         Ok(())
     }
@@ -38,7 +40,12 @@ impl Family for Spin {
         vec![]
     }
     fn outputs(&self, _: &Shape, dtype: Dtype) -> Vec<TensorSpec> {
-        vec![TensorSpec { name: "done", dtype, len: 1, init: Init::Output }]
+        vec![TensorSpec {
+            name: "done",
+            dtype,
+            len: 1,
+            init: Init::Output,
+        }]
     }
     fn flops(&self, _: &Shape) -> f64 {
         0.0
@@ -47,9 +54,17 @@ impl Family for Spin {
         4.0
     }
     fn reference(&self, _: &Shape, _: Dtype, _: u64) -> Vec<Expected> {
-        vec![Expected { output: 0, indices: vec![0], values: vec![1.0] }]
+        vec![Expected {
+            output: 0,
+            indices: vec![0],
+            values: vec![1.0],
+        }]
     }
     fn tolerance(&self, _: &Shape, _: Dtype) -> Tolerance {
-        Tolerance { rel_l2: 0.0, atol: 0.0, rtol: 0.0 }
+        Tolerance {
+            rel_l2: 0.0,
+            atol: 0.0,
+            rtol: 0.0,
+        }
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use kernelgate::case::{Dtype, Shape};
+use kernelgate::config::Config;
 use kernelgate::gpu::GpuInfo;
 use kernelgate::results::{Record, Verdict};
 use kernelgate::stats::Stats;
@@ -28,11 +29,19 @@ pub fn gpu_info() -> GpuInfo {
 }
 
 /// A gemm bf16 record with the given verdict, median latency and baseline.
-pub fn record(case_dims: (u64, u64, u64), backend: &str, verdict: Verdict, latency_ms: Option<f64>, baseline_ms: Option<f64>) -> Record {
+pub fn record(
+    case_dims: (u64, u64, u64),
+    backend: &str,
+    verdict: Verdict,
+    latency_ms: Option<f64>,
+    baseline_ms: Option<f64>,
+) -> Record {
     let (m, n, k) = case_dims;
     let shape = Shape::new([("m", m), ("n", n), ("k", k)]);
     let case = format!("gemm::{backend}::{shape}_bf16");
-    let samples: Vec<f64> = latency_ms.map(|l| vec![l * 0.99, l, l, l * 1.01, l * 1.02]).unwrap_or_default();
+    let samples: Vec<f64> = latency_ms
+        .map(|l| vec![l * 0.99, l, l, l * 1.01, l * 1.02])
+        .unwrap_or_default();
     let stats = Stats::from_samples(&samples);
     let flops = 2.0 * (m * n * k) as f64;
     let bytes = ((m * k + k * n + m * n) * 2) as f64;
@@ -40,11 +49,33 @@ pub fn record(case_dims: (u64, u64, u64), backend: &str, verdict: Verdict, laten
         (Some(l), Some(b)) => Some(l / b),
         _ => None,
     };
-    let exp = Expected { output: 0, indices: vec![0, 1], values: vec![1.0, 2.0] };
+    let exp = Expected {
+        output: 0,
+        indices: vec![0, 1],
+        values: vec![1.0, 2.0],
+    };
     let checks = if verdict == Verdict::Wrong {
-        vec![check("C", 4, |i| if i == 1 || i == 2 { f64::NAN } else { [1.0, 2.0, 0.0, 0.0][i] }, &exp, Tolerance::for_dtype(Dtype::Bf16))]
+        vec![check(
+            "C",
+            4,
+            |i| {
+                if i == 1 || i == 2 {
+                    f64::NAN
+                } else {
+                    [1.0, 2.0, 0.0, 0.0][i]
+                }
+            },
+            &exp,
+            Tolerance::for_dtype(Dtype::Bf16),
+        )]
     } else {
-        vec![check("C", 4, |i| [1.0, 2.0, 0.0, 0.0][i], &exp, Tolerance::for_dtype(Dtype::Bf16))]
+        vec![check(
+            "C",
+            4,
+            |i| [1.0, 2.0, 0.0, 0.0][i],
+            &exp,
+            Tolerance::for_dtype(Dtype::Bf16),
+        )]
     };
     Record {
         case,
@@ -64,7 +95,11 @@ pub fn record(case_dims: (u64, u64, u64), backend: &str, verdict: Verdict, laten
         graph: false,
         l2_flushed: true,
         compilation_time: 0.25,
-        variant: if backend == "cublas" { "cublasGemmEx".into() } else { "wgmma".into() },
+        variant: if backend == "cublas" {
+            "cublasGemmEx".into()
+        } else {
+            "wgmma".into()
+        },
         verdict,
         baseline_ms,
         ratio,
@@ -94,3 +129,21 @@ pub const ALL_VERDICTS: [Verdict; 8] = [
     Verdict::Wrong,
     Verdict::MissingBaseline,
 ];
+
+/// A configuration rooted at `root` with every path under `dir` and a fixed seed.
+///
+/// Built from `Config::from_env_with_root` (so new fields get their defaults) with the
+/// fields the tests depend on overridden; test files using it never change the environment.
+pub fn test_config(root: &std::path::Path, dir: &std::path::Path) -> Config {
+    let mut c = Config::from_env_with_root(root)
+        .expect("the environment holds a valid kernelgate configuration");
+    c.suite = "smoke".into();
+    c.strict = false;
+    c.tolerance_pct = None;
+    c.baseline_dir = dir.join("baselines");
+    c.results_dir = dir.join("results");
+    c.cache_dir = dir.join("cache");
+    c.seed = Some(1234);
+    c.device = 0;
+    c
+}
