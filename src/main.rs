@@ -35,20 +35,35 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }),
-        Some("gpu-info") => kernelgate::gpu::Gpu::open(cfg.device, &cfg.root.join("kernels"), &cfg.cache_dir).map(|g| {
-            println!("{}", serde_json::to_string_pretty(&g.info).expect("GpuInfo serialises"));
-            ExitCode::SUCCESS
-        }),
+        Some("gpu-info") => {
+            kernelgate::gpu::Gpu::open(cfg.device, &cfg.root.join("kernels"), &cfg.cache_dir).map(
+                |g| {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&g.info).expect("GpuInfo serialises")
+                    );
+                    ExitCode::SUCCESS
+                },
+            )
+        }
         Some("run") => load(&mut cfg, args.get(1)).and_then(|suite| {
             let session = Session::new(cfg, &suite.name);
             let mut failed = 0;
             let total = suite.cases.len();
             for (i, case) in suite.cases.iter().enumerate() {
                 match session.run(case)? {
-                    Outcome::Skipped(why) => println!("[{}/{total}] {} SKIPPED: {why}", i + 1, case.name()),
+                    Outcome::Skipped(why) => {
+                        println!("[{}/{total}] {} SKIPPED: {why}", i + 1, case.name())
+                    }
                     Outcome::Ran(r) => {
                         failed += usize::from(!r.verdict.passed());
-                        println!("[{}/{total}] {} {:?}: {}", i + 1, r.case, r.verdict, r.message);
+                        println!(
+                            "[{}/{total}] {} {:?}: {}",
+                            i + 1,
+                            r.case,
+                            r.verdict,
+                            r.message
+                        );
                     }
                 }
             }
@@ -56,7 +71,11 @@ fn main() -> ExitCode {
                 println!("\n{}", kernelgate::report::summary_table(&w.records()));
                 println!("results: {}", w.path().display());
             }
-            Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+            Ok(if failed > 0 {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
         }),
         _ => {
             eprintln!("usage: kernelgate list [SUITE] | run [SUITE] | gpu-info");
