@@ -183,6 +183,7 @@ pub struct Gpu {
     kernels_dir: PathBuf,
     /// cuBLAS handle, created on first use.
     pub cublas: Option<cudarc::cublas::CudaBlas>,
+    copy_gbps: Option<f64>,
 }
 
 fn attr(ctx: &CudaContext, a: sys::CUdevice_attribute) -> Result<i32> {
@@ -327,6 +328,7 @@ impl Gpu {
             cache_dir: cache_dir.to_path_buf(),
             kernels_dir: kernels_dir.to_path_buf(),
             cublas: None,
+            copy_gbps: None,
         })
     }
 
@@ -464,6 +466,51 @@ impl Gpu {
         }
         .result()
         .map_err(|e| Error::driver(format!("raising dynamic shared memory to {bytes}"), e))
+    }
+
+    /// The measured memory bandwidth ceiling of this device in GB/s: the median of 15
+    /// device-to-device copies of 1 GiB (or an eighth of free memory if less), counting bytes
+    /// read plus bytes written. Measured once per process.
+    pub fn copy_bandwidth_gbps(&mut self) -> Result<f64> {
+        if let Some(bw) = self.copy_gbps {
+            return Ok(bw);
+        }
+        let (free, _) = self.mem_info()?;
+        let bytes = (1usize << 30).min(free as usize / 8).max(1 << 20);
+        let src = self.alloc(bytes, "bandwidth probe source")?;
+        let dst = self.alloc(bytes, "bandwidth probe destination")?;
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(|e| Error::driver("creating timing event", e))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(|e| Error::driver("creating timing event", e))?;
+        let mut times = Vec::new();
+        for i in 0..18 {
+            start
+                .record(&self.stream)
+                .map_err(|e| Error::driver("recording event", e))?;
+            // SAFETY: both buffers are live allocations of `bytes` bytes in this context.
+            unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr, src.ptr, bytes, self.stream.cu_stream()) }
+                .result()
+                .map_err(|e| Error::driver("device-to-device copy", e))?;
+            end.record(&self.stream)
+                .map_err(|e| Error::driver("recording event", e))?;
+            self.sync(Duration::from_secs(10), "bandwidth probe")?;
+            let ms = start
+                .elapsed_ms(&end)
+                .map_err(|e| Error::driver("reading event time", e))? as f64;
+            if i >= 3 {
+                times.push(ms);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let bw = 2.0 * bytes as f64 / (times[times.len() / 2] / 1e3) / 1e9;
+        self.copy_gbps = Some(bw);
+        Ok(bw)
     }
 
     /// Writes over a buffer twice the L2 size so the next sample starts with a cold cache.

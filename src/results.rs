@@ -69,6 +69,12 @@ pub struct Record {
     pub tflops: Option<f64>,
     /// Achieved GB/s at the median (family's minimal byte count).
     pub gbps: Option<f64>,
+    /// This GPU's measured copy bandwidth (GB/s), for memory-bound families.
+    #[serde(default)]
+    pub roofline_gbps: Option<f64>,
+    /// `gbps / roofline_gbps`, for memory-bound families.
+    #[serde(default)]
+    pub roofline_frac: Option<f64>,
     /// Full statistics.
     pub stats: Option<Stats>,
     /// Raw samples, ms per launch.

@@ -249,18 +249,48 @@ fn round(
     }
     let mut outputs = Vec::new();
     for spec in fam.outputs(&case.shape, case.dtype) {
-        let buf = gpu.alloc(spec.bytes(), &format!("{name} output {}", spec.name))?;
+        let buf = match spec.init {
+            Init::Alias(_) => None,
+            _ => Some(gpu.alloc(spec.bytes(), &format!("{name} output {}", spec.name))?),
+        };
         outputs.push((spec, buf));
     }
     fill_inputs(gpu, &inputs, seed)?;
+    for (k, (spec, buf)) in inputs.iter().enumerate() {
+        if spec.init == Init::HostI32 {
+            let vals = fam.host_i32(&case.shape, seed, k);
+            if vals.len() != spec.len {
+                return Err(Error::Case {
+                    case: name.clone(),
+                    message: format!(
+                        "family produced {} values for input {} of {} elements",
+                        vals.len(),
+                        spec.name,
+                        spec.len
+                    ),
+                });
+            }
+            let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+            gpu.upload(buf, &bytes)?;
+        }
+    }
     for (spec, buf) in &outputs {
-        let (size, pat) = nan_pattern(spec.dtype);
-        gpu.fill_pattern(buf, size, pat)?;
+        if let Some(buf) = buf {
+            let (size, pat) = nan_pattern(spec.dtype);
+            gpu.fill_pattern(buf, size, pat)?;
+        }
     }
     gpu.sync(hang, &format!("{name} input generation"))?;
+    let out_ptr = |spec: &crate::family::TensorSpec, buf: &Option<crate::gpu::DeviceBuffer>| match (
+        spec.init, buf,
+    ) {
+        (Init::Alias(k), _) => inputs[k].1.ptr(),
+        (_, Some(b)) => b.ptr(),
+        (_, None) => unreachable!("non-alias outputs are allocated"),
+    };
     let bind = Bindings {
         inputs: inputs.iter().map(|(_, b)| b.ptr()).collect(),
-        outputs: outputs.iter().map(|(_, b)| b.ptr()).collect(),
+        outputs: outputs.iter().map(|(s, b)| out_ptr(s, b)).collect(),
     };
     let mut prepared = be.prepare(gpu, case, &bind, cfg)?;
 
@@ -271,6 +301,11 @@ fn round(
     let mut checks = Vec::new();
     for exp in expected {
         let (spec, buf) = &outputs[exp.output];
+        let buf = match (spec.init, buf) {
+            (Init::Alias(k), _) => &inputs[k].1,
+            (_, Some(b)) => b,
+            (_, None) => unreachable!("non-alias outputs are allocated"),
+        };
         let host = gpu.download(buf, hang, &name)?;
         let dt = spec.dtype;
         checks.push(verify::check(
@@ -357,6 +392,8 @@ pub fn run_case(
         latency_ms: None,
         tflops: None,
         gbps: None,
+        roofline_gbps: None,
+        roofline_frac: None,
         stats: None,
         samples_ms: vec![],
         batch: 0,
@@ -497,7 +534,13 @@ pub fn run_case(
     let flops = fam.flops(&case.shape);
     record.latency_ms = Some(stats.median_ms);
     record.tflops = (flops > 0.0).then(|| flops / t_s / 1e12);
-    record.gbps = Some(fam.bytes(&case.shape, case.dtype) / t_s / 1e9);
+    let gbps = fam.bytes(&case.shape, case.dtype) / t_s / 1e9;
+    record.gbps = Some(gbps);
+    if fam.memory_bound() {
+        let ceiling = gpu.copy_bandwidth_gbps()?;
+        record.roofline_gbps = Some(ceiling);
+        record.roofline_frac = Some(gbps / ceiling);
+    }
     record.samples_ms = samples.ms.clone();
     record.batch = samples.batch;
     record.graph = samples.graph;

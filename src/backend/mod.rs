@@ -8,7 +8,6 @@ use crate::gpu::Gpu;
 
 pub mod cublas;
 pub mod cuda;
-pub mod cuda_wgmma;
 
 /// Enqueues one run of a prepared case on `gpu.stream`.
 pub type Launcher = Box<dyn FnMut(&Gpu) -> Result<()> + Send>;

@@ -8,13 +8,19 @@ use crate::verify::{Expected, Tolerance};
 pub mod gemm;
 pub mod spin;
 
-/// How an input tensor is initialised.
+/// How a tensor is initialised.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Init {
-    /// Counter-based uniform values (device-generated, CPU-reproducible).
+    /// An input of counter-based uniform values in the tensor's dtype (device-generated,
+    /// CPU-reproducible through [`crate::inputs::value`]).
     Uniform(Uniform),
-    /// An output: poisoned with NaN before each checked run.
+    /// An input of 32-bit integers (indices, targets) made on the host by
+    /// [`Family::host_i32`] and uploaded; the tensor's `dtype` is ignored (4 bytes each).
+    HostI32,
+    /// An output: poisoned with NaN before each checked run, so unwritten elements fail.
     Output,
+    /// An output computed in place into input number `k` (no separate buffer, not poisoned).
+    Alias(usize),
 }
 
 /// One tensor of a problem.
@@ -33,7 +39,11 @@ pub struct TensorSpec {
 impl TensorSpec {
     /// Bytes of storage.
     pub fn bytes(&self) -> usize {
-        self.len * self.dtype.size()
+        match self.init {
+            Init::HostI32 => self.len * 4,
+            Init::Alias(_) => 0,
+            _ => self.len * self.dtype.size(),
+        }
     }
 }
 
@@ -56,6 +66,11 @@ pub trait Family: Send + Sync {
     }
     /// Input tensors; their position is the tensor id in the input hash.
     fn inputs(&self, shape: &Shape, dtype: Dtype) -> Vec<TensorSpec>;
+    /// The values of integer input `tensor` (an input whose init is [`Init::HostI32`]).
+    fn host_i32(&self, shape: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
+        let _ = (shape, seed, tensor);
+        Vec::new()
+    }
     /// Output tensors (poisoned before each checked run).
     fn outputs(&self, shape: &Shape, dtype: Dtype) -> Vec<TensorSpec>;
     /// Floating-point operations of one run.

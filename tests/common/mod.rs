@@ -89,6 +89,8 @@ pub fn record(
         latency_ms,
         tflops: latency_ms.map(|l| flops / (l / 1e3) / 1e12),
         gbps: latency_ms.map(|l| bytes / (l / 1e3) / 1e9),
+        roofline_gbps: None,
+        roofline_frac: None,
         stats,
         samples_ms: samples,
         batch: 1,

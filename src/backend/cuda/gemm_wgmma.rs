@@ -4,7 +4,7 @@
 //! 128-byte swizzle (A boxes 64 K × 128 M, B boxes 64 N × 64 K), a persistent grid of
 //! min(tiles, SMs) blocks of 384 threads, 197 760 bytes of dynamic shared memory.
 
-use super::Prepared;
+use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
 use crate::error::{Error, Result};
 use crate::gpu::{Dims, Gpu, KernelArg};

@@ -1,0 +1,37 @@
+//! `cuda`: kernelgate's own kernels from `kernels/*.cu`, compiled by NVRTC for the device.
+
+use super::{Backend, Bindings, Prepared};
+use crate::case::Case;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+
+mod gemm;
+mod gemm_wgmma;
+mod spin;
+
+/// Our own kernels.
+pub struct Cuda;
+
+impl Backend for Cuda {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+    fn prepare(
+        &self,
+        gpu: &mut Gpu,
+        case: &Case,
+        bind: &Bindings,
+        cfg: &Config,
+    ) -> Result<Prepared> {
+        // One module per family; a new family adds a module and an arm here.
+        match case.kernel.as_str() {
+            "gemm" => gemm::prepare(gpu, case, bind),
+            "spin" => spin::prepare(gpu, case, bind, cfg),
+            other => Err(Error::Case {
+                case: case.name(),
+                message: format!("the cuda backend has no kernel for family {other}"),
+            }),
+        }
+    }
+}
