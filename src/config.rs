@@ -17,6 +17,7 @@
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
 //! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
 //! | `KERNELGATE_TARGET_NOISE` | stop sampling once the median's relative CI is below this (default 0.005) |
+//! | `KERNELGATE_SKIP_VERIFY=1` | skip the comparison with the reference (quick timing runs only; results say `verified: false`) |
 //! | `KERNELGATE_SPIN_SCALE` | calibration only: multiplies the `spin` kernel's real duration |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
@@ -55,6 +56,8 @@ pub struct Config {
     pub timing: crate::timing::Policy,
     /// Calibration: factor on the spin kernel's duration.
     pub spin_scale: f64,
+    /// Skip the reference comparison (outputs are still scanned for NaN/Inf).
+    pub skip_verify: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -185,6 +188,7 @@ impl Config {
             device: num("KERNELGATE_DEVICE")?.unwrap_or(0),
             timing,
             spin_scale,
+            skip_verify: flag("KERNELGATE_SKIP_VERIFY")?,
         })
     }
 

@@ -103,6 +103,9 @@ pub struct Record {
     pub measurements: usize,
     /// Correctness checks per output.
     pub checks: Vec<Check>,
+    /// Whether outputs were compared with the reference (false under `KERNELGATE_SKIP_VERIFY`).
+    #[serde(default = "yes")]
+    pub verified: bool,
     /// Input seed.
     pub seed: u64,
     /// Device memory used by the case's tensors, MB.
@@ -130,6 +133,10 @@ pub struct ResultsFile {
     pub seed: u64,
     /// Records in run order.
     pub results: Vec<Record>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Collects records and keeps the results file current.

@@ -376,7 +376,20 @@ pub fn run_case(
             .to_string(),
         ));
     }
-    let expected = fam.reference(&case.shape, case.dtype, seed);
+    let expected = if cfg.skip_verify {
+        // Still scan every output for NaN/Inf (unwritten elements), but compare nothing.
+        fam.outputs(&case.shape, case.dtype)
+            .iter()
+            .enumerate()
+            .map(|(output, _)| verify::Expected {
+                output,
+                indices: vec![],
+                values: vec![],
+            })
+            .collect()
+    } else {
+        fam.reference(&case.shape, case.dtype, seed)
+    };
     let first = round(gpu, case, cfg, seed, &expected)?;
     let memory_mb = family::device_bytes(fam, &case.shape, case.dtype) as f64 / 1e6;
     let tol_pct = tolerance_pct(cfg, case);
@@ -408,6 +421,7 @@ pub fn run_case(
         tolerance_pct: tol_pct,
         measurements: 1,
         checks: first.checks.clone(),
+        verified: !cfg.skip_verify,
         seed,
         memory_mb,
         source_hash: first.source_hash.clone(),

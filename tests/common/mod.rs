@@ -109,6 +109,7 @@ pub fn record(
         tolerance_pct: 5.0,
         measurements: if verdict == Verdict::Regression { 3 } else { 1 },
         checks,
+        verified: true,
         seed: 42,
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),
