@@ -115,6 +115,23 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// An external backend cannot run here (no Python, no torch, no CUDA device for it, or
+    /// the family/dtype is not implemented by the worker): its cases are ignored.
+    #[error("backend {backend} unavailable: {reason}")]
+    BackendUnavailable {
+        /// The backend.
+        backend: String,
+        /// Why.
+        reason: String,
+    },
+    /// An external backend's worker failed (crash, hang, garbage or its own error).
+    #[error("{message}")]
+    Worker {
+        /// The backend.
+        backend: String,
+        /// What happened.
+        message: String,
+    },
     /// JSON (de)serialisation failed.
     #[error("JSON in {what}: {source}")]
     Json {

@@ -86,10 +86,14 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let session = Arc::new(Session::new(cfg, &suite.name));
+    let session = Arc::new(Session::new(cfg, &suite.name).with_workers(suite.workers.clone()));
     let trials = trials(&suite, session.clone(), &args);
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(w) = session.writer() {
+        let reference = std::env::var("KERNELGATE_SPEEDUP_VS").unwrap_or_else(|_| "torch".into());
+        if let Err(e) = w.finish(&reference) {
+            eprintln!("kernelgate: {e}");
+        }
         let recs = w.records();
         if !recs.is_empty() && !args.list {
             println!(
@@ -98,6 +102,7 @@ pub fn main() -> std::process::ExitCode {
                 session.seed,
                 crate::report::summary_table(&recs)
             );
+            print!("{}", crate::report::speedup_table(&recs));
             println!("results: {}", w.path().display());
         }
     }

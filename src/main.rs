@@ -47,7 +47,7 @@ fn main() -> ExitCode {
             )
         }
         Some("run") => load(&mut cfg, args.get(1)).and_then(|suite| {
-            let session = Session::new(cfg, &suite.name);
+            let session = Session::new(cfg, &suite.name).with_workers(suite.workers.clone());
             let mut failed = 0;
             let total = suite.cases.len();
             for (i, case) in suite.cases.iter().enumerate() {

@@ -84,3 +84,22 @@ pub fn summary_table(records: &[Record]) -> String {
     }
     s
 }
+
+/// Geometric-mean speedups per family and backend over the records' reference backend.
+pub fn speedup_table(records: &[Record]) -> String {
+    let g = crate::results::geomean_speedups(records);
+    if g.is_empty() {
+        return String::new();
+    }
+    let reference = records
+        .iter()
+        .find_map(|r| r.speedup_vs.as_ref().map(|s| s.backend.clone()))
+        .unwrap_or_default();
+    let mut s = format!("speedup vs {reference} (geomean, min, max over cases):\n");
+    for ((fam, be), (geo, lo, hi, n)) in g {
+        s.push_str(&format!(
+            "  {fam:<20} {be:<14} {geo:6.2}x  [{lo:.2}x .. {hi:.2}x]  n={n}\n"
+        ));
+    }
+    s
+}

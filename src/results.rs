@@ -116,6 +116,70 @@ pub struct Record {
     pub date: String,
     /// Human-readable message of the verdict.
     pub message: String,
+    /// Speedup over a reference backend on the same problem in the same run
+    /// (`reference median / this median`), when that backend ran too.
+    #[serde(default)]
+    pub speedup_vs: Option<Speedup>,
+}
+
+/// A speedup over another backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Speedup {
+    /// The reference backend.
+    pub backend: String,
+    /// Reference median / this median (> 1: faster than the reference).
+    pub speedup: f64,
+}
+
+/// The problem of a record: its case name without the backend part.
+pub fn problem_of(r: &Record) -> String {
+    let mut parts = r.case.splitn(3, "::");
+    let (k, _, rest) = (
+        parts.next().unwrap_or(""),
+        parts.next(),
+        parts.next().unwrap_or(""),
+    );
+    format!("{k}::{rest}@{}", r.gpu_model)
+}
+
+/// Sets `speedup_vs` on every record whose problem was also run by `reference` (same GPU).
+pub fn annotate_speedups(records: &mut [Record], reference: &str) {
+    let refs: std::collections::HashMap<String, f64> = records
+        .iter()
+        .filter(|r| r.backend == reference)
+        .filter_map(|r| r.latency_ms.map(|l| (problem_of(r), l)))
+        .collect();
+    for r in records.iter_mut() {
+        r.speedup_vs = match (r.latency_ms, refs.get(&problem_of(r))) {
+            (Some(l), Some(base)) if r.backend != reference && l > 0.0 => Some(Speedup {
+                backend: reference.to_string(),
+                speedup: base / l,
+            }),
+            _ => None,
+        };
+    }
+}
+
+/// Per (family, backend): geometric mean, min and max of `speedup_vs`, and the count.
+pub fn geomean_speedups(
+    records: &[Record],
+) -> std::collections::BTreeMap<(String, String), (f64, f64, f64, usize)> {
+    let mut acc: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+    for r in records {
+        if let Some(s) = &r.speedup_vs {
+            acc.entry((r.kernel.clone(), r.backend.clone()))
+                .or_default()
+                .push(s.speedup);
+        }
+    }
+    acc.into_iter()
+        .map(|(k, v)| {
+            let g = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            (k, (g, lo, hi, v.len()))
+        })
+        .collect()
 }
 
 /// A results file: run metadata and records.
@@ -186,6 +250,17 @@ impl Writer {
         f.results.push(r);
         let dir = self.path.parent().expect("results path has a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
+        let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
+            what: self.path.display().to_string(),
+            source: e,
+        })?;
+        crate::baseline::write_atomic(&self.path, text.as_bytes())
+    }
+
+    /// Annotates every record with its speedup over `reference` and rewrites the file.
+    pub fn finish(&self, reference: &str) -> Result<()> {
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        annotate_speedups(&mut f.results, reference);
         let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
             what: self.path.display().to_string(),
             source: e,

@@ -40,10 +40,13 @@ pub struct Session {
     /// Results writer (created with the device).
     writer: Mutex<Option<std::sync::Arc<Writer>>>,
     suite: String,
+    suite_workers: std::collections::BTreeMap<String, String>,
 }
 
 struct GpuSlot {
     gpu: Option<Gpu>,
+    /// Running external workers by backend name.
+    workers: std::collections::HashMap<String, crate::backend::worker::Worker>,
     /// Set when a hang leaves the device unusable for the rest of the process.
     wedged: Option<String>,
 }
@@ -77,11 +80,19 @@ impl Session {
             seed,
             gpu: Mutex::new(GpuSlot {
                 gpu: None,
+                workers: Default::default(),
                 wedged: None,
             }),
             writer: Mutex::new(None),
             suite: suite.to_string(),
+            suite_workers: Default::default(),
         }
+    }
+
+    /// Adds the suite's external backends (name → worker command).
+    pub fn with_workers(mut self, workers: std::collections::BTreeMap<String, String>) -> Session {
+        self.suite_workers = workers;
+        self
     }
 
     /// The results writer, if any case has run.
@@ -117,12 +128,21 @@ impl Session {
             }
             slot.gpu = Some(g);
         }
-        let gpu = slot.gpu.as_mut().expect("opened above");
-        let result = run_case(gpu, case, &self.cfg, self.seed, &self.store);
+        let GpuSlot { gpu, workers, .. } = &mut *slot;
+        let gpu = gpu.as_mut().expect("opened above");
+        let ext = Externals {
+            pool: workers,
+            suite_workers: &self.suite_workers,
+        };
+        let result = run_case(gpu, case, &self.cfg, self.seed, &self.store, ext);
         let healthy = gpu
             .sync(Duration::from_secs(5), "the end of the case")
             .is_ok()
             && gpu.ctx.check_err().is_ok();
+        if let Err(Error::Worker { .. }) = &result {
+            // A worker that failed a request is restarted for the next case.
+            slot.workers.remove(&case.backend);
+        }
         match &result {
             Err(Error::Hang { .. }) => {
                 slot.wedged = Some(case.name());
@@ -231,15 +251,12 @@ fn round(
     cfg: &Config,
     seed: u64,
     expected: &[verify::Expected],
+    ext: &mut Externals,
 ) -> Result<Round> {
     let name = case.name();
     let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case {
         case: name.clone(),
         message: "unknown kernel".into(),
-    })?;
-    let be = backend::by_name(&case.backend).ok_or_else(|| Error::Case {
-        case: name.clone(),
-        message: "unknown backend".into(),
     })?;
     let hang = Duration::from_secs_f64(cfg.timing.hang_limit_s);
     let mut inputs = Vec::new();
@@ -281,6 +298,10 @@ fn round(
         }
     }
     gpu.sync(hang, &format!("{name} input generation"))?;
+    if backend::by_name(&case.backend).is_none() {
+        return external_round(gpu, case, cfg, expected, ext, &inputs, &outputs);
+    }
+    let be = backend::by_name(&case.backend).expect("checked above");
     let out_ptr = |spec: &crate::family::TensorSpec, buf: &Option<crate::gpu::DeviceBuffer>| match (
         spec.init, buf,
     ) {
@@ -335,6 +356,205 @@ fn round(
     })
 }
 
+/// External backends available to a case: the running workers and the suite's definitions.
+pub struct Externals<'a> {
+    /// Running workers by backend name (kept across cases, restarted after a failure).
+    pub pool: &'a mut std::collections::HashMap<String, crate::backend::worker::Worker>,
+    /// The suite's `workers` entries.
+    pub suite_workers: &'a std::collections::BTreeMap<String, String>,
+}
+
+/// A scratch directory for raw tensor files (in /dev/shm when present), removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let base = if std::path::Path::new("/dev/shm").is_dir() {
+            std::path::PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!(
+            "kg-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A round on an external backend: inputs made on our device as for every backend, passed
+/// to the worker as raw files; its outputs come back as files and get the same checks.
+fn external_round(
+    gpu: &mut Gpu,
+    case: &Case,
+    cfg: &Config,
+    expected: &[verify::Expected],
+    ext: &mut Externals,
+    inputs: &[(crate::family::TensorSpec, crate::gpu::DeviceBuffer)],
+    outputs: &[(crate::family::TensorSpec, Option<crate::gpu::DeviceBuffer>)],
+) -> Result<Round> {
+    use crate::backend::worker::{
+        self, RunRequest, TensorFile, TimingRequest, Worker, WorkerError,
+    };
+    let name = case.name();
+    let hang = Duration::from_secs_f64(cfg.timing.hang_limit_s);
+    let be = case.backend.clone();
+    let unavailable = |reason: String| Error::BackendUnavailable {
+        backend: be.clone(),
+        reason,
+    };
+    let failed = |message: String| Error::Worker {
+        backend: be.clone(),
+        message,
+    };
+    if !ext.pool.contains_key(&case.backend) {
+        let argv =
+            worker::command(&case.backend, &cfg.root, ext.suite_workers).ok_or_else(|| {
+                unavailable(format!(
+                    "backend {be} is neither built in nor an external worker"
+                ))
+            })?;
+        let w = Worker::spawn(&case.backend, &argv, hang.max(Duration::from_secs(120))).map_err(
+            |e| match e {
+                WorkerError::Unavailable(m) | WorkerError::Failed(m) => unavailable(m),
+            },
+        )?;
+        ext.pool.insert(case.backend.clone(), w);
+    }
+    let w = ext.pool.get_mut(&case.backend).expect("inserted above");
+    let dt = case.dtype.to_string();
+    if !w
+        .hello
+        .families
+        .get(&case.kernel)
+        .is_some_and(|d| d.contains(&dt))
+    {
+        return Err(unavailable(format!(
+            "worker {} ({}) does not implement {} {dt}",
+            w.hello.name, w.hello.version, case.kernel
+        )));
+    }
+    let dir = Scratch::new()?;
+    let mut in_files = Vec::new();
+    for (k, (spec, buf)) in inputs.iter().enumerate() {
+        let bytes = gpu.download(buf, hang, &name)?;
+        let path = dir.0.join(format!("in{k}.bin"));
+        std::fs::write(&path, &bytes).map_err(|e| Error::io("writing worker input", &path, e))?;
+        in_files.push(TensorFile {
+            name: spec.name.to_string(),
+            path,
+            dtype: spec.dtype.to_string(),
+            len: spec.len,
+            int32: spec.init == Init::HostI32,
+            alias: None,
+        });
+    }
+    let out_files: Vec<TensorFile> = outputs
+        .iter()
+        .enumerate()
+        .map(|(k, (spec, _))| TensorFile {
+            name: spec.name.to_string(),
+            path: dir.0.join(format!("out{k}.bin")),
+            dtype: spec.dtype.to_string(),
+            len: spec.len,
+            int32: false,
+            alias: match spec.init {
+                Init::Alias(i) => Some(i),
+                _ => None,
+            },
+        })
+        .collect();
+    let t = &cfg.timing;
+    let req = RunRequest {
+        op: "run".into(),
+        case: name.clone(),
+        kernel: case.kernel.clone(),
+        dtype: dt,
+        shape: case.shape.to_json(),
+        inputs: in_files,
+        outputs: out_files.clone(),
+        timing: TimingRequest {
+            warmup_ms: t.warmup_ms,
+            min_samples: t.min_samples,
+            max_samples: t.max_samples,
+            max_time_ms: t.max_time_ms,
+            target_noise: t.target_noise,
+            min_sample_us: t.min_sample_us,
+            max_batch: t.max_batch,
+            flush_l2: case.flush_l2,
+        },
+    };
+    let budget = hang + Duration::from_secs_f64((t.warmup_ms + t.max_time_ms) / 1e3 * 2.0 + 30.0);
+    let reply = w.run(&req, budget).map_err(|e| match e {
+        WorkerError::Unavailable(m) | WorkerError::Failed(m) => failed(m),
+    })?;
+    let fam = family::by_name(&case.kernel).expect("validated");
+    let tol = fam.tolerance(&case.shape, case.dtype);
+    let mut checks = Vec::new();
+    for exp in expected {
+        let (spec, f) = (&outputs[exp.output].0, &out_files[exp.output]);
+        let host = std::fs::read(&f.path).map_err(|e| {
+            failed(format!(
+                "backend {be}: output {} not readable at {}: {e}",
+                spec.name,
+                f.path.display()
+            ))
+        })?;
+        if host.len() != spec.len * spec.dtype.size() {
+            return Err(failed(format!(
+                "backend {be}: output {} has {} bytes, expected {} ({} × {})",
+                spec.name,
+                host.len(),
+                spec.len * spec.dtype.size(),
+                spec.len,
+                spec.dtype
+            )));
+        }
+        let d = spec.dtype;
+        checks.push(verify::check(
+            spec.name,
+            spec.len,
+            |i| d.decode(&host, i),
+            exp,
+            tol,
+        ));
+    }
+    let timing = if checks.iter().all(|c| c.passed) {
+        let st = Stats::from_samples(&reply.samples_ms)
+            .ok_or_else(|| failed(format!("backend {be}: no valid timing samples")))?;
+        let samples = Samples {
+            ms: reply.samples_ms.clone(),
+            batch: reply.batch,
+            graph: reply.graph,
+            flushed: reply.flushed,
+            warmup_launches: 0,
+        };
+        Some((samples, st))
+    } else {
+        None
+    };
+    Ok(Round {
+        checks,
+        timing,
+        compile_s: reply.compile_s,
+        variant: if reply.variant.is_empty() {
+            w.hello.name.clone()
+        } else {
+            reply.variant
+        },
+        source_hash: format!("{} {}", w.hello.name, w.hello.version),
+    })
+}
+
 /// Rounds measured when writing a baseline; their spread becomes part of the baseline's noise.
 pub const BASELINE_ROUNDS: usize = 3;
 /// Most round medians kept in a baseline entry (`UPDATE_BASELINES=append` adds to them).
@@ -354,6 +574,7 @@ pub fn run_case(
     cfg: &Config,
     run_seed: u64,
     store: &Store,
+    mut ext: Externals,
 ) -> Result<Outcome> {
     let name = case.name();
     let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case {
@@ -390,7 +611,10 @@ pub fn run_case(
     } else {
         fam.reference(&case.shape, case.dtype, seed)
     };
-    let first = round(gpu, case, cfg, seed, &expected)?;
+    let first = match round(gpu, case, cfg, seed, &expected, &mut ext) {
+        Err(Error::BackendUnavailable { reason, .. }) => return Ok(Outcome::Skipped(reason)),
+        other => other?,
+    };
     let memory_mb = family::device_bytes(fam, &case.shape, case.dtype) as f64 / 1e6;
     let tol_pct = tolerance_pct(cfg, case);
     let mut record = Record {
@@ -427,6 +651,7 @@ pub fn run_case(
         source_hash: first.source_hash.clone(),
         date: crate::timefmt::now_rfc3339(),
         message: String::new(),
+        speedup_vs: None,
     };
     let Some((mut samples, mut stats)) = first.timing.clone() else {
         let bad = first
@@ -443,8 +668,11 @@ pub fn run_case(
     };
     let mut rounds = vec![stats.median_ms];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
-    let next_round = |gpu: &mut Gpu, record: &mut Record| -> Result<Option<(Samples, Stats)>> {
-        let r = round(gpu, case, cfg, seed, &expected)?;
+    let next_round = |gpu: &mut Gpu,
+                      record: &mut Record,
+                      ext: &mut Externals|
+     -> Result<Option<(Samples, Stats)>> {
+        let r = round(gpu, case, cfg, seed, &expected, ext)?;
         if let Some(bad) = r.checks.iter().find(|c| !c.passed) {
             record.checks = r.checks.clone();
             record.message = format!(
@@ -464,7 +692,7 @@ pub fn run_case(
     let mut cmp = None;
     if cfg.update_baselines {
         while rounds.len() < BASELINE_ROUNDS {
-            let Some((s2, st2)) = next_round(gpu, &mut record)? else {
+            let Some((s2, st2)) = next_round(gpu, &mut record, &mut ext)? else {
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             rounds.push(st2.median_ms);
@@ -483,7 +711,7 @@ pub fn run_case(
         );
         // A suspected regression is re-measured in fresh rounds; the best round decides.
         while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
-            let Some((s2, st2)) = next_round(gpu, &mut record)? else {
+            let Some((s2, st2)) = next_round(gpu, &mut record, &mut ext)? else {
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             rounds.push(st2.median_ms);

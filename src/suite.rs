@@ -29,6 +29,9 @@ struct SuiteFile {
     description: String,
     #[serde(default)]
     tolerance_pct: Option<f64>,
+    /// External backends defined by this suite: name → shell command of a worker.
+    #[serde(default)]
+    workers: BTreeMap<String, String>,
     // Parsed one by one below, so that an error inside a group names the group.
     groups: Vec<serde_json::Value>,
 }
@@ -63,6 +66,8 @@ pub struct Suite {
     pub description: String,
     /// All cases, sorted by name.
     pub cases: Vec<Case>,
+    /// External backends defined by the suite (name → worker command), see `backend::worker`.
+    pub workers: BTreeMap<String, String>,
 }
 
 impl Suite {
@@ -83,6 +88,20 @@ impl Suite {
         let file: SuiteFile =
             serde_json::from_str(text).map_err(|e| err("top level".into(), e.to_string()))?;
         check_tolerance(file.tolerance_pct).map_err(|m| err("top level".into(), m))?;
+        for (w, cmd) in &file.workers {
+            if crate::backend::by_name(w).is_some()
+                || w.is_empty()
+                || !w
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+                || cmd.trim().is_empty()
+            {
+                return Err(err(
+                    format!("workers entry {w:?}"),
+                    "a worker needs a new lowercase backend name (letters, digits, - and _) and a non-empty command".into(),
+                ));
+            }
+        }
         if file.groups.is_empty() {
             return Err(err(
                 "top level".into(),
@@ -113,13 +132,17 @@ impl Suite {
                 return Err(err(entry, "backends and dtypes must not be empty".into()));
             }
             for b in &g.backends {
-                if !fam.backends().contains(&b.as_str()) {
+                let external = crate::backend::worker::is_external(b, &file.workers);
+                if !external && !fam.backends().contains(&b.as_str()) {
                     return Err(err(
                         entry,
                         format!(
-                            "backend {b:?} does not implement {}; it has: {}",
+                            "backend {b:?} does not implement {}; it has: {} (external backends: {}, \
+                             a suite `workers` entry, or {})",
                             fam.name(),
-                            fam.backends().join(", ")
+                            fam.backends().join(", "),
+                            crate::backend::worker::BUILTIN.join(", "),
+                            crate::backend::worker::env_var(b)
                         ),
                     ));
                 }
@@ -181,6 +204,7 @@ impl Suite {
             path: path.to_path_buf(),
             description: file.description,
             cases,
+            workers: file.workers,
         })
     }
 }

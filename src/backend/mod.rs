@@ -8,6 +8,7 @@ use crate::gpu::Gpu;
 
 pub mod cublas;
 pub mod cuda;
+pub mod worker;
 
 /// Enqueues one run of a prepared case on `gpu.stream`.
 pub type Launcher = Box<dyn FnMut(&Gpu) -> Result<()> + Send>;

@@ -110,6 +110,7 @@ pub fn record(
         measurements: if verdict == Verdict::Regression { 3 } else { 1 },
         checks,
         verified: true,
+        speedup_vs: None,
         seed: 42,
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),

@@ -1,0 +1,371 @@
+//! External backends: a long-lived worker process speaking JSON lines over stdin/stdout.
+//!
+//! # Protocol (version 1)
+//!
+//! Every message is one JSON object on one line. The harness writes requests to the
+//! worker's stdin and reads one reply line per request from its stdout (anything the worker
+//! prints to stderr is passed through to the harness's stderr).
+//!
+//! 1. Handshake. Request `{"op":"hello","protocol":1}`. Reply
+//!    `{"ok":true,"name":"torch","version":"2.11.0","device":"NVIDIA H200",
+//!      "families":{"gemm":["bf16","fp16","fp32"], ...}}`: the families and dtypes it implements.
+//! 2. A case. Request
+//!    `{"op":"run","case":"gemm::torch::m64_n64_k64_bf16","kernel":"gemm","dtype":"bf16",
+//!      "shape":{"m":64,"n":64,"k":64},
+//!      "inputs":[{"name":"A","path":"/dev/shm/kg-1-0/in0.bin","dtype":"bf16","len":4096,"int32":false}, ...],
+//!      "outputs":[{"name":"C","path":"/dev/shm/kg-1-0/out0.bin","dtype":"bf16","len":4096,"alias":null}],
+//!      "timing":{"warmup_ms":50,"min_samples":20,"max_samples":2000,"max_time_ms":2000,
+//!                "target_noise":0.005,"min_sample_us":20,"max_batch":256,"flush_l2":true}}`.
+//!    Inputs are raw little-endian files (`int32` true: 32-bit integers, else the dtype) made by the
+//!    harness from the same seeded inputs its reference uses. The worker loads them onto its
+//!    device, runs the op once and writes each output as a raw little-endian file of `len`
+//!    elements of `dtype` to `path` (an output with `"alias": k` is input `k` after an in-place
+//!    op), then times the op with the same policy as the harness (warm-up by time, L2 flush
+//!    before each sample, CUDA events, batches for short ops, stop when the median's 95% CI
+//!    half-width is under `target_noise` or after `max_time_ms`) and replies
+//!    `{"ok":true,"samples_ms":[...],"batch":1,"graph":false,"flushed":true,
+//!      "variant":"torch.matmul","compile_s":0.0}`.
+//!    The harness then applies the same references and tolerances as for its own backends.
+//! 3. Errors: `{"ok":false,"error":"what went wrong"}`; the case fails with that message.
+//! 4. `{"op":"bye"}` (no reply) ends the worker; so does closing its stdin.
+//!
+//! A worker that cannot start or fails the handshake makes its cases *ignored* with the
+//! reason; a worker that crashes, hangs past the hang limit or answers garbage fails that
+//! case, is killed, and is started afresh for the next case.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+/// Protocol version spoken by the harness.
+pub const PROTOCOL: u32 = 1;
+
+/// How a worker can fail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkerError {
+    /// It could not be started or refused the handshake: its cases are ignored.
+    Unavailable(String),
+    /// It failed a request (crash, hang, garbage, or its own error): the case fails.
+    Failed(String),
+}
+
+/// The worker's handshake reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Worker name.
+    pub name: String,
+    /// Worker or framework version.
+    pub version: String,
+    /// Device the worker runs on.
+    pub device: String,
+    /// Families → dtypes it implements.
+    pub families: BTreeMap<String, Vec<String>>,
+}
+
+/// One tensor file of a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TensorFile {
+    /// Tensor name.
+    pub name: String,
+    /// Raw file path.
+    pub path: PathBuf,
+    /// Element dtype (`bf16`, `fp16`, `fp32`).
+    pub dtype: String,
+    /// Element count.
+    pub len: usize,
+    /// Inputs only: 32-bit integers instead of `dtype`.
+    #[serde(default)]
+    pub int32: bool,
+    /// Outputs only: the output is input number `alias` updated in place.
+    #[serde(default)]
+    pub alias: Option<usize>,
+}
+
+/// The timing policy as sent to a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingRequest {
+    /// Warm-up time in ms.
+    pub warmup_ms: f64,
+    /// Fewest samples.
+    pub min_samples: usize,
+    /// Most samples.
+    pub max_samples: usize,
+    /// Sampling time cap in ms.
+    pub max_time_ms: f64,
+    /// Stop when the median's relative 95% CI half-width is below this.
+    pub target_noise: f64,
+    /// Batch ops shorter than this many µs.
+    pub min_sample_us: f64,
+    /// Largest batch.
+    pub max_batch: usize,
+    /// Flush L2 before each sample.
+    pub flush_l2: bool,
+}
+
+/// A `run` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// Always "run".
+    pub op: String,
+    /// Case name.
+    pub case: String,
+    /// Family.
+    pub kernel: String,
+    /// Dtype.
+    pub dtype: String,
+    /// Dimensions.
+    pub shape: serde_json::Value,
+    /// Input files (written by the harness).
+    pub inputs: Vec<TensorFile>,
+    /// Output files (written by the worker).
+    pub outputs: Vec<TensorFile>,
+    /// Timing policy.
+    pub timing: TimingRequest,
+}
+
+/// A successful `run` reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReply {
+    /// ms per op, one per sample.
+    pub samples_ms: Vec<f64>,
+    /// Ops per sample.
+    pub batch: usize,
+    /// Whether samples replayed a CUDA graph.
+    #[serde(default)]
+    pub graph: bool,
+    /// Whether L2 was flushed before each sample.
+    #[serde(default)]
+    pub flushed: bool,
+    /// Implementation that ran (e.g. `torch.matmul`, `sdpa[flash]`).
+    #[serde(default)]
+    pub variant: String,
+    /// Seconds spent compiling (e.g. `torch.compile`), outside the latency.
+    #[serde(default)]
+    pub compile_s: f64,
+}
+
+/// A running worker process.
+pub struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<String>>,
+    /// Its handshake.
+    pub hello: Hello,
+    /// The backend name it serves.
+    pub backend: String,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "{{\"op\":\"bye\"}}");
+        let _ = self.stdin.flush();
+        // Give it a moment to exit cleanly, then make sure it is gone.
+        for _ in 0..20 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Worker {
+    /// Starts `argv` as the worker for `backend` and performs the handshake within `timeout`.
+    pub fn spawn(backend: &str, argv: &[String], timeout: Duration) -> Result<Worker, WorkerError> {
+        let (prog, args) = argv.split_first().ok_or_else(|| {
+            WorkerError::Unavailable(format!("backend {backend}: empty worker command"))
+        })?;
+        let mut child = Command::new(prog)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| {
+                WorkerError::Unavailable(format!(
+                    "backend {backend}: cannot start `{}`: {e}",
+                    argv.join(" ")
+                ))
+            })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let end = line.is_err();
+                if tx.send(line).is_err() || end {
+                    break;
+                }
+            }
+        });
+        let mut w = Worker {
+            child,
+            stdin,
+            lines: rx,
+            hello: Hello {
+                name: String::new(),
+                version: String::new(),
+                device: String::new(),
+                families: BTreeMap::new(),
+            },
+            backend: backend.to_string(),
+        };
+        let reply = w
+            .request(
+                &serde_json::json!({"op": "hello", "protocol": PROTOCOL}),
+                timeout,
+            )
+            .map_err(|e| match e {
+                WorkerError::Failed(m) | WorkerError::Unavailable(m) => {
+                    WorkerError::Unavailable(format!("handshake: {m}"))
+                }
+            })?;
+        w.hello = serde_json::from_value(reply).map_err(|e| {
+            WorkerError::Unavailable(format!("backend {backend}: malformed handshake reply: {e}"))
+        })?;
+        Ok(w)
+    }
+
+    /// Sends one request and waits up to `timeout` for its reply; `ok:false` becomes an error.
+    pub fn request(
+        &mut self,
+        req: &serde_json::Value,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, WorkerError> {
+        let b = self.backend.clone();
+        let line = serde_json::to_string(req).expect("requests serialise");
+        writeln!(self.stdin, "{line}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| {
+                WorkerError::Failed(format!(
+                    "backend {b}: worker is gone (writing request: {e}){}",
+                    self.exit_note()
+                ))
+            })?;
+        let reply = match self.lines.recv_timeout(timeout) {
+            Ok(Ok(l)) => l,
+            Ok(Err(e)) => {
+                return Err(WorkerError::Failed(format!(
+                    "backend {b}: reading reply: {e}"
+                )))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(WorkerError::Failed(format!(
+                    "backend {b}: no reply within {:.0} s (hang?)",
+                    timeout.as_secs_f64()
+                )))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(WorkerError::Failed(format!(
+                    "backend {b}: worker exited without replying{}",
+                    self.exit_note()
+                )))
+            }
+        };
+        let v: serde_json::Value = serde_json::from_str(&reply).map_err(|e| {
+            let shown: String = reply.chars().take(200).collect();
+            WorkerError::Failed(format!("backend {b}: reply is not JSON ({e}): {shown:?}"))
+        })?;
+        match v.get("ok").and_then(|o| o.as_bool()) {
+            Some(true) => Ok(v),
+            Some(false) => Err(WorkerError::Failed(format!(
+                "backend {b}: {}",
+                v.get("error")
+                    .and_then(|e| e.as_str())
+                    .unwrap_or("worker reported failure without a message")
+            ))),
+            None => Err(WorkerError::Failed(format!(
+                "backend {b}: reply lacks a boolean `ok`: {reply}"
+            ))),
+        }
+    }
+
+    /// Runs one case; errors name the backend.
+    pub fn run(&mut self, req: &RunRequest, timeout: Duration) -> Result<RunReply, WorkerError> {
+        let v = self.request(
+            &serde_json::to_value(req).expect("requests serialise"),
+            timeout,
+        )?;
+        let r: RunReply = serde_json::from_value(v).map_err(|e| {
+            WorkerError::Failed(format!(
+                "backend {}: malformed run reply: {e}",
+                self.backend
+            ))
+        })?;
+        if r.samples_ms.is_empty()
+            || r.samples_ms.iter().any(|x| !x.is_finite() || *x <= 0.0)
+            || r.batch == 0
+        {
+            return Err(WorkerError::Failed(format!(
+                "backend {}: run reply has no valid samples (need positive finite samples_ms and batch >= 1)",
+                self.backend
+            )));
+        }
+        Ok(r)
+    }
+
+    fn exit_note(&mut self) -> String {
+        std::thread::sleep(Duration::from_millis(50));
+        match self.child.try_wait() {
+            Ok(Some(st)) => format!(" (exit status {st})"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The names of the built-in external backends.
+pub const BUILTIN: [&str; 2] = ["torch", "torch-compile"];
+
+/// The environment variable naming a user-defined worker command for `backend`
+/// (`KERNELGATE_WORKER_<NAME>`, upper-cased, `-` as `_`).
+pub fn env_var(backend: &str) -> String {
+    format!(
+        "KERNELGATE_WORKER_{}",
+        backend.to_ascii_uppercase().replace('-', "_")
+    )
+}
+
+/// The command line that starts `backend`'s worker, if it is an external backend:
+/// `KERNELGATE_WORKER_<NAME>` or the suite's `workers` entry (run through `sh -c`), or the
+/// built-in torch worker (`KERNELGATE_PYTHON`, default `python3`, on `src/backend/torch_worker.py`).
+pub fn command(
+    backend: &str,
+    root: &Path,
+    suite_workers: &BTreeMap<String, String>,
+) -> Option<Vec<String>> {
+    let shell = |c: String| vec!["sh".to_string(), "-c".to_string(), c];
+    if let Ok(c) = std::env::var(env_var(backend)) {
+        if !c.is_empty() {
+            return Some(shell(c));
+        }
+    }
+    if let Some(c) = suite_workers.get(backend) {
+        return Some(shell(c.clone()));
+    }
+    if BUILTIN.contains(&backend) {
+        let py = std::env::var("KERNELGATE_PYTHON")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "python3".into());
+        let script = root.join("src").join("backend").join("torch_worker.py");
+        let mut v = vec![py, "-u".into(), script.display().to_string()];
+        if backend == "torch-compile" {
+            v.push("--compile".into());
+        }
+        return Some(v);
+    }
+    None
+}
+
+/// Whether `backend` names an external backend (built-in, env or suite-defined).
+pub fn is_external(backend: &str, suite_workers: &BTreeMap<String, String>) -> bool {
+    BUILTIN.contains(&backend)
+        || suite_workers.contains_key(backend)
+        || std::env::var(env_var(backend)).is_ok_and(|v| !v.is_empty())
+}
