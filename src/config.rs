@@ -18,6 +18,8 @@
 //! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
 //! | `KERNELGATE_TARGET_NOISE` | stop sampling once the median's relative CI is below this (default 0.005) |
 //! | `KERNELGATE_SKIP_VERIFY=1` | skip the comparison with the reference (quick timing runs only; results say `verified: false`) |
+//! | `KERNELGATE_HANG_S` | a synchronisation waiting longer than this many seconds is a hang (default 60) |
+//! | `KERNELGATE_SPIN_FAULT=<us>` | calibration only: the `spin` case of that duration writes through a bad pointer (tests fault handling) |
 //! | `KERNELGATE_SPIN_SCALE` | calibration only: multiplies the `spin` kernel's real duration |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
@@ -58,6 +60,8 @@ pub struct Config {
     pub spin_scale: f64,
     /// Skip the reference comparison (outputs are still scanned for NaN/Inf).
     pub skip_verify: bool,
+    /// Calibration: the spin case of this many µs faults (illegal address) instead of writing its output.
+    pub spin_fault: Option<u64>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -158,6 +162,16 @@ impl Config {
                 });
             }
         }
+        if let Some(v) = num::<f64>("KERNELGATE_HANG_S")? {
+            if !(v > 0.0 && v < 1e6) {
+                return Err(Error::Env {
+                    var: "KERNELGATE_HANG_S",
+                    value: v.to_string(),
+                    message: "must be a positive number of seconds".into(),
+                });
+            }
+            timing.hang_limit_s = v;
+        }
         let spin_scale = num::<f64>("KERNELGATE_SPIN_SCALE")?.unwrap_or(1.0);
         if !(spin_scale > 0.0 && spin_scale.is_finite()) {
             return Err(Error::Env {
@@ -189,6 +203,7 @@ impl Config {
             timing,
             spin_scale,
             skip_verify: flag("KERNELGATE_SKIP_VERIFY")?,
+            spin_fault: num("KERNELGATE_SPIN_FAULT")?,
         })
     }
 

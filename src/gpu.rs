@@ -332,6 +332,16 @@ impl Gpu {
         })
     }
 
+    /// Drops a device whose context a fault has poisoned, without the cleanup calls that
+    /// would fail (and, in cuBLAS's case, panic) on it: the cuBLAS handle is leaked.
+    pub fn discard(mut self) {
+        if let Some(h) = self.cublas.take() {
+            std::mem::forget(h);
+        }
+        self.modules.clear();
+        self.flush = None;
+    }
+
     /// The NVRTC target for this device: `sm_90a` on Hopper (for wgmma/setmaxnreg), else `sm_XY`.
     pub fn nvrtc_arch(&self) -> String {
         if self.info.arch == "sm_90" {

@@ -150,7 +150,10 @@ impl Session {
             _ if !healthy || matches!(result, Err(Error::Driver { .. })) => {
                 // A fault poisons the context: drop it and reset so the next case starts clean.
                 let ordinal = self.cfg.device;
-                slot.gpu = None;
+                slot.workers.clear();
+                if let Some(g) = slot.gpu.take() {
+                    g.discard();
+                }
                 reset_device(ordinal);
             }
             _ => {}

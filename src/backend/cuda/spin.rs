@@ -11,7 +11,13 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings, cfg: &Config) -> Res
     let module = gpu.module("spin.cu")?;
     let f = module.function("kg_spin")?;
     let ns = (case.shape.get("us") as f64 * 1000.0 * cfg.spin_scale).round() as u64;
-    let args = [KernelArg::Ptr(bind.outputs[0]), KernelArg::U64(ns)];
+    // KERNELGATE_SPIN_FAULT: an address no allocation has, so the kernel faults like a buggy one.
+    let out = if cfg.spin_fault == Some(case.shape.get("us")) {
+        0x10
+    } else {
+        bind.outputs[0]
+    };
+    let args = [KernelArg::Ptr(out), KernelArg::U64(ns)];
     let dims = Dims {
         grid: (1, 1, 1),
         block: (1, 1, 1),
