@@ -43,7 +43,46 @@ pub fn trials(suite: &Suite, session: Arc<Session>, args: &Arguments) -> Vec<Tri
         .collect()
 }
 
+/// Runs `case` in a child process of this test binary (`--exact NAME`): used once a fault
+/// has cost this process its CUDA context, so later cases still run and are not blamed.
+fn run_in_child(case: &Case, lost_in: &str) -> Result<Completion, Failed> {
+    let name = case.name();
+    let exe = std::env::current_exe()
+        .map_err(|e| Failed::from(format!("{name}: cannot find the test binary: {e}")))?;
+    let out = std::process::Command::new(exe)
+        .args(["--exact", &name, "--test-threads", "1"])
+        .output()
+        .map_err(|e| Failed::from(format!("{name}: cannot start a child process: {e}")))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let note =
+        format!("(run in a fresh process: this one lost its CUDA context to a fault in {lost_in})");
+    if !out.status.success() {
+        let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(12)..].join("\n");
+        return Err(Failed::from(format!("{name} {note}:\n{tail}")));
+    }
+    if text.contains(" 1 ignored") {
+        return Ok(Completion::ignored_with(format!(
+            "ignored in a fresh process {note}"
+        )));
+    }
+    if text.contains(" 1 passed") {
+        println!("{name}: passed {note}");
+        return Ok(Completion::Completed);
+    }
+    Err(Failed::from(format!(
+        "{name} {note}: the child process ran no test:\n{text}"
+    )))
+}
+
 fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
+    if let Some(lost_in) = session.context_lost() {
+        return run_in_child(case, &lost_in);
+    }
     match session.run(case) {
         Ok(Outcome::Skipped(reason)) => Ok(Completion::ignored_with(reason)),
         Ok(Outcome::Ran(r)) => {

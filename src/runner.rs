@@ -49,6 +49,9 @@ struct GpuSlot {
     workers: std::collections::HashMap<String, crate::backend::worker::Worker>,
     /// Set when a hang leaves the device unusable for the rest of the process.
     wedged: Option<String>,
+    /// Set when a fault left this process unable to create a CUDA context again (sticky
+    /// errors such as an illegal address end the process's use of the device).
+    lost: Option<String>,
 }
 
 /// A fresh run seed from the clock and the process id.
@@ -82,6 +85,7 @@ impl Session {
                 gpu: None,
                 workers: Default::default(),
                 wedged: None,
+                lost: None,
             }),
             writer: Mutex::new(None),
             suite: suite.to_string(),
@@ -103,9 +107,25 @@ impl Session {
             .clone()
     }
 
+    /// The case whose fault lost this process's CUDA context, if one did: later cases must
+    /// run in a fresh process (the test harness re-runs each in a child process).
+    pub fn context_lost(&self) -> Option<String> {
+        self.gpu
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .lost
+            .clone()
+    }
+
     /// Runs one case under the device lock.
     pub fn run(&self, case: &Case) -> Result<Outcome> {
         let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = &slot.lost {
+            return Err(Error::Driver {
+                context: format!("running {}", case.name()),
+                message: format!("this process lost its CUDA context to a fault in {c}; run the case in a fresh process"),
+            });
+        }
         if let Some(w) = &slot.wedged {
             return Err(Error::NoGpu(format!(
                 "the device is unusable after an earlier hang ({w})"
@@ -155,6 +175,11 @@ impl Session {
                     g.discard();
                 }
                 reset_device(ordinal);
+                // Sticky faults cannot be recovered in-process: probe, and remember if so.
+                match Gpu::open(ordinal, &self.cfg.root.join("kernels"), &self.cfg.cache_dir) {
+                    Ok(g) => slot.gpu = Some(g),
+                    Err(_) => slot.lost = Some(case.name()),
+                }
             }
             _ => {}
         }
