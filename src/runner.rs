@@ -40,6 +40,7 @@ pub struct Session {
     /// Results writer (created with the device).
     writer: Mutex<Option<std::sync::Arc<Writer>>>,
     suite: String,
+    results_file: Option<std::path::PathBuf>,
 }
 
 struct GpuSlot {
@@ -81,20 +82,24 @@ impl Session {
             }),
             writer: Mutex::new(None),
             suite: suite.to_string(),
+            results_file: None,
         }
     }
 
-    /// The results writer, if any case has run.
-    pub fn writer(&self) -> Option<std::sync::Arc<Writer>> {
-        self.writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// Writes the results to `path` instead of a new file in the results directory.
+    pub fn with_results_file(mut self, path: impl Into<std::path::PathBuf>) -> Session {
+        self.results_file = Some(path.into());
+        self
     }
 
-    /// Runs one case under the device lock.
-    pub fn run(&self, case: &Case) -> Result<Outcome> {
+    /// Opens the device (as the first case would) and returns its facts.
+    pub fn open(&self) -> Result<crate::gpu::GpuInfo> {
         let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        self.ensure_open(&mut slot)?;
+        Ok(slot.gpu.as_ref().expect("opened above").info.clone())
+    }
+
+    fn ensure_open(&self, slot: &mut GpuSlot) -> Result<()> {
         if let Some(w) = &slot.wedged {
             return Err(Error::NoGpu(format!(
                 "the device is unusable after an earlier hang ({w})"
@@ -108,15 +113,29 @@ impl Session {
             )?;
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             if w.is_none() {
-                *w = Some(std::sync::Arc::new(Writer::new(
-                    &self.cfg.results_dir,
-                    &self.suite,
-                    Some(g.info.clone()),
-                    self.seed,
-                )));
+                let info = Some(g.info.clone());
+                *w = Some(std::sync::Arc::new(match &self.results_file {
+                    Some(p) => Writer::at(p, &self.suite, info, self.seed),
+                    None => Writer::new(&self.cfg.results_dir, &self.suite, info, self.seed),
+                }));
             }
             slot.gpu = Some(g);
         }
+        Ok(())
+    }
+
+    /// The results writer, if any case has run.
+    pub fn writer(&self) -> Option<std::sync::Arc<Writer>> {
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Runs one case under the device lock.
+    pub fn run(&self, case: &Case) -> Result<Outcome> {
+        let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        self.ensure_open(&mut slot)?;
         let gpu = slot.gpu.as_mut().expect("opened above");
         let result = run_case(gpu, case, &self.cfg, self.seed, &self.store);
         let healthy = gpu
