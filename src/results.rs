@@ -197,6 +197,43 @@ pub struct ResultsFile {
     pub seed: u64,
     /// Records in run order.
     pub results: Vec<Record>,
+    /// Every GPU the records were measured on. Empty in the file of one run (`gpu` says it);
+    /// a merged file (`kernelgate merge`) lists them all and sets `gpu` only when there is one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuInfo>,
+    /// The runs a merged file was made from (empty for the file of one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<Source>,
+}
+
+/// One run that went into a merged results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The file it was read from, as given on the command line.
+    pub path: String,
+    /// Its suite.
+    pub suite: String,
+    /// Its run start, UTC.
+    pub started: String,
+    /// Its run seed.
+    pub seed: u64,
+    /// The GPU model it ran on, if it says.
+    pub gpu: Option<String>,
+    /// Records it contributed after deduplication.
+    pub kept: usize,
+    /// Records it held.
+    pub records: usize,
+}
+
+impl ResultsFile {
+    /// The GPUs the records span: `gpus` when listed (merged files), else the run's `gpu`.
+    pub fn all_gpus(&self) -> Vec<GpuInfo> {
+        if !self.gpus.is_empty() {
+            self.gpus.clone()
+        } else {
+            self.gpu.iter().cloned().collect()
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -212,6 +249,21 @@ pub struct Writer {
 impl Writer {
     /// A writer for a new results file in `dir`.
     pub fn new(dir: &Path, suite: &str, gpu: Option<GpuInfo>, seed: u64) -> Writer {
+        Writer::new_in(dir, None, suite, gpu, seed)
+    }
+
+    /// A writer for the results file at `path` (`kernelgate run --output`).
+    pub fn at(path: &Path, suite: &str, gpu: Option<GpuInfo>, seed: u64) -> Writer {
+        Writer::new_in(Path::new("."), Some(path), suite, gpu, seed)
+    }
+
+    fn new_in(
+        dir: &Path,
+        path: Option<&Path>,
+        suite: &str,
+        gpu: Option<GpuInfo>,
+        seed: u64,
+    ) -> Writer {
         let started = crate::timefmt::now_rfc3339();
         let stamp = started
             .replace([':', '-'], "")
@@ -222,10 +274,12 @@ impl Writer {
             .as_ref()
             .map(|g| crate::baseline::gpu_slug(&g.name))
             .unwrap_or_else(|| "nogpu".into());
-        let path = dir.join(format!(
-            "{suite}-{slug}-{stamp}-{}.json",
-            std::process::id()
-        ));
+        let path = path.map(Path::to_path_buf).unwrap_or_else(|| {
+            dir.join(format!(
+                "{suite}-{slug}-{stamp}-{}.json",
+                std::process::id()
+            ))
+        });
         Writer {
             path,
             file: Mutex::new(ResultsFile {
@@ -235,6 +289,8 @@ impl Writer {
                 started,
                 seed,
                 results: Vec::new(),
+                gpus: Vec::new(),
+                sources: Vec::new(),
             }),
         }
     }
@@ -248,7 +304,10 @@ impl Writer {
     pub fn push(&self, r: Record) -> Result<()> {
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.results.push(r);
-        let dir = self.path.parent().expect("results path has a parent");
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
         std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
         let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
             what: self.path.display().to_string(),

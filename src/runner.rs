@@ -41,6 +41,7 @@ pub struct Session {
     writer: Mutex<Option<std::sync::Arc<Writer>>>,
     suite: String,
     suite_workers: std::collections::BTreeMap<String, String>,
+    results_file: Option<std::path::PathBuf>,
 }
 
 struct GpuSlot {
@@ -90,12 +91,19 @@ impl Session {
             writer: Mutex::new(None),
             suite: suite.to_string(),
             suite_workers: Default::default(),
+            results_file: None,
         }
     }
 
     /// Adds the suite's external backends (name → worker command).
     pub fn with_workers(mut self, workers: std::collections::BTreeMap<String, String>) -> Session {
         self.suite_workers = workers;
+        self
+    }
+
+    /// Writes the results to `path` instead of a new file in the results directory.
+    pub fn with_results_file(mut self, path: impl Into<std::path::PathBuf>) -> Session {
+        self.results_file = Some(path.into());
         self
     }
 
@@ -117,12 +125,17 @@ impl Session {
             .clone()
     }
 
-    /// Runs one case under the device lock.
-    pub fn run(&self, case: &Case) -> Result<Outcome> {
+    /// Opens the device (as the first case would) and returns its facts.
+    pub fn open(&self) -> Result<crate::gpu::GpuInfo> {
         let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        self.ensure_open(&mut slot)?;
+        Ok(slot.gpu.as_ref().expect("opened above").info.clone())
+    }
+
+    fn ensure_open(&self, slot: &mut GpuSlot) -> Result<()> {
         if let Some(c) = &slot.lost {
             return Err(Error::Driver {
-                context: format!("running {}", case.name()),
+                context: "opening the device".into(),
                 message: format!("this process lost its CUDA context to a fault in {c}; run the case in a fresh process"),
             });
         }
@@ -139,15 +152,21 @@ impl Session {
             )?;
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             if w.is_none() {
-                *w = Some(std::sync::Arc::new(Writer::new(
-                    &self.cfg.results_dir,
-                    &self.suite,
-                    Some(g.info.clone()),
-                    self.seed,
-                )));
+                let info = Some(g.info.clone());
+                *w = Some(std::sync::Arc::new(match &self.results_file {
+                    Some(p) => Writer::at(p, &self.suite, info, self.seed),
+                    None => Writer::new(&self.cfg.results_dir, &self.suite, info, self.seed),
+                }));
             }
             slot.gpu = Some(g);
         }
+        Ok(())
+    }
+
+    /// Runs one case under the device lock.
+    pub fn run(&self, case: &Case) -> Result<Outcome> {
+        let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
+        self.ensure_open(&mut slot)?;
         let GpuSlot { gpu, workers, .. } = &mut *slot;
         let gpu = gpu.as_mut().expect("opened above");
         let ext = Externals {

@@ -1,0 +1,386 @@
+//! The `kernelgate` command: argument parsing and the subcommands' glue. The work itself
+//! lives in library modules shared with the test harness ([`crate::runner`], [`crate::merge`],
+//! [`crate::tables`], [`crate::compare`], [`crate::charts`], [`crate::roofline`]).
+//!
+//! Exit status: 0 success; 1 a case failed (`run`), a case is SLOW (`compare`) or the GPU
+//! failed at run time; 2 bad usage or bad input (malformed or incompatible files, bad suite);
+//! 3 no usable GPU (`run`, `gpu-info`, `roofline`).
+
+mod run;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::results::ResultsFile;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status for a failed case, a SLOW comparison or a GPU failure.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status for bad usage or input.
+pub const EXIT_INPUT: u8 = 2;
+/// Exit status when there is no usable GPU.
+pub const EXIT_NO_GPU: u8 = 3;
+
+/// GPU kernels as test cases: run suites, merge and report results, compare runs, plot.
+#[derive(Debug, Parser)]
+#[command(name = "kernelgate", version, about, long_about = None)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a suite's cases (check, time, compare with baselines) and write a results file.
+    Run(RunArgs),
+    /// List a suite's cases (never touches the GPU).
+    List {
+        /// Suite name under fixtures/ or a path to a suite JSON.
+        #[arg(long, short, default_value = "default")]
+        suite: String,
+    },
+    /// Merge results files; (GPU, case) duplicates keep the newest record.
+    Merge {
+        /// Results files to merge, in order (on equal dates the later file wins).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Where to write the merged file.
+        #[arg(long, short)]
+        output: PathBuf,
+    },
+    /// Markdown and CSV tables of results files (merged in memory when several).
+    Report(ReportArgs),
+    /// Compare two results files case by case: FAST / SLOW / SAME / AMBIGUOUS.
+    Compare {
+        /// The reference run ("before").
+        a: PathBuf,
+        /// The run judged ("now").
+        b: PathBuf,
+        /// Tolerance in percent; a change is called only beyond it and beyond both runs' noise.
+        #[arg(long, default_value_t = crate::config::DEFAULT_TOLERANCE_PCT)]
+        tolerance_pct: f64,
+    },
+    /// PNG and SVG charts of results files (merged in memory when several).
+    Plot(PlotArgs),
+    /// The device facts recorded with every result.
+    GpuInfo {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measured copy bandwidth and bf16 GEMM rate beside the datasheet figures.
+    Roofline {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `kernelgate run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite name under fixtures/ or a path to a suite JSON.
+    #[arg(long, short, default_value = "default")]
+    pub suite: String,
+    /// Only these kernel families (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub kernels: Vec<String>,
+    /// Only these backends (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Only these dtypes (comma-separated: bf16, fp16, fp32).
+    #[arg(long, value_delimiter = ',')]
+    pub dtype: Vec<String>,
+    /// Warm-up time per case in ms.
+    #[arg(long)]
+    pub warmup_ms: Option<f64>,
+    /// Fewest timed samples per case.
+    #[arg(long)]
+    pub min_samples: Option<usize>,
+    /// Time cap for sampling one case: `2s`, `500ms` or a number of ms.
+    #[arg(long, value_parser = parse_ms)]
+    pub max_time: Option<f64>,
+    /// Compare outputs with the float64 reference (the default).
+    #[arg(long, overrides_with = "skip_verify")]
+    pub verify: bool,
+    /// Skip the reference comparison (outputs are still scanned for NaN/Inf; results say `verified: false`).
+    #[arg(long, overrides_with = "verify")]
+    pub skip_verify: bool,
+    /// Write the results file here (default: a new file in the results directory).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Regression tolerance in percent for every case.
+    #[arg(long)]
+    pub tolerance_pct: Option<f64>,
+    /// Input seed (default: fresh per run).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar (it is off anyway when stderr is not a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `kernelgate report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Backend the speedups are against (`gemm` falls back to `cublas` when it is absent).
+    #[arg(long, default_value = crate::speedup::DEFAULT_BASELINE)]
+    pub baseline_backend: String,
+    /// Write the Markdown here (default: stdout, unless --csv is given).
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Write the CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// Chart formats on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// PNG.
+    Png,
+    /// SVG.
+    Svg,
+}
+
+/// `kernelgate plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Results files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output directory.
+    #[arg(long, short, default_value = "target/kernelgate/charts")]
+    pub out_dir: PathBuf,
+    /// Backend the speedups are against (`gemm` falls back to `cublas` when it is absent).
+    #[arg(long, default_value = crate::speedup::DEFAULT_BASELINE)]
+    pub baseline_backend: String,
+    /// Formats (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values = ["png", "svg"])]
+    pub format: Vec<FormatArg>,
+}
+
+/// Parses `2s`, `500ms`, `1.5s` or a bare number of milliseconds into milliseconds.
+pub fn parse_ms(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e3)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (e.g. 2s, 500ms)"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("{s:?} must be a finite duration ≥ 0"));
+    }
+    Ok(v * scale)
+}
+
+/// The exit status an error maps to.
+pub fn exit_code(e: &Error) -> u8 {
+    match e {
+        Error::NoGpu(_) => EXIT_NO_GPU,
+        Error::Io { .. }
+        | Error::Suite { .. }
+        | Error::Baseline { .. }
+        | Error::Results { .. }
+        | Error::Case { .. }
+        | Error::Env { .. }
+        | Error::Json { .. } => EXIT_INPUT,
+        _ => EXIT_FAILED,
+    }
+}
+
+fn fail(e: Error) -> ExitCode {
+    eprintln!("kernelgate: {e}");
+    ExitCode::from(exit_code(&e))
+}
+
+/// Loads and merges results files (a single file is only checked).
+pub fn load_inputs(paths: &[PathBuf]) -> crate::Result<ResultsFile> {
+    if let [one] = paths {
+        crate::merge::load(one)
+    } else {
+        crate::merge::merge_paths(paths)
+    }
+}
+
+/// The device block printed before a run and by `gpu-info`.
+pub fn gpu_block(g: &crate::gpu::GpuInfo) -> String {
+    format!(
+        "GPU {}: {}\n  arch {} (compute capability {}), {} SMs, L2 {:.0} MB, memory {:.1} GB\n  driver {}, CUDA {}, NVRTC {}\n  clocks: SM {} MHz (max {} MHz), memory {} MHz\n",
+        g.ordinal,
+        g.name,
+        g.arch,
+        g.compute_capability,
+        g.sm_count,
+        g.l2_bytes as f64 / 1e6,
+        g.memory_bytes as f64 / 1e9,
+        g.driver,
+        g.cuda,
+        g.nvrtc,
+        g.sm_clock_mhz,
+        g.sm_clock_max_mhz,
+        g.mem_clock_mhz
+    )
+}
+
+fn write_file(path: &Path, text: &str) -> crate::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| Error::io("writing", path, e))
+}
+
+fn append_step_summary(text: &str) -> crate::Result<()> {
+    let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    use std::io::Write;
+    let path = PathBuf::from(p);
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io("opening GITHUB_STEP_SUMMARY", &path, e))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| Error::io("appending to GITHUB_STEP_SUMMARY", &path, e))
+}
+
+fn report(a: &ReportArgs) -> crate::Result<ExitCode> {
+    let file = load_inputs(&a.inputs)?;
+    let md = crate::tables::markdown(&file, &a.baseline_backend);
+    if let Some(p) = &a.markdown {
+        write_file(p, &md)?;
+        eprintln!("markdown: {}", p.display());
+    }
+    if let Some(p) = &a.csv {
+        write_file(p, &crate::tables::csv(&file, &a.baseline_backend))?;
+        eprintln!("csv: {}", p.display());
+    }
+    if a.markdown.is_none() && a.csv.is_none() {
+        print!("{md}");
+    }
+    append_step_summary(&md)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn config() -> crate::Result<Config> {
+    Config::from_env()
+}
+
+/// Runs the command line `args` (including the program name).
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_INPUT } else { 0 });
+        }
+    };
+    let r: crate::Result<ExitCode> = match cli.command {
+        Command::Run(a) => config().and_then(|cfg| run::run(cfg, &a)),
+        Command::List { suite } => config().and_then(|mut cfg| {
+            cfg.suite = suite;
+            let s = crate::suite::Suite::load(&cfg.suite_path())?;
+            for c in &s.cases {
+                println!("{}", c.name());
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Merge { inputs, output } => crate::merge::merge_paths(&inputs).and_then(|m| {
+            crate::merge::write(&output, &m)?;
+            let gpus: Vec<String> = m.all_gpus().into_iter().map(|g| g.name).collect();
+            eprintln!(
+                "merged {} files: {} records on {} into {}",
+                inputs.len(),
+                m.results.len(),
+                gpus.join(", "),
+                output.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Report(a) => report(&a),
+        Command::Compare {
+            a,
+            b,
+            tolerance_pct,
+        } => (|| {
+            if !(tolerance_pct >= 0.0 && tolerance_pct.is_finite()) {
+                return Err(Error::Case {
+                    case: "--tolerance-pct".into(),
+                    message: format!("{tolerance_pct} is not a percentage ≥ 0"),
+                });
+            }
+            let fa = crate::merge::load(&a)?;
+            let fb = crate::merge::load(&b)?;
+            let rows = crate::compare::compare(&fa, &fb, tolerance_pct);
+            println!("A = {}\nB = {}\n", a.display(), b.display());
+            print!("{}", crate::compare::render(&rows, tolerance_pct));
+            Ok(if crate::compare::any_slow(&rows) {
+                ExitCode::from(EXIT_FAILED)
+            } else {
+                ExitCode::SUCCESS
+            })
+        })(),
+        Command::Plot(a) => load_inputs(&a.inputs).and_then(|file| {
+            let formats: Vec<crate::charts::Format> = a
+                .format
+                .iter()
+                .map(|f| match f {
+                    FormatArg::Png => crate::charts::Format::Png,
+                    FormatArg::Svg => crate::charts::Format::Svg,
+                })
+                .collect();
+            let files = crate::charts::plot(&file, &a.out_dir, &a.baseline_backend, &formats)?;
+            for f in &files {
+                println!("{}", f.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::GpuInfo { json } => config().and_then(|cfg| {
+            let g = crate::gpu::Gpu::open(cfg.device, &cfg.root.join("kernels"), &cfg.cache_dir)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&g.info).expect("GpuInfo serialises")
+                );
+            } else {
+                print!("{}", gpu_block(&g.info));
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Roofline { json } => config().and_then(|cfg| {
+            let r = crate::roofline::measure(&cfg)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("Roofline serialises")
+                );
+            } else {
+                print!("{}", crate::roofline::render(&r));
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+    };
+    r.unwrap_or_else(fail)
+}
+
+/// Runs the process's command line.
+pub fn main() -> ExitCode {
+    main_with(std::env::args_os())
+}

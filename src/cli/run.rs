@@ -1,0 +1,242 @@
+//! `kernelgate run`: the test harness's cases outside `cargo test`, through the same
+//! [`Session`] (so the results file is the same), with a progress bar and a line per case.
+
+use super::{gpu_block, RunArgs, EXIT_FAILED};
+use crate::case::{Case, Dtype};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::results::{Record, Verdict};
+use crate::runner::{Outcome, Session};
+use crate::suite::Suite;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+fn bad(flag: &str, message: String) -> Error {
+    Error::Case {
+        case: flag.to_string(),
+        message,
+    }
+}
+
+/// Applies the command line's options to the environment's configuration.
+pub fn configure(mut cfg: Config, a: &RunArgs) -> Result<Config> {
+    cfg.suite = a.suite.clone();
+    if let Some(v) = a.warmup_ms {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(bad("--warmup-ms", format!("{v} is not a time ≥ 0")));
+        }
+        cfg.timing.warmup_ms = v;
+    }
+    if let Some(v) = a.min_samples {
+        if v == 0 {
+            return Err(bad("--min-samples", "must be at least 1".into()));
+        }
+        cfg.timing.min_samples = v;
+        cfg.timing.max_samples = cfg.timing.max_samples.max(v);
+    }
+    if let Some(v) = a.max_time {
+        cfg.timing.max_time_ms = v;
+    }
+    if a.skip_verify {
+        cfg.skip_verify = true;
+    } else if a.verify {
+        cfg.skip_verify = false;
+    }
+    if let Some(t) = a.tolerance_pct {
+        if !(t > 0.0 && t < 1000.0) {
+            return Err(bad("--tolerance-pct", format!("{t} is not a percentage")));
+        }
+        cfg.tolerance_pct = Some(t);
+    }
+    if a.seed.is_some() {
+        cfg.seed = a.seed;
+    }
+    Ok(cfg)
+}
+
+/// The suite's cases that pass the `--kernels`, `--backends` and `--dtype` filters.
+pub fn select(suite: &Suite, a: &RunArgs) -> Result<Vec<Case>> {
+    for d in &a.dtype {
+        if Dtype::parse(d).is_none() {
+            return Err(bad(
+                "--dtype",
+                format!("unknown dtype {d:?} (bf16, fp16, fp32)"),
+            ));
+        }
+    }
+    for k in &a.kernels {
+        if crate::family::by_name(k).is_none() {
+            let known: Vec<&str> = crate::family::all().iter().map(|f| f.name()).collect();
+            return Err(bad(
+                "--kernels",
+                format!("unknown kernel {k:?} (known: {})", known.join(", ")),
+            ));
+        }
+    }
+    for b in &a.backends {
+        if crate::backend::by_name(b).is_none() {
+            return Err(bad("--backends", format!("unknown backend {b:?}")));
+        }
+    }
+    let keep = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+    let cases: Vec<Case> = suite
+        .cases
+        .iter()
+        .filter(|c| {
+            keep(&a.kernels, &c.kernel)
+                && keep(&a.backends, &c.backend)
+                && keep(&a.dtype, c.dtype.name())
+        })
+        .cloned()
+        .collect();
+    if cases.is_empty() {
+        return Err(bad(
+            "run",
+            format!("no case of suite {} matches the filters", suite.name),
+        ));
+    }
+    Ok(cases)
+}
+
+/// `{m4096 n4096 k4096 bf16}`, shortened with `…` past five dimensions.
+pub fn dims_brief(c: &Case) -> String {
+    let mut parts: Vec<String> = c
+        .shape
+        .dims()
+        .iter()
+        .map(|(k, v)| format!("{k}{v}"))
+        .collect();
+    if parts.len() > 5 {
+        parts.truncate(5);
+        parts.push("…".into());
+    }
+    parts.push(c.dtype.to_string());
+    format!("{{{}}}", parts.join(" "))
+}
+
+/// The live line of a finished case: `[3/40] gemm cuda {m4096 n4096 k4096 bf16} OK 0.227 ms 606.7 TFLOP/s`.
+pub fn case_line(i: usize, n: usize, c: &Case, r: &Record) -> String {
+    let word = match r.verdict {
+        Verdict::Pass | Verdict::New | Verdict::Updated => "OK",
+        Verdict::Faster => "FASTER",
+        Verdict::Ambiguous => "AMBIGUOUS",
+        Verdict::Regression => "REGRESSION",
+        Verdict::Wrong => "WRONG",
+        Verdict::MissingBaseline => "NO-BASELINE",
+    };
+    let mut s = format!(
+        "[{i}/{n}] {} {} {} {word}",
+        c.kernel,
+        c.backend,
+        dims_brief(c)
+    );
+    if let Some(ms) = r.latency_ms {
+        s.push(' ');
+        s.push_str(&crate::tables::fmt_ms(ms));
+        if let Some(f) = r.roofline_frac {
+            s.push_str(&format!(
+                " {:.0} GB/s ({:.0}% of copy)",
+                r.gbps.unwrap_or(0.0),
+                f * 100.0
+            ));
+        } else if let Some(t) = r.tflops {
+            s.push_str(&format!(" {t:.1} TFLOP/s"));
+        }
+        if let Some(ratio) = r.ratio {
+            s.push_str(&format!(" ({ratio:.3}x baseline)"));
+        }
+    }
+    s
+}
+
+fn progress(n: usize, enabled: bool) -> ProgressBar {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} ETA {eta} {wide_msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+/// Runs the selected cases; exit status 1 when any case fails.
+pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
+    let cfg = configure(cfg, a)?;
+    let suite = Suite::load(&cfg.suite_path())?;
+    let cases = select(&suite, a)?;
+    let mut session = Session::new(cfg, &suite.name).with_workers(suite.workers.clone());
+    if let Some(p) = &a.output {
+        session = session.with_results_file(p);
+    }
+    let info = session.open()?;
+    print!("{}", gpu_block(&info));
+    println!(
+        "suite {} ({} of {} cases), seed {}{}\n",
+        suite.name,
+        cases.len(),
+        suite.cases.len(),
+        session.seed,
+        if session.cfg.skip_verify {
+            ", reference comparison SKIPPED"
+        } else {
+            ""
+        }
+    );
+    let n = cases.len();
+    let pb = progress(n, !a.no_progress);
+    let mut failed = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        pb.set_message(case.name());
+        let line = match session.run(case) {
+            Ok(Outcome::Ran(r)) => {
+                let mut l = case_line(i + 1, n, case, &r);
+                if !r.verdict.passed() {
+                    failed.push(case.name());
+                    l.push_str(&format!("\n    {}", r.message.replace('\n', "\n    ")));
+                }
+                l
+            }
+            Ok(Outcome::Skipped(why)) => format!(
+                "[{}/{n}] {} {} {} SKIPPED: {why}",
+                i + 1,
+                case.kernel,
+                case.backend,
+                dims_brief(case)
+            ),
+            Err(e) => {
+                failed.push(case.name());
+                format!(
+                    "[{}/{n}] {} {} {} ERROR: {e}",
+                    i + 1,
+                    case.kernel,
+                    case.backend,
+                    dims_brief(case)
+                )
+            }
+        };
+        pb.suspend(|| println!("{line}"));
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    if let Some(w) = session.writer() {
+        let reference = std::env::var("KERNELGATE_SPEEDUP_VS").unwrap_or_else(|_| "torch".into());
+        w.finish(&reference)?;
+        println!("\n{}", crate::report::summary_table(&w.records()));
+        print!("{}", crate::report::speedup_table(&w.records()));
+        println!("results: {}", w.path().display());
+    }
+    if failed.is_empty() {
+        println!("{n} cases, all passed");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("{} of {n} cases FAILED:", failed.len());
+        for f in &failed {
+            println!("  {f}");
+        }
+        Ok(ExitCode::from(EXIT_FAILED))
+    }
+}

@@ -1,0 +1,168 @@
+//! `kernelgate compare A B`: every case of two results files called FAST, SLOW, SAME or
+//! AMBIGUOUS by [`crate::gate::compare`] — the rule the test gate uses — with B as "now" and
+//! A as "before", each side's noise being its `Stats.noise` (relative 95% CI of the median).
+//!
+//! Cases are matched by name; when either file spans several GPUs, by (GPU, name). Cases in
+//! only one file, or without a latency (wrong output) in either, are listed but not called.
+
+use crate::gate::{self, Change, Comparison};
+use crate::results::{Record, ResultsFile};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The outcome for one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// B is faster beyond tolerance and noise.
+    Fast,
+    /// B is slower beyond tolerance and noise.
+    Slow,
+    /// Within tolerance.
+    Same,
+    /// Beyond tolerance but within noise.
+    Ambiguous,
+    /// Only in A.
+    OnlyA,
+    /// Only in B.
+    OnlyB,
+    /// No latency on one side (a wrong output is never timed).
+    Untimed,
+}
+
+impl Status {
+    /// The word shown.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Fast => "FAST",
+            Status::Slow => "SLOW",
+            Status::Same => "SAME",
+            Status::Ambiguous => "AMBIGUOUS",
+            Status::OnlyA => "ONLY-A",
+            Status::OnlyB => "ONLY-B",
+            Status::Untimed => "UNTIMED",
+        }
+    }
+}
+
+/// One compared case.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Case name (prefixed with `GPU: ` when matching by GPU).
+    pub key: String,
+    /// Median in A.
+    pub a_ms: Option<f64>,
+    /// Median in B.
+    pub b_ms: Option<f64>,
+    /// The comparison, when both were timed.
+    pub cmp: Option<Comparison>,
+    /// The call.
+    pub status: Status,
+}
+
+fn noise(r: &Record) -> f64 {
+    r.stats.as_ref().map(|s| s.noise).unwrap_or(0.0)
+}
+
+/// Compares B against A at `tolerance_pct` percent.
+pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row> {
+    let by_gpu = a.all_gpus().len() > 1 || b.all_gpus().len() > 1;
+    let key = |r: &Record| {
+        if by_gpu {
+            format!("{}: {}", r.gpu_model, r.case)
+        } else {
+            r.case.clone()
+        }
+    };
+    let index = |f: &ResultsFile| -> BTreeMap<String, Record> {
+        // Later records of a case win, as in `merge` (files are in run order).
+        f.results.iter().map(|r| (key(r), r.clone())).collect()
+    };
+    let (ia, ib) = (index(a), index(b));
+    let mut keys: Vec<&String> = ia.keys().chain(ib.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let (ra, rb) = (ia.get(k), ib.get(k));
+            let a_ms = ra.and_then(|r| r.latency_ms);
+            let b_ms = rb.and_then(|r| r.latency_ms);
+            let (cmp, status) = match (ra, rb) {
+                (Some(_), None) => (None, Status::OnlyA),
+                (None, Some(_)) => (None, Status::OnlyB),
+                (Some(ra), Some(rb)) => match (a_ms, b_ms) {
+                    (Some(x), Some(y)) => {
+                        let c = gate::compare(y, noise(rb), x, noise(ra), tolerance_pct / 100.0);
+                        let st = match c.change {
+                            Change::Fast => Status::Fast,
+                            Change::Slow => Status::Slow,
+                            Change::Same => Status::Same,
+                            Change::Ambiguous => Status::Ambiguous,
+                        };
+                        (Some(c), st)
+                    }
+                    _ => (None, Status::Untimed),
+                },
+                (None, None) => unreachable!("key comes from one of the files"),
+            };
+            Row {
+                key: k.clone(),
+                a_ms,
+                b_ms,
+                cmp,
+                status,
+            }
+        })
+        .collect()
+}
+
+/// Whether any case is SLOW (the only thing that fails `kernelgate compare`).
+pub fn any_slow(rows: &[Row]) -> bool {
+    rows.iter().any(|r| r.status == Status::Slow)
+}
+
+/// A fixed-width table of the rows and a count per status.
+pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
+    let w = rows.iter().map(|r| r.key.len()).max().unwrap_or(4).max(4);
+    let ms = |v: Option<f64>| v.map(crate::tables::fmt_ms).unwrap_or_else(|| "-".into());
+    let mut s = format!(
+        "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}\n",
+        "case", "A median", "B median", "B/A", "noise", "call"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}",
+            r.key,
+            ms(r.a_ms),
+            ms(r.b_ms),
+            r.cmp
+                .map(|c| format!("{:.3}x", c.ratio))
+                .unwrap_or_else(|| "-".into()),
+            r.cmp
+                .map(|c| format!("±{:.1}%", c.noise * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            r.status.word()
+        );
+    }
+    let mut counts: Vec<String> = Vec::new();
+    for st in [
+        Status::Slow,
+        Status::Fast,
+        Status::Same,
+        Status::Ambiguous,
+        Status::Untimed,
+        Status::OnlyA,
+        Status::OnlyB,
+    ] {
+        let n = rows.iter().filter(|r| r.status == st).count();
+        if n > 0 {
+            counts.push(format!("{n} {}", st.word()));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n{} (tolerance {tolerance_pct}%, and beyond both runs' noise)",
+        counts.join(", ")
+    );
+    s
+}

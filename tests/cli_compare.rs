@@ -1,0 +1,115 @@
+//! `kernelgate compare A B`: the gate's rule per case; non-zero exit only when something is SLOW.
+
+#[path = "cli_support/mod.rs"]
+mod common;
+
+use common::{fixture, kernelgate, text};
+use kernelgate::compare::{compare, Status};
+
+#[test]
+fn two_real_runs_of_the_default_cases() {
+    // The default and gemm suites ran two minutes apart on the same H200.
+    let dir = tempfile::tempdir().unwrap();
+    let out = kernelgate(
+        dir.path(),
+        &[
+            "compare",
+            fixture("h200-default.json").to_str().unwrap(),
+            fixture("h200-gemm.json").to_str().unwrap(),
+        ],
+    );
+    let (o, e) = text(&out);
+    let a = kernelgate::merge::load(&fixture("h200-default.json")).unwrap();
+    let b = kernelgate::merge::load(&fixture("h200-gemm.json")).unwrap();
+    let rows = compare(&a, &b, 5.0);
+    let slow = rows.iter().any(|r| r.status == Status::Slow);
+    assert_eq!(out.status.code(), Some(if slow { 1 } else { 0 }), "{o}{e}");
+    assert!(
+        o.contains("ONLY-A"),
+        "spin cases are only in the default run"
+    );
+    assert!(o.contains("ONLY-B"));
+    assert!(rows
+        .iter()
+        .filter(|r| r.status == Status::OnlyA)
+        .all(|r| r.key.starts_with("spin::")));
+}
+
+#[test]
+fn calls_follow_the_gate_rule() {
+    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    let n = |r: &kernelgate::results::Record| r.stats.as_ref().unwrap().noise;
+    // 0: 20% slower, 1: 20% faster, 2: 2% slower, 3: 20% slower but a very noisy run.
+    for (i, f) in [1.2, 1.0 / 1.2, 1.02, 1.2].iter().enumerate() {
+        let r = &mut b.results[i];
+        r.latency_ms = Some(r.latency_ms.unwrap() * f);
+        r.stats.as_mut().unwrap().median_ms *= f;
+    }
+    b.results[3].stats.as_mut().unwrap().noise = 0.5;
+    let rows = compare(&a, &b, 5.0);
+    let status = |case: &str| rows.iter().find(|r| r.key == case).unwrap().status;
+    assert_eq!(status(&a.results[0].case), Status::Slow);
+    assert_eq!(status(&a.results[1].case), Status::Fast);
+    assert_eq!(status(&a.results[2].case), Status::Same);
+    assert_eq!(status(&a.results[3].case), Status::Ambiguous);
+    assert_eq!(status(&a.results[4].case), Status::Same);
+    for r in &rows {
+        let ra = a.results.iter().find(|x| x.case == r.key).unwrap();
+        let rb = b.results.iter().find(|x| x.case == r.key).unwrap();
+        let g = kernelgate::gate::compare(
+            rb.latency_ms.unwrap(),
+            n(rb),
+            ra.latency_ms.unwrap(),
+            n(ra),
+            0.05,
+        );
+        assert_eq!(r.cmp.unwrap(), g, "the test gate's own rule");
+    }
+}
+
+fn run_compare(b_scale: f64, tol: &str) -> i32 {
+    let dir = tempfile::tempdir().unwrap();
+    let a = kernelgate::results::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    for r in &mut b.results {
+        r.latency_ms = r.latency_ms.map(|x| x * b_scale);
+    }
+    kernelgate::merge::write(&dir.path().join("b.json"), &b).unwrap();
+    let out = kernelgate(
+        dir.path(),
+        &[
+            "compare",
+            fixture("h200-smoke.json").to_str().unwrap(),
+            "b.json",
+            "--tolerance-pct",
+            tol,
+        ],
+    );
+    out.status.code().unwrap()
+}
+
+#[test]
+fn exit_status_is_non_zero_only_for_slow() {
+    assert_eq!(run_compare(1.0, "5"), 0, "identical runs");
+    assert_eq!(run_compare(0.5, "5"), 0, "FAST passes");
+    assert_eq!(run_compare(1.03, "5"), 0, "SAME within tolerance");
+    assert_eq!(run_compare(1.5, "5"), 1, "SLOW fails");
+    assert_eq!(run_compare(1.5, "60"), 0, "--tolerance-pct widens SAME");
+}
+
+#[test]
+fn malformed_input_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.json"), "[]").unwrap();
+    let out = kernelgate(
+        dir.path(),
+        &[
+            "compare",
+            fixture("h200-smoke.json").to_str().unwrap(),
+            "b.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("b.json"));
+}

@@ -1,0 +1,93 @@
+//! `kernelgate run` / `gpu-info` / `roofline` without a GPU: a clear "no GPU" error, exit 3.
+//! On a machine with a GPU these checks are skipped (the device tests cover them).
+
+#[path = "cli_support/mod.rs"]
+mod common;
+
+use common::{kernelgate, text};
+
+fn root() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn no_gpu_is_exit_3_with_a_clear_message() {
+    if kernelgate::gpu::detect(0).is_ok() {
+        eprintln!("a GPU is present: skipping the no-GPU exit checks");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("r.json");
+    for args in [
+        vec![
+            "run",
+            "--suite",
+            "smoke",
+            "--output",
+            out_file.to_str().unwrap(),
+        ],
+        vec!["gpu-info"],
+        vec!["roofline"],
+    ] {
+        let out = kernelgate(root(), &args);
+        let (o, e) = text(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {o}{e}");
+        assert!(e.contains("no GPU:"), "{args:?}: {e}");
+    }
+    assert!(!out_file.exists(), "no results file without a GPU");
+}
+
+#[test]
+fn bad_run_arguments_are_exit_2_before_touching_the_gpu() {
+    for (args, want) in [
+        (vec!["run", "--suite", "nope"], "nope.json"),
+        (
+            vec!["run", "--suite", "smoke", "--kernels", "nope"],
+            "unknown kernel",
+        ),
+        (
+            vec!["run", "--suite", "smoke", "--dtype", "fp8"],
+            "unknown dtype",
+        ),
+        (
+            vec![
+                "run",
+                "--suite",
+                "smoke",
+                "--backends",
+                "cuda",
+                "--kernels",
+                "spin",
+                "--dtype",
+                "bf16",
+            ],
+            "no case",
+        ),
+        (vec!["run", "--max-time", "soon"], "not a duration"),
+        (vec!["frobnicate"], "unrecognized subcommand"),
+    ] {
+        let out = kernelgate(root(), &args);
+        let (o, e) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {o}{e}");
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn list_never_needs_a_gpu() {
+    let out = kernelgate(root(), &["list", "--suite", "smoke"]);
+    assert!(out.status.success());
+    let (o, _) = text(&out);
+    assert_eq!(o.lines().count(), 8);
+    assert!(o.contains("gemm::cublas::m256_n256_k256_bf16"));
+}
+
+#[test]
+fn durations_parse() {
+    use kernelgate::cli::parse_ms;
+    assert_eq!(parse_ms("2s").unwrap(), 2000.0);
+    assert_eq!(parse_ms("500ms").unwrap(), 500.0);
+    assert_eq!(parse_ms("750").unwrap(), 750.0);
+    assert!(parse_ms("-1s").is_err());
+    assert!(parse_ms("fast").is_err());
+}
