@@ -29,8 +29,22 @@
 #include "kg_common.cuh"
 
 #define MHA_BM 128
-#define MHA_BN 64
 #define MHA_WARPS 8
+// Per head dim: keys per K/V tile and the minimum CTAs per SM for __launch_bounds__. The host
+// side (src/backend/cuda/mha.rs) sizes shared memory from the same values; the macros exist so
+// that kernels/dev/mha_bench.cu can compile variants.
+#ifndef MHA_BN_D64
+#define MHA_BN_D64 64
+#endif
+#ifndef MHA_BN_D128
+#define MHA_BN_D128 64
+#endif
+#ifndef MHA_MINB_D64
+#define MHA_MINB_D64 1
+#endif
+#ifndef MHA_MINB_D128
+#define MHA_MINB_D128 1
+#endif
 #define MHA_THREADS (MHA_WARPS * 32)
 #define MHA_NEG_INF __int_as_float(0xff800000)
 
@@ -107,7 +121,7 @@ __device__ __forceinline__ void mha_load_tile(T* smem, const T* gmem, int valid)
     }
 }
 
-template <typename T, int D, bool CAUSAL>
+template <typename T, int D, int MHA_BN, bool CAUSAL>
 __device__ __forceinline__ void mha_fwd(const T* __restrict__ Q, const T* __restrict__ K,
                                         const T* __restrict__ V, T* __restrict__ O, int H, int Hkv,
                                         int Sq, int Sk, float scale_log2) {
@@ -194,31 +208,31 @@ __device__ __forceinline__ void mha_fwd(const T* __restrict__ Q, const T* __rest
             }
         }
 
-        // Scale into the log2 domain; mask on edge tiles only.
+        // Mask on edge tiles only (raw scores; the scale is folded into the exponent below).
         const int n0 = j * MHA_BN;
         const bool edge = (n0 + MHA_BN > Sk) || (CAUSAL && n0 + MHA_BN - 1 > m0 + diag);
+        if (edge) {
 #pragma unroll
-        for (int i = 0; i < MHA_BN / 8; ++i) {
+            for (int i = 0; i < MHA_BN / 8; ++i) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                float x = s[i][e] * scale_log2;
-                if (edge) {
+                for (int e = 0; e < 4; ++e) {
                     int key = n0 + i * 8 + t4 * 2 + (e & 1);
                     int row = m0 + wr0 + g + (e >> 1) * 8;
                     bool masked = key >= Sk || (CAUSAL && key > row + diag);
-                    x = masked ? MHA_NEG_INF : x;
+                    s[i][e] = masked ? MHA_NEG_INF : s[i][e];
                 }
-                s[i][e] = x;
             }
         }
-        // Online softmax: rows g (e = 0, 1) and g + 8 (e = 2, 3).
+        // Online softmax in the log2 domain (row_m holds scale·log2(e)·max): rows g (e = 0, 1)
+        // and g + 8 (e = 2, 3); p = exp2(s·scale_log2 − m) is one FFMA and one MUFU.
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
-            float mx = row_m[rr];
+            float mx = MHA_NEG_INF;
 #pragma unroll
             for (int i = 0; i < MHA_BN / 8; ++i) mx = fmaxf(mx, fmaxf(s[i][2 * rr], s[i][2 * rr + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+            mx = fmaxf(row_m[rr], mx * scale_log2);
             // A row that has seen only masked keys keeps m = -inf: use 0 as the base so that
             // exp2(-inf - base) = 0 instead of NaN.
             const float base = mx == MHA_NEG_INF ? 0.f : mx;
@@ -227,8 +241,8 @@ __device__ __forceinline__ void mha_fwd(const T* __restrict__ Q, const T* __rest
             float sum = 0.f;
 #pragma unroll
             for (int i = 0; i < MHA_BN / 8; ++i) {
-                float p0 = mha_exp2(s[i][2 * rr] - base);
-                float p1 = mha_exp2(s[i][2 * rr + 1] - base);
+                float p0 = mha_exp2(fmaf(s[i][2 * rr], scale_log2, -base));
+                float p1 = mha_exp2(fmaf(s[i][2 * rr + 1], scale_log2, -base));
                 s[i][2 * rr] = p0;
                 s[i][2 * rr + 1] = p1;
                 sum += p0 + p1;
@@ -291,17 +305,17 @@ __device__ __forceinline__ void mha_fwd(const T* __restrict__ Q, const T* __rest
     }
 }
 
-#define MHA_KERNEL(NAME, T, D, CAUSAL)                                                              \
-    extern "C" __global__ void __launch_bounds__(MHA_THREADS, 1)                                   \
+#define MHA_KERNEL(NAME, T, D, CAUSAL, BN, MINB)                                                    \
+    extern "C" __global__ void __launch_bounds__(MHA_THREADS, MINB)                                \
         NAME(const T* Q, const T* K, const T* V, T* O, int H, int Hkv, int Sq, int Sk, float sl2) { \
-        mha_fwd<T, D, CAUSAL>(Q, K, V, O, H, Hkv, Sq, Sk, sl2);                                      \
+        mha_fwd<T, D, BN, CAUSAL>(Q, K, V, O, H, Hkv, Sq, Sk, sl2);                                  \
     }
 
-MHA_KERNEL(mha_fwd_bf16_d64, __nv_bfloat16, 64, false)
-MHA_KERNEL(mha_fwd_bf16_d64_causal, __nv_bfloat16, 64, true)
-MHA_KERNEL(mha_fwd_bf16_d128, __nv_bfloat16, 128, false)
-MHA_KERNEL(mha_fwd_bf16_d128_causal, __nv_bfloat16, 128, true)
-MHA_KERNEL(mha_fwd_fp16_d64, __half, 64, false)
-MHA_KERNEL(mha_fwd_fp16_d64_causal, __half, 64, true)
-MHA_KERNEL(mha_fwd_fp16_d128, __half, 128, false)
-MHA_KERNEL(mha_fwd_fp16_d128_causal, __half, 128, true)
+MHA_KERNEL(mha_fwd_bf16_d64, __nv_bfloat16, 64, false, MHA_BN_D64, MHA_MINB_D64)
+MHA_KERNEL(mha_fwd_bf16_d64_causal, __nv_bfloat16, 64, true, MHA_BN_D64, MHA_MINB_D64)
+MHA_KERNEL(mha_fwd_bf16_d128, __nv_bfloat16, 128, false, MHA_BN_D128, MHA_MINB_D128)
+MHA_KERNEL(mha_fwd_bf16_d128_causal, __nv_bfloat16, 128, true, MHA_BN_D128, MHA_MINB_D128)
+MHA_KERNEL(mha_fwd_fp16_d64, __half, 64, false, MHA_BN_D64, MHA_MINB_D64)
+MHA_KERNEL(mha_fwd_fp16_d64_causal, __half, 64, true, MHA_BN_D64, MHA_MINB_D64)
+MHA_KERNEL(mha_fwd_fp16_d128, __half, 128, false, MHA_BN_D128, MHA_MINB_D128)
+MHA_KERNEL(mha_fwd_fp16_d128_causal, __half, 128, true, MHA_BN_D128, MHA_MINB_D128)
