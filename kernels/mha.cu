@@ -11,12 +11,12 @@
 //   reversed so the CTAs with the most key tiles start first.
 // - Q: 16-byte cp.async into shared memory, then each warp keeps its 16×D Q fragments in
 //   registers for the whole loop (ldmatrix.x4).
-// - K/V: tiles of BN = 64 keys, double-buffered in shared memory with cp.async: the loads of
-//   tile j+1 are in flight while tile j is computed. Rows are D·2 bytes; 16-byte chunks are
-//   XOR-swizzled by (row & 7) so ldmatrix reads are bank-conflict free.
+// - K/V: tiles of BN keys (128 for D = 128, 64 for D = 64), double-buffered in shared memory
+//   with cp.async: the loads of tile j+1 are in flight while tile j is computed. Rows are D·2
+//   bytes; 16-byte chunks are XOR-swizzled by (row & 7) so ldmatrix reads are conflict free.
 // - S = Q·Kᵀ: mma.sync.m16n8k16 (row.col) with K fragments from ldmatrix (non-transposed).
-// - Online softmax in the log2 domain: scores are multiplied by scale·log2(e) and exponentiated
-//   with ex2.approx; the running max m and sum l of each row live in the 4 lanes that hold the
+// - Online softmax in the log2 domain: p = ex2.approx(s·scale·log2(e) − m), one FFMA and one
+//   MUFU per score (the max is taken on raw scores); the running max m and sum l of each row live in the 4 lanes that hold the
 //   row (reduced with two xor shuffles for the max; l is reduced once at the end).
 // - P·V: the S accumulator fragments of two adjacent 8-key tiles are exactly the A fragment of a
 //   k16 step, so P is packed to bf16/fp16 in registers without touching shared memory; V
@@ -24,6 +24,12 @@
 // - Masking only where needed: key tiles past the causal diagonal are skipped entirely; the
 //   per-element mask (causal and/or key index >= Sk) runs only on tiles that cross the diagonal
 //   or the end of the keys.
+// - Occupancy: D = 128 holds O (64 fp32), S (64 fp32) and Q (32 regs) per thread: one CTA
+//   per SM (255 registers, 160 KiB shared). D = 64 is capped at 128 registers (8 bytes spill) so that
+//   two CTAs (16 warps) share an SM and hide each other's softmax and barrier latency.
+// - Tuning (kernels/dev/mha_bench.cu, H200, bf16, B=4 H=32 S=8192 for D=128 / B=2 for D=64,
+//   TFLOP/s non-causal / causal): D=128 BN=64: 304 / 297, BN=128: 317 / 308; D=64 one CTA:
+//   245 / 239, two CTAs: 273 / 258, BN=128: 270 / 266.
 // - Epilogue: O / l is converted to the output dtype, staged through the warp's own rows of the
 //   Q shared-memory tile, and written with coalesced 16-byte stores (rows >= Sq are skipped).
 #include "kg_common.cuh"
@@ -37,10 +43,10 @@
 #define MHA_BN_D64 64
 #endif
 #ifndef MHA_BN_D128
-#define MHA_BN_D128 64
+#define MHA_BN_D128 128
 #endif
 #ifndef MHA_MINB_D64
-#define MHA_MINB_D64 1
+#define MHA_MINB_D64 2
 #endif
 #ifndef MHA_MINB_D128
 #define MHA_MINB_D128 1

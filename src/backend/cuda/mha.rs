@@ -1,6 +1,6 @@
 //! `mha` on our kernel `kernels/mha.cu`: FlashAttention-2 style, mma.sync tensor cores,
-//! 128 query rows per CTA of 8 warps, 64-key K/V tiles double-buffered with cp.async (the
-//! design is at the head of the kernel file). One entry point per dtype × head dim × causal.
+//! 128 query rows per CTA of 8 warps, K/V tiles (128 keys for d = 128, 64 for d = 64)
+//! double-buffered with cp.async (the design is at the head of the kernel file). One entry point per dtype × head dim × causal.
 
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
@@ -10,14 +10,20 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Query rows per CTA.
 pub const BLOCK_M: u32 = 128;
-/// Keys per K/V tile.
-pub const BLOCK_N: u32 = 64;
+/// Keys per K/V tile for head dimension `d` (`MHA_BN_D64` / `MHA_BN_D128` in the kernel).
+pub fn block_n(d: u32) -> u32 {
+    if d == 128 {
+        128
+    } else {
+        64
+    }
+}
 /// Threads per CTA (8 warps of 16 query rows).
 pub const THREADS: u32 = 256;
 
 /// Dynamic shared memory for head dimension `d`: the Q tile and two stages of K and V tiles.
 pub fn smem_bytes(d: u32) -> u32 {
-    (BLOCK_M + 4 * BLOCK_N) * d * 2
+    (BLOCK_M + 4 * block_n(d)) * d * 2
 }
 
 /// The kernel entry point for a dtype, head dimension and mask.
