@@ -16,8 +16,8 @@
 //   bytes; 16-byte chunks are XOR-swizzled by (row & 7) so ldmatrix reads are conflict free.
 // - S = Q·Kᵀ: mma.sync.m16n8k16 (row.col) with K fragments from ldmatrix (non-transposed).
 // - Online softmax in the log2 domain: p = ex2.approx(s·scale·log2(e) − m), one FFMA and one
-//   MUFU per score (the max is taken on raw scores); the running max m and sum l of each row live in the 4 lanes that hold the
-//   row (reduced with two xor shuffles for the max; l is reduced once at the end).
+//   MUFU per score (the max is taken on raw scores). The running max m and sum l of a row live
+//   in the 4 lanes that hold it (two xor shuffles for the max; l is reduced once at the end).
 // - P·V: the S accumulator fragments of two adjacent 8-key tiles are exactly the A fragment of a
 //   k16 step, so P is packed to bf16/fp16 in registers without touching shared memory; V
 //   fragments come from ldmatrix.trans.
@@ -25,8 +25,8 @@
 //   per-element mask (causal and/or key index >= Sk) runs only on tiles that cross the diagonal
 //   or the end of the keys.
 // - Occupancy: D = 128 holds O (64 fp32), S (64 fp32) and Q (32 regs) per thread: one CTA
-//   per SM (255 registers, 160 KiB shared). D = 64 is capped at 128 registers (8 bytes spill) so that
-//   two CTAs (16 warps) share an SM and hide each other's softmax and barrier latency.
+//   per SM (255 registers, 160 KiB shared). D = 64 is capped at 128 registers (8 bytes
+//   spill) so that two CTAs (16 warps) share an SM and hide each other's softmax and barriers.
 // - Tuning (kernels/dev/mha_bench.cu, H200, bf16, B=4 H=32 S=8192 for D=128 / B=2 for D=64,
 //   TFLOP/s non-causal / causal): D=128 BN=64: 304 / 297, BN=128: 317 / 308; D=64 one CTA:
 //   245 / 239, two CTAs: 273 / 258, BN=128: 270 / 266.
