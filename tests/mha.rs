@@ -377,3 +377,76 @@ fn tolerance_passes_the_tiled_algorithm_and_catches_a_missing_rescale() {
         assert!(!c.passed, "{s:?} {dt:?}: a missing rescale passed");
     }
 }
+
+fn load_suite(name: &str) -> Suite {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    Suite::load(&root.join("fixtures").join(format!("{name}.json")))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn suites_hold_the_seed_settings() {
+    let mha = load_suite("mha");
+    let names: Vec<String> = mha.cases.iter().map(|c| c.name()).collect();
+    // The FlashAttention seed matrix, bf16 and fp16, non-causal.
+    for (b, h, s) in [(1, 1, 128), (8, 4, 128), (32, 8, 128), (32, 8, 256)] {
+        for dt in ["bf16", "fp16"] {
+            let n = format!("mha::cuda::b{b}_h{h}_hkv{h}_sq{s}_sk{s}_d64_causal0_{dt}");
+            assert!(names.contains(&n), "{n}");
+        }
+    }
+    // GQA, MQA, odd lengths, sq != sk causal.
+    assert!(mha
+        .cases
+        .iter()
+        .any(|c| c.shape.get("hkv") == 1 && c.shape.get("h") == 32));
+    assert!(mha
+        .cases
+        .iter()
+        .any(|c| c.shape.get("hkv") == 8 && c.shape.get("h") == 32));
+    for odd in [77, 1000] {
+        assert!(mha.cases.iter().any(|c| c.shape.get("sq") == odd));
+    }
+    assert!(mha
+        .cases
+        .iter()
+        .any(|c| c.shape.get("causal") == 1 && c.shape.get("sq") != c.shape.get("sk")));
+
+    let sc = load_suite("attention_scaling");
+    // cuTile: B=4, H=32, D=128, causal, S 1k..16k.
+    for s in [1024, 2048, 4096, 8192, 16384] {
+        let n = format!("mha::cuda::b4_h32_hkv32_sq{s}_sk{s}_d128_causal1_bf16");
+        assert!(sc.cases.iter().any(|c| c.name() == n), "{n}");
+    }
+    assert!(sc
+        .cases
+        .iter()
+        .any(|c| c.name() == "mha::cuda::b4_h32_hkv32_sq8192_sk8192_d128_causal0_bf16"));
+    // FA3 paper: 16k tokens, H·D = 2048, both head dims, S 512..16k, causal and not.
+    let fa3: Vec<_> = sc
+        .cases
+        .iter()
+        .filter(|c| {
+            c.shape.get("b") * c.shape.get("sq") == 16384
+                && c.shape.get("h") * c.shape.get("d") == 2048
+        })
+        .collect();
+    assert_eq!(fa3.len(), 6 * 2 * 2);
+}
+
+#[test]
+fn every_suite_case_has_an_h200_baseline() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("baselines/nvidia-h200/mha.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let entries = json["entries"].as_object().expect("entries");
+    for suite in ["mha", "attention_scaling", "default"] {
+        for c in load_suite(suite).cases.iter().filter(|c| c.kernel == "mha") {
+            assert!(
+                entries.contains_key(&c.name()),
+                "{} has no baseline",
+                c.name()
+            );
+        }
+    }
+}
