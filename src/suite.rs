@@ -240,7 +240,7 @@ fn expand_grid(
 }
 
 /// Builds a family's shape from raw (name → value) pairs: every dimension present, none
-/// extra, each at least 1, then the family's own checks.
+/// extra, each at least 1 (flags 0 or 1), then the family's own checks.
 pub fn make_shape(
     fam: &dyn family::Family,
     raw: &BTreeMap<String, u64>,
@@ -259,10 +259,14 @@ pub fn make_shape(
         let v = *raw
             .get(*d)
             .ok_or_else(|| format!("missing dimension {d:?} (needs {})", fam.dims().join(", ")))?;
-        if v == 0 {
+        let flag = fam.flag_dims().contains(d);
+        if v == 0 && !flag {
             return Err(format!(
                 "dimension {d} is 0; every dimension must be at least 1"
             ));
+        }
+        if flag && v > 1 {
+            return Err(format!("dimension {d} is {v}; it is a flag: 0 or 1"));
         }
         dims.push((d.to_string(), v));
     }

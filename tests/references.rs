@@ -42,7 +42,7 @@ fn by_row(e: &Expected, n: usize) -> std::collections::BTreeMap<usize, Vec<(usiz
 #[test]
 fn family_registry() {
     let names: Vec<_> = family::all().iter().map(|f| f.name()).collect();
-    assert_eq!(names, ["gemm", "spin"]);
+    assert_eq!(names, ["gemm", "spin", "mha"]);
     assert_eq!(family::by_name("gemm").unwrap().dims(), ["m", "n", "k"]);
     assert_eq!(family::by_name("spin").unwrap().dims(), ["us"]);
     assert!(family::by_name("nsa").is_none());

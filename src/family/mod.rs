@@ -6,6 +6,7 @@ use crate::inputs::Uniform;
 use crate::verify::{Expected, Tolerance};
 
 pub mod gemm;
+pub mod mha;
 pub mod spin;
 
 /// How a tensor is initialised.
@@ -55,6 +56,10 @@ pub trait Family: Send + Sync {
     fn about(&self) -> &'static str;
     /// Dimension names, in case-name order.
     fn dims(&self) -> &'static [&'static str];
+    /// Dimensions that are 0/1 flags (e.g. `causal`): these may be 0, all others must be ≥ 1.
+    fn flag_dims(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Supported dtypes.
     fn dtypes(&self) -> &'static [Dtype];
     /// Backends that implement this family.
@@ -92,7 +97,7 @@ pub trait Family: Send + Sync {
 
 /// Every family kernelgate knows, by name.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&gemm::Gemm, &spin::Spin]
+    vec![&gemm::Gemm, &spin::Spin, &mha::Mha]
 }
 
 /// The family called `name`.
