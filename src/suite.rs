@@ -216,7 +216,7 @@ fn expand_grid(
 }
 
 /// Builds a family's shape from raw (name → value) pairs: every dimension present, none
-/// extra, each at least 1, then the family's own checks.
+/// extra, each at least 1 (unless the family allows 0), then the family's own checks.
 pub fn make_shape(
     fam: &dyn family::Family,
     raw: &BTreeMap<String, u64>,
@@ -235,7 +235,7 @@ pub fn make_shape(
         let v = *raw
             .get(*d)
             .ok_or_else(|| format!("missing dimension {d:?} (needs {})", fam.dims().join(", ")))?;
-        if v == 0 {
+        if v == 0 && !fam.zero_dims().contains(d) {
             return Err(format!(
                 "dimension {d} is 0; every dimension must be at least 1"
             ));

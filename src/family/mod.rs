@@ -6,6 +6,7 @@ use crate::inputs::Uniform;
 use crate::verify::{Expected, Tolerance};
 
 pub mod gemm;
+pub mod nsa;
 pub mod spin;
 
 /// How a tensor is initialised.
@@ -59,6 +60,11 @@ pub trait Family: Send + Sync {
     fn dtypes(&self) -> &'static [Dtype];
     /// Backends that implement this family.
     fn backends(&self) -> &'static [&'static str];
+    /// Dimensions that may be 0 (a switch or an optional size, e.g. a window that is off);
+    /// every other dimension must be at least 1.
+    fn zero_dims(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Family-specific shape checks beyond "every dimension present and ≥ 1".
     fn validate(&self, shape: &Shape) -> Result<(), String> {
         let _ = shape;
@@ -92,7 +98,7 @@ pub trait Family: Send + Sync {
 
 /// Every family kernelgate knows, by name.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&gemm::Gemm, &spin::Spin]
+    vec![&gemm::Gemm, &spin::Spin, &nsa::Nsa]
 }
 
 /// The family called `name`.
