@@ -35,6 +35,7 @@
 #include "kg_common.cuh"
 
 #define NSA_CK 32
+#define NSA_NEG_INF (-__int_as_float(0x7f800000))
 
 typedef unsigned int u32;
 
@@ -154,7 +155,7 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
     float o[ND][4];
 #pragma unroll
     for (int n = 0; n < ND; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+    float m0 = NSA_NEG_INF, m1 = NSA_NEG_INF, l0 = 0.f, l1 = 0.f;
 
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
@@ -191,14 +192,14 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
         }
         // Scale to base 2, mask the future, row max.
         const bool partial = j0 + NSA_CK - 1 > t;
-        float mx0 = -INFINITY, mx1 = -INFINITY;
+        float mx0 = NSA_NEG_INF, mx1 = NSA_NEG_INF;
 #pragma unroll
         for (int n = 0; n < 4; ++n) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 int key = j0 + 8 * n + 2 * (lane & 3) + (e & 1);
                 float x = s[n][e] * scale_log2;
-                if (partial && key > t) x = -INFINITY;
+                if (partial && key > t) x = NSA_NEG_INF;
                 s[n][e] = x;
             }
             mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
@@ -209,7 +210,7 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
         mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
         mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
         float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
-        float base0 = mn0 == -INFINITY ? 0.f : mn0, base1 = mn1 == -INFINITY ? 0.f : mn1;
+        float base0 = mn0 == NSA_NEG_INF ? 0.f : mn0, base1 = mn1 == NSA_NEG_INF ? 0.f : mn1;
         float c0 = nsa_exp2(m0 - base0), c1 = nsa_exp2(m1 - base1);
         m0 = mn0;
         m1 = mn1;
