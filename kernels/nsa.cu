@@ -29,9 +29,11 @@
 // * Epilogue: O / l (0 when no key was attended) times the gate; with W > 0 the window
 //   branch runs the same loop with fresh softmax state and its gated result is added.
 //   Stores are 4-byte pairs straight from the accumulator layout.
-// * Shared memory: WARPS * STAGES * 2 * 32 * D * 2 bytes: D=128: 4 warps x 3 stages = 192 KiB,
-//   D=64: 8 warps x 3 stages = 192 KiB (one CTA per SM; set by src/backend/cuda/nsa.rs, checked
-//   here against %dynamic_smem_size).
+// * Shared memory: WARPS * STAGES * 2 * 32 * D * 2 bytes: D=128: 6 warps x 2 stages = 192 KiB,
+//   D=64: 12 warps x 2 stages = 192 KiB (one CTA per SM; set by src/backend/cuda/nsa.rs, checked
+//   here against %dynamic_smem_size). More warps beat deeper per-warp pipelines here
+//   (kernels/dev/nsa_bench.cu, H200, bar case: 4x3 1.046 ms, 4x2 1.017, 6x2 0.957, 2x6 2.018;
+//   D=64 B=2 T=2048 HQ=16 H=4 S=16 bs=32: 8x3 0.253 ms, 8x2 0.253, 6x4 0.301, 12x2 0.208).
 #include "kg_common.cuh"
 
 #define NSA_CK 32
@@ -366,7 +368,7 @@ __device__ __forceinline__ void nsa_fwd(const T* __restrict__ q, const T* __rest
     }
 
 // Keep WARPS and STAGES in sync with src/backend/cuda/nsa.rs (the kernel traps otherwise).
-NSA_KERNEL(nsa_fwd_bf16_d128, __nv_bfloat16, 128, 4, 3)
-NSA_KERNEL(nsa_fwd_bf16_d64, __nv_bfloat16, 64, 8, 3)
-NSA_KERNEL(nsa_fwd_fp16_d128, __half, 128, 4, 3)
-NSA_KERNEL(nsa_fwd_fp16_d64, __half, 64, 8, 3)
+NSA_KERNEL(nsa_fwd_bf16_d128, __nv_bfloat16, 128, 6, 2)
+NSA_KERNEL(nsa_fwd_bf16_d64, __nv_bfloat16, 64, 12, 2)
+NSA_KERNEL(nsa_fwd_fp16_d128, __half, 128, 6, 2)
+NSA_KERNEL(nsa_fwd_fp16_d64, __half, 64, 12, 2)

@@ -5,12 +5,13 @@
 use approx::assert_relative_eq;
 use kernelgate::case::{CaseName, Dtype, Shape};
 use kernelgate::family::nsa::{
-    self, attend, honest_flops, reference_row, selected_keys, selected_row, window_keys, Generated,
-    Nsa, Params, Source, CHECK_ROWS, COUNTS, INDICES, PAD,
+    self, attend, band, honest_flops, reference_row, selected_keys, selected_row, window_keys,
+    Generated, Nsa, Params, Source, CHECK_ROWS, COUNTS, INDICES, PAD,
 };
 use kernelgate::family::{self, Family, Init};
 use kernelgate::inputs::{value, Uniform};
 use kernelgate::suite::Suite;
+use kernelgate::verify::Expected;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -322,13 +323,23 @@ fn reference_rows_match_the_definition() {
     let p = Params::of(&s);
     let seed = 99;
     let exp = Nsa.reference(&s, Dtype::Bf16, seed);
-    assert_eq!(exp.len(), 1);
-    let e = &exp[0];
-    assert_eq!(e.indices.len(), CHECK_ROWS * p.d);
-    assert_eq!(e.indices.len(), e.values.len());
-    assert_eq!(e.indices[0], 0);
-    assert_eq!(*e.indices.last().unwrap(), p.b * p.t * p.hq * p.d - 1);
-    assert!(e.values.iter().all(|v| v.is_finite()));
+    // One Expected per magnitude band, together the sampled rows, first and last included.
+    assert!(
+        exp.len() >= 2,
+        "t=0 (1 key) and long rows fall in different bands"
+    );
+    let mut all: Vec<(usize, f64)> = Vec::new();
+    for e in &exp {
+        assert_eq!(e.output, 0);
+        assert_eq!(e.indices.len(), e.values.len());
+        assert_eq!(e.indices.len() % p.d, 0);
+        assert!(e.values.iter().all(|v| v.is_finite()));
+        all.extend(e.indices.iter().copied().zip(e.values.iter().copied()));
+    }
+    all.sort_by_key(|x| x.0);
+    assert_eq!(all.len(), CHECK_ROWS * p.d);
+    assert_eq!(all[0].0, 0);
+    assert_eq!(all.last().unwrap().0, p.b * p.t * p.hq * p.d - 1);
     let src = Generated {
         p,
         seed,
@@ -338,7 +349,7 @@ fn reference_rows_match_the_definition() {
     let g = Uniform { lo: 0.0, hi: 1.0 };
     let gs = value(seed, nsa::G_SLC as u32, 0, g, Dtype::Bf16);
     let gw = value(seed, nsa::G_SWA as u32, 0, g, Dtype::Bf16);
-    for d in 0..p.d {
+    for (d, &(_, got)) in all.iter().take(p.d).enumerate() {
         let v0 = value(
             seed,
             nsa::V as u32,
@@ -346,16 +357,134 @@ fn reference_rows_match_the_definition() {
             Uniform::SYMMETRIC,
             Dtype::Bf16,
         );
-        assert_relative_eq!(e.values[d], (gs + gw) * v0, max_relative = 1e-12);
+        assert_relative_eq!(got, (gs + gw) * v0, max_relative = 1e-12);
     }
-    // Every sampled row equals reference_row over the generated indices.
-    for r in e.indices.chunks(p.d).map(|c| c[0] / p.d) {
-        let (bt, hq) = (r / p.hq, r % p.hq);
-        let (b, t) = (bt / p.t, bt % p.t);
-        let (sel, count) = selected_row(&p, seed, b, t, hq / p.g());
-        let want = reference_row(&p, &src, b, t, hq, &sel, count);
-        let pos = e.indices.iter().position(|&i| i == r * p.d).unwrap();
-        close(&e.values[pos..pos + p.d], &want);
+    // Every sampled row equals reference_row over the generated indices, and sits in its band.
+    for e in &exp {
+        let mut bands = std::collections::BTreeSet::new();
+        for (k, r) in e.indices.chunks(p.d).map(|c| c[0] / p.d).enumerate() {
+            let (bt, hq) = (r / p.hq, r % p.hq);
+            let (b, t) = (bt / p.t, bt % p.t);
+            let (sel, count) = selected_row(&p, seed, b, t, hq / p.g());
+            let want = reference_row(&p, &src, b, t, hq, &sel, count);
+            close(&e.values[k * p.d..(k + 1) * p.d], &want);
+            bands.insert(band(p.keys_slc(t), p.keys_swa(t)));
+        }
+        assert_eq!(bands.len(), 1, "one band per Expected");
+    }
+}
+
+#[test]
+fn bands_and_tolerances() {
+    assert_eq!(band(1, 0), 0);
+    assert_eq!(band(0, 0), 0);
+    assert_eq!(band(0, 5), 2);
+    assert_eq!(band(24, 0), 4);
+    assert_eq!(band(512, 0), 9);
+    assert_eq!(band(1023, 0), 9);
+    assert_eq!(band(1024, 0), 10);
+    // Harmonic: 64 selected and 64 window keys behave like 32 keys.
+    assert_eq!(band(64, 64), 5);
+    let s = shape(1, 64, 16, 1, 64, 2, 32, 0);
+    let t = Nsa.tolerance(&s, Dtype::Bf16);
+    assert_eq!((t.rel_l2, t.atol, t.rtol), (1e-2, 3.2e-2, 1.6e-2));
+    let t = Nsa.tolerance(&s, Dtype::Fp16);
+    assert_eq!((t.rel_l2, t.atol, t.rtol), (1e-2, 8e-3, 4e-3));
+}
+
+/// The rounding the kernel does (P to bf16 before P·V, the output to bf16) passes the check on
+/// every band, for rows with few and many keys; an error of 5% of a row fails.
+#[test]
+fn tolerance_covers_p_rounding_and_catches_real_errors() {
+    let s = shape(1, 2048, 16, 1, 64, 16, 64, 0);
+    let p = Params::of(&s);
+    let seed = 21;
+    let src = Generated {
+        p,
+        seed,
+        dtype: Dtype::Bf16,
+    };
+    let tol = Nsa.tolerance(&s, Dtype::Bf16);
+    let bf = |x: f64| half::bf16::from_f64(x).to_f64();
+    // Emulate the kernel in f64 with P and the output rounded to bf16, for many rows.
+    let rows: Vec<usize> = (0..p.t)
+        .step_by(13)
+        .map(|t| t * p.hq + (t % p.hq))
+        .collect();
+    let mut bands = std::collections::BTreeMap::<u32, (Expected, Vec<f64>)>::new();
+    for &r in &rows {
+        let (t, hq) = (r / p.hq, r % p.hq);
+        let (sel, count) = selected_row(&p, seed, 0, t, 0);
+        let keys = selected_keys(&p, t, &sel, count);
+        let want = reference_row(&p, &src, 0, t, hq, &sel, count);
+        let scale = p.scale();
+        let sc: Vec<f64> = keys
+            .iter()
+            .map(|&j| {
+                scale
+                    * (0..p.d)
+                        .map(|d| src.q(0, t, hq, d) * src.k(0, j, 0, d))
+                        .sum::<f64>()
+            })
+            .collect();
+        let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = sc.iter().map(|x| (x - m).exp()).collect();
+        let l: f64 = e.iter().sum();
+        let g = src.g_slc(0, t, hq);
+        let got: Vec<f64> = (0..p.d)
+            .map(|d| {
+                let o: f64 = keys
+                    .iter()
+                    .zip(&e)
+                    .map(|(&j, &w)| bf(w) * src.v(0, j, 0, d))
+                    .sum();
+                bf(o / l * g)
+            })
+            .collect();
+        let entry = bands.entry(band(keys.len(), 0)).or_insert_with(|| {
+            (
+                Expected {
+                    output: 0,
+                    indices: vec![],
+                    values: vec![],
+                },
+                vec![],
+            )
+        });
+        entry.0.indices.extend(r * p.d..(r + 1) * p.d);
+        entry.0.values.extend(want);
+        entry.1.extend(got);
+    }
+    assert!(bands.len() >= 8);
+    let total = p.t * p.hq * p.d;
+    let mut full = vec![0.0; total];
+    for (e, got) in bands.values() {
+        for (&i, &g) in e.indices.iter().zip(got) {
+            full[i] = g;
+        }
+    }
+    for (band, (e, _)) in &bands {
+        let c = kernelgate::verify::check("o", total, |i| full[i], e, tol);
+        assert!(c.passed, "band {band}: {}", c.describe());
+        // A 5% error in the band's largest row fails.
+        let big = (0..e.values.len() / p.d)
+            .max_by(|&a, &b| {
+                let m = |k: usize| {
+                    e.values[k * p.d..(k + 1) * p.d]
+                        .iter()
+                        .map(|v| v * v)
+                        .sum::<f64>()
+                };
+                m(a).total_cmp(&m(b))
+            })
+            .unwrap();
+        let bad_row = e.indices[big * p.d] / p.d;
+        let mut wrong = full.clone();
+        for x in &mut wrong[bad_row * p.d..(bad_row + 1) * p.d] {
+            *x *= 1.05;
+        }
+        let c = kernelgate::verify::check("o", total, |i| wrong[i], e, tol);
+        assert!(!c.passed, "band {band}: a 5% error passed");
     }
 }
 

@@ -14,11 +14,11 @@
 #include "../nsa.cu"
 
 NSA_KERNEL(v128_w4_s2, __nv_bfloat16, 128, 4, 2)
-NSA_KERNEL(v128_w6_s2, __nv_bfloat16, 128, 6, 2)
+NSA_KERNEL(v128_w4_s3, __nv_bfloat16, 128, 4, 3)
 NSA_KERNEL(v128_w2_s6, __nv_bfloat16, 128, 2, 6)
 NSA_KERNEL(v64_w8_s2, __nv_bfloat16, 64, 8, 2)
 NSA_KERNEL(v64_w6_s4, __nv_bfloat16, 64, 6, 4)
-NSA_KERNEL(v64_w12_s2, __nv_bfloat16, 64, 12, 2)
+NSA_KERNEL(v64_w8_s3, __nv_bfloat16, 64, 8, 3)
 
 #define CK(x)                                                                                  \
     do {                                                                                       \
@@ -47,11 +47,11 @@ static __global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed, float lo,
 
 int main() {
     Var vars[] = {
-        {"d128 w4 s3 (harness)", nsa_fwd_bf16_d128, 128, 4, 3}, {"d128 w4 s2", v128_w4_s2, 128, 4, 2},
-        {"d128 w6 s2", v128_w6_s2, 128, 6, 2},
-        {"d128 w2 s6", v128_w2_s6, 128, 2, 6},  {"d64 w8 s3 (harness)", nsa_fwd_bf16_d64, 64, 8, 3},
+        {"d128 w6 s2 (harness)", nsa_fwd_bf16_d128, 128, 6, 2}, {"d128 w4 s2", v128_w4_s2, 128, 4, 2},
+        {"d128 w4 s3", v128_w4_s3, 128, 4, 3},
+        {"d128 w2 s6", v128_w2_s6, 128, 2, 6},  {"d64 w12 s2 (harness)", nsa_fwd_bf16_d64, 64, 12, 2},
         {"d64 w8 s2", v64_w8_s2, 64, 8, 2},     {"d64 w6 s4", v64_w6_s4, 64, 6, 4},
-        {"d64 w12 s2", v64_w12_s2, 64, 12, 2},
+        {"d64 w8 s3", v64_w8_s3, 64, 8, 3},
     };
     struct Shape { int B, T, HQ, H, D, S, BS, W; };
     Shape shapes[] = {{32, 1024, 16, 1, 128, 16, 32, 0}, {1, 16384, 64, 4, 128, 16, 64, 0},

@@ -63,15 +63,27 @@
 //! `Σ_{b,t,hq} 4·D·(keys_slc(t) + keys_swa(t))`; the generator makes it independent of
 //! the seed, and a test checks it against the keys counted from the indices themselves.
 //!
-//! # Reference
+//! # Reference and tolerance
 //!
 //! Float64 over a deterministic sample of output rows `(b, t, hq)` (first and last always),
 //! every element of those rows; every output element is still scanned for NaN/Inf.
+//!
+//! The kernel rounds the softmax weights P to the storage dtype before P·V (as every
+//! flash-style kernel does), so an output row's error is about `u·rms(row)` with
+//! `u ≈ 2^-9` (bf16) or `2^-12` (fp16) relative to *that row's* magnitude. Row magnitudes
+//! differ widely: a row attending n keys has RMS ∝ `gate/√n` (n runs from 1 to s·bs + w).
+//! The element bound of the check is relative to the RMS of the checked set, so the sampled
+//! rows are checked in bands of similar magnitude: one [`Expected`] per band of
+//! `⌊log2 n_eff⌋` ([`band`]; `n_eff` = attended keys, combined harmonically with the window's
+//! keys when `w > 0`), and the element bound is widened to `atol` = 3.2e-2 (bf16) / 8e-3
+//! (fp16) of the band's RMS, which covers the factor-√2 key spread and the gate spread
+//! (≤ 1.73× the RMS) inside a band at ~8σ of the rounding noise. The relative-L2 bound
+//! stays at 1e-2 for each band.
 
 use super::{Family, Init, TensorSpec};
 use crate::case::{Dtype, Shape};
 use crate::inputs::{self, Uniform};
-use crate::verify::{sample_rows, Expected};
+use crate::verify::{sample_rows, Expected, Tolerance};
 
 /// The NSA family.
 pub struct Nsa;
@@ -331,6 +343,19 @@ pub fn selected_row(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> (Vec
     (picked, count)
 }
 
+/// The magnitude band of an output row that attends `n_slc` selected and `n_swa` window
+/// keys: `⌊log2 n_eff⌋` with `n_eff = n_slc` without a window, else the harmonic
+/// combination `n_slc·n_swa/(n_slc + n_swa)` (a row's RMS goes like `1/√n_eff`). A branch
+/// with no key does not count; no key at all is band 0.
+pub fn band(n_slc: usize, n_swa: usize) -> u32 {
+    let n = match (n_slc, n_swa) {
+        (0, 0) => 1.0,
+        (a, 0) | (0, a) => a as f64,
+        (a, b) => (a * b) as f64 / (a + b) as f64,
+    };
+    n.max(1.0).log2().floor() as u32
+}
+
 /// FLOPs of the keys actually attended with the generated indices:
 /// `Σ_{b,t,hq} 4·D·(keys_slc(t) + keys_swa(t))` (QKᵀ and PV, 2 FLOPs per multiply-add).
 pub fn honest_flops(s: &Shape) -> f64 {
@@ -514,20 +539,32 @@ impl Family for Nsa {
         let p = Params::of(s);
         let src = Generated { p, seed, dtype };
         let rows = sample_rows(p.b * p.t * p.hq, CHECK_ROWS, seed);
-        let mut indices = Vec::with_capacity(rows.len() * p.d);
-        let mut values = Vec::with_capacity(rows.len() * p.d);
+        let mut bands = std::collections::BTreeMap::<u32, Expected>::new();
         for r in rows {
             let (bt, hq) = (r / p.hq, r % p.hq);
             let (b, t) = (bt / p.t, bt % p.t);
             let (sel, count) = selected_row(&p, seed, b, t, hq / p.g());
-            let row = reference_row(&p, &src, b, t, hq, &sel, count);
-            indices.extend(r * p.d..(r + 1) * p.d);
-            values.extend(row);
+            let n_slc = selected_keys(&p, t, &sel, count).len();
+            let e = bands.entry(band(n_slc, p.keys_swa(t))).or_insert(Expected {
+                output: 0,
+                indices: Vec::new(),
+                values: Vec::new(),
+            });
+            e.indices.extend(r * p.d..(r + 1) * p.d);
+            e.values
+                .extend(reference_row(&p, &src, b, t, hq, &sel, count));
         }
-        vec![Expected {
-            output: 0,
-            indices,
-            values,
-        }]
+        bands.into_values().collect()
+    }
+    fn tolerance(&self, _: &Shape, dtype: Dtype) -> Tolerance {
+        let base = Tolerance::for_dtype(dtype);
+        match dtype {
+            Dtype::Bf16 => Tolerance {
+                atol: 3.2e-2,
+                ..base
+            },
+            Dtype::Fp16 => Tolerance { atol: 8e-3, ..base },
+            Dtype::Fp32 => base,
+        }
     }
 }

@@ -11,8 +11,8 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 /// which traps when the launch disagrees).
 pub fn config(d: usize) -> Option<(u32, u32)> {
     match d {
-        128 => Some((4, 3)),
-        64 => Some((8, 3)),
+        128 => Some((6, 2)),
+        64 => Some((12, 2)),
         _ => None,
     }
 }
