@@ -240,7 +240,7 @@ fn expand_grid(
 }
 
 /// Builds a family's shape from raw (name → value) pairs: every dimension present, none
-/// extra, each at least 1 (flags 0 or 1), then the family's own checks.
+/// extra, each at least 1 (flags 0 or 1; some dimensions may be 0), then the family's own checks.
 pub fn make_shape(
     fam: &dyn family::Family,
     raw: &BTreeMap<String, u64>,
@@ -260,7 +260,7 @@ pub fn make_shape(
             .get(*d)
             .ok_or_else(|| format!("missing dimension {d:?} (needs {})", fam.dims().join(", ")))?;
         let flag = fam.flag_dims().contains(d);
-        if v == 0 && !flag {
+        if v == 0 && !flag && !fam.zero_dims().contains(d) {
             return Err(format!(
                 "dimension {d} is 0; every dimension must be at least 1"
             ));

@@ -42,10 +42,10 @@ fn by_row(e: &Expected, n: usize) -> std::collections::BTreeMap<usize, Vec<(usiz
 #[test]
 fn family_registry() {
     let names: Vec<_> = family::all().iter().map(|f| f.name()).collect();
-    assert_eq!(names, ["gemm", "spin", "mha"]);
+    assert_eq!(names, ["gemm", "spin", "mha", "nsa"]);
     assert_eq!(family::by_name("gemm").unwrap().dims(), ["m", "n", "k"]);
     assert_eq!(family::by_name("spin").unwrap().dims(), ["us"]);
-    assert!(family::by_name("nsa").is_none());
+    assert!(family::by_name("nope").is_none());
     assert!(family::by_name("").is_none());
     for f in family::all() {
         assert!(!f.about().is_empty());

@@ -213,11 +213,11 @@ fn error_unknown_field_in_group_names_the_group() {
 #[test]
 fn error_unknown_kernel() {
     let g =
-        r#"{ "kernel": "nsa", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1}] }"#;
+        r#"{ "kernel": "nope", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 1}] }"#;
     assert_err(
         &with_group(g),
-        r#"group 1 (kernel "nsa")"#,
-        r#"unknown kernel "nsa"; known: gemm, spin"#,
+        r#"group 1 (kernel "nope")"#,
+        r#"unknown kernel "nope"; known: gemm, spin"#,
     );
 }
 

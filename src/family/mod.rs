@@ -7,6 +7,7 @@ use crate::verify::{Expected, Tolerance};
 
 pub mod gemm;
 pub mod mha;
+pub mod nsa;
 pub mod spin;
 
 /// How a tensor is initialised.
@@ -64,6 +65,11 @@ pub trait Family: Send + Sync {
     fn dtypes(&self) -> &'static [Dtype];
     /// Backends that implement this family.
     fn backends(&self) -> &'static [&'static str];
+    /// Dimensions that may be 0 (a switch or an optional size, e.g. a window that is off);
+    /// every other dimension must be at least 1.
+    fn zero_dims(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Family-specific shape checks beyond "every dimension present and ≥ 1".
     fn validate(&self, shape: &Shape) -> Result<(), String> {
         let _ = shape;
@@ -97,7 +103,7 @@ pub trait Family: Send + Sync {
 
 /// Every family kernelgate knows, by name.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&gemm::Gemm, &spin::Spin, &mha::Mha]
+    vec![&gemm::Gemm, &spin::Spin, &mha::Mha, &nsa::Nsa]
 }
 
 /// The family called `name`.

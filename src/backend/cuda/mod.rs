@@ -9,6 +9,7 @@ use crate::gpu::Gpu;
 mod gemm;
 mod gemm_wgmma;
 mod mha;
+mod nsa;
 mod spin;
 
 /// Our own kernels.
@@ -30,6 +31,7 @@ impl Backend for Cuda {
             "gemm" => gemm::prepare(gpu, case, bind),
             "spin" => spin::prepare(gpu, case, bind, cfg),
             "mha" => mha::prepare(gpu, case, bind),
+            "nsa" => nsa::prepare(gpu, case, bind),
             other => Err(Error::Case {
                 case: case.name(),
                 message: format!("the cuda backend has no kernel for family {other}"),
