@@ -6,6 +6,8 @@ use crate::inputs::Uniform;
 use crate::verify::{Expected, Tolerance};
 
 pub mod gemm;
+pub mod norms;
+pub mod norms_ref;
 pub mod spin;
 
 /// How a tensor is initialised.
@@ -92,7 +94,22 @@ pub trait Family: Send + Sync {
 
 /// Every family kernelgate knows, by name.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&gemm::Gemm, &spin::Spin]
+    vec![
+        &gemm::Gemm,
+        &spin::Spin,
+        &norms::RMSNORM,
+        &norms::RMSNORM_BWD,
+        &norms::FUSED_ADD_RMSNORM,
+        &norms::LAYERNORM,
+        &norms::SOFTMAX,
+        &norms::SOFTMAX_BWD,
+        &norms::CROSS_ENTROPY,
+        &norms::CROSS_ENTROPY_BWD,
+        &norms::MSE,
+        &norms::GELU,
+        &norms::GELU_TANH,
+        &norms::SILU,
+    ]
 }
 
 /// The family called `name`.

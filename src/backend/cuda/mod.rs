@@ -8,6 +8,7 @@ use crate::gpu::Gpu;
 
 mod gemm;
 mod gemm_wgmma;
+mod norms;
 mod spin;
 
 /// Our own kernels.
@@ -28,6 +29,9 @@ impl Backend for Cuda {
         match case.kernel.as_str() {
             "gemm" => gemm::prepare(gpu, case, bind),
             "spin" => spin::prepare(gpu, case, bind, cfg),
+            "rmsnorm" | "rmsnorm_bwd" | "fused_add_rmsnorm" | "layernorm" | "softmax"
+            | "softmax_bwd" | "cross_entropy" | "cross_entropy_bwd" | "mse" | "gelu"
+            | "gelu_tanh" | "silu" => norms::prepare(gpu, case, bind),
             other => Err(Error::Case {
                 case: case.name(),
                 message: format!("the cuda backend has no kernel for family {other}"),
