@@ -7,7 +7,14 @@
 template <typename T> __device__ __forceinline__ float kg_to_f(T x);
 template <> __device__ __forceinline__ float kg_to_f<float>(float x) { return x; }
 template <> __device__ __forceinline__ float kg_to_f<__half>(__half x) { return __half2float(x); }
-template <> __device__ __forceinline__ float kg_to_f<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+// bf16 -> f32 through an opaque (volatile) move, so the compiler re-converts from the packed
+// registers instead of keeping every unpacked float of the cached row alive (which nearly
+// doubled the registers of the row kernels and cost occupancy).
+template <> __device__ __forceinline__ float kg_to_f<__nv_bfloat16>(__nv_bfloat16 x) {
+    float f;
+    asm volatile("mov.b32 %0, {0, %1};" : "=f"(f) : "h"(__bfloat16_as_ushort(x)));
+    return f;
+}
 
 template <typename T> __device__ __forceinline__ T kg_from_f(float x);
 template <> __device__ __forceinline__ float kg_from_f<float>(float x) { return x; }

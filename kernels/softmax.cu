@@ -141,16 +141,22 @@ template <typename T, int V, int C>
 __device__ __forceinline__ void ce_fwd(const T* __restrict__ x, const int* __restrict__ tgt,
                                        float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
     KG_ROW_BEGIN
+    // The target logit is fetched first, so its latency overlaps the row's loads.
+    int t = KG_IGNORE_INDEX;
+    float xt = 0.f;
+    if (live && tid == 0) {
+        t = tgt[row];
+        if (t >= 0 && t < n) xt = kg_to_f<T>(x[base + t]);
+    }
     KgPack<T, V> c[C];
     float mx, s;
     max_sumexp<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
     if (live && tid == 0) {
         const float l = mx + logf(s);
-        const int t = tgt[row];
         float out;
         if (t == KG_IGNORE_INDEX) out = 0.f;
         else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
-        else out = l - kg_to_f<T>(x[base + t]);
+        else out = l - xt;
         loss[row] = out;
         lse[row] = l;
     }
@@ -163,9 +169,6 @@ template <typename T, int V, int C>
 __device__ __forceinline__ void ce_bwd(const T* __restrict__ x, const int* __restrict__ tgt,
                                        const float* __restrict__ dloss, T* __restrict__ dx, int m, int n) {
     KG_ROW_BEGIN
-    KgPack<T, V> c[C];
-    float mx, s;
-    max_sumexp<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
     int t = -1;
     float g = 0.f;
     if (live) {
@@ -174,6 +177,9 @@ __device__ __forceinline__ void ce_bwd(const T* __restrict__ x, const int* __res
         if (t == KG_IGNORE_INDEX) g = 0.f;
         else if (t < 0 || t >= n) g = __int_as_float(0x7fc00000);
     }
+    KgPack<T, V> c[C];
+    float mx, s;
+    max_sumexp<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
     const float gs = g / s;
 #pragma unroll
     for (int k = 0; k < C; ++k) {

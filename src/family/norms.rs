@@ -529,7 +529,7 @@ impl Family for RowFamily {
             Kind::Gelu | Kind::GeluTanh | Kind::Silu => unreachable!("handled above"),
         }
     }
-    fn tolerance(&self, _s: &Shape, dtype: Dtype) -> Tolerance {
+    fn tolerance(&self, s: &Shape, dtype: Dtype) -> Tolerance {
         match self.0 {
             // fp32 outputs from exact inputs: only fp32 arithmetic (exp2, log, row sums) errs.
             Kind::CrossEntropy => Tolerance {
@@ -542,6 +542,14 @@ impl Family for RowFamily {
                 rel_l2: 1e-4,
                 atol: 1e-4,
                 rtol: 1e-4,
+            },
+            // With one column dx = r·w·dy·(1 − x²r²) = r·w·dy·eps/(x² + eps): two nearly equal
+            // terms cancel (condition number x²/eps, up to 1e6), so fp32 arithmetic carries
+            // about 1e6·2^-24 ≈ 6e-2 relative error whatever the storage dtype.
+            Kind::RmsNormBwd if s.get("n") == 1 => Tolerance {
+                rel_l2: 0.1,
+                atol: 0.1,
+                rtol: 0.1,
             },
             _ => Tolerance::for_dtype(dtype),
         }
