@@ -407,8 +407,23 @@ impl Gpu {
         self.ctx
             .bind_to_thread()
             .map_err(|e| Error::driver("binding context", e))?;
-        // SAFETY: the buffer holds at least data.len() bytes.
-        unsafe { dres::memcpy_htod_sync(buf.ptr, data) }
+        // The copy goes on the harness stream and is waited for: a plain cuMemcpyHtoD runs on
+        // the legacy default stream, which does not order with our non-blocking stream, and
+        // from pageable memory it may return before the data has reached the device.
+        // SAFETY: the buffer holds at least data.len() bytes; `data` outlives the copy because
+        // the stream is synchronised before returning.
+        unsafe {
+            sys::cuMemcpyHtoDAsync_v2(
+                buf.ptr,
+                data.as_ptr() as *const c_void,
+                data.len(),
+                self.stream.cu_stream(),
+            )
+        }
+        .result()
+        .map_err(|e| Error::driver("copying inputs to the device", e))?;
+        self.stream
+            .synchronize()
             .map_err(|e| Error::driver("copying inputs to the device", e))
     }
 

@@ -7,6 +7,8 @@ use crate::verify::{Expected, Tolerance};
 
 pub mod gemm;
 pub mod mha;
+pub mod norms;
+pub mod norms_ref;
 pub mod nsa;
 pub mod spin;
 
@@ -103,7 +105,24 @@ pub trait Family: Send + Sync {
 
 /// Every family kernelgate knows, by name.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&gemm::Gemm, &spin::Spin, &mha::Mha, &nsa::Nsa]
+    vec![
+        &gemm::Gemm,
+        &spin::Spin,
+        &mha::Mha,
+        &nsa::Nsa,
+        &norms::RMSNORM,
+        &norms::RMSNORM_BWD,
+        &norms::FUSED_ADD_RMSNORM,
+        &norms::LAYERNORM,
+        &norms::SOFTMAX,
+        &norms::SOFTMAX_BWD,
+        &norms::CROSS_ENTROPY,
+        &norms::CROSS_ENTROPY_BWD,
+        &norms::MSE,
+        &norms::GELU,
+        &norms::GELU_TANH,
+        &norms::SILU,
+    ]
 }
 
 /// The family called `name`.

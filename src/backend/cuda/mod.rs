@@ -9,6 +9,7 @@ use crate::gpu::Gpu;
 mod gemm;
 mod gemm_wgmma;
 mod mha;
+mod norms;
 mod nsa;
 mod spin;
 
@@ -32,6 +33,9 @@ impl Backend for Cuda {
             "spin" => spin::prepare(gpu, case, bind, cfg),
             "mha" => mha::prepare(gpu, case, bind),
             "nsa" => nsa::prepare(gpu, case, bind),
+            "rmsnorm" | "rmsnorm_bwd" | "fused_add_rmsnorm" | "layernorm" | "softmax"
+            | "softmax_bwd" | "cross_entropy" | "cross_entropy_bwd" | "mse" | "gelu"
+            | "gelu_tanh" | "silu" => norms::prepare(gpu, case, bind),
             other => Err(Error::Case {
                 case: case.name(),
                 message: format!("the cuda backend has no kernel for family {other}"),

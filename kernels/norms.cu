@@ -1,0 +1,360 @@
+// kernelgate normalisation kernels: RMSNorm forward and backward, fused residual add +
+// RMSNorm (in place, as vLLM), LayerNorm forward. One row per (threadIdx.y, block) with
+// blockDim.x threads on it; each thread keeps up to C vectors of its row in registers, so the
+// row is read from memory once (longer rows re-read the rest). fp32 accumulation throughout.
+// Names: kg_<op>_<dtype>_w<weight dtype>_<v: vectorised, s: scalar>.
+#include "rowops.cuh"
+
+// y = x * rsqrt(mean(x^2) + eps) * w
+template <typename T, typename W, int V, int C>
+__device__ __forceinline__ void rmsnorm_fwd(const T* __restrict__ x, const W* __restrict__ w,
+                                            T* __restrict__ y, int m, int n, float eps) {
+    __shared__ float smem[KG_SMEM_ROWS * 32];
+    const int row = blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = row < m;
+    const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
+    const T* xr = x + (long long)row * n;
+    T* yr = y + (long long)row * n;
+    KgPack<T, V> c[C];
+    float ss = 0.f;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            c[k] = kg_ld<V>(xr, v);
+            float f[V];
+            kg_unpack<V>(c[k], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) ss = fmaf(f[j], f[j], ss);
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V];
+        kg_ldf<V>(xr, v, f);
+#pragma unroll
+        for (int j = 0; j < V; ++j) ss = fmaf(f[j], f[j], ss);
+    }
+    ss = kg_row_reduce<KgSum>(ss, smem);
+    const float r = rsqrtf(ss / (float)n + eps);
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float f[V], g[V];
+            kg_unpack<V>(c[k], f);
+            kg_ldf<V>(w, v, g);
+#pragma unroll
+            for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
+            kg_stf<V>(yr, v, f);
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V], g[V];
+        kg_ldf<V>(xr, v, f);
+        kg_ldf<V>(w, v, g);
+#pragma unroll
+        for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
+        kg_stf<V>(yr, v, f);
+    }
+}
+
+// In place, as vLLM's fused_add_rms_norm: residual = T(x + residual); x = T(rmsnorm(residual) * w).
+// The statistics use the stored (rounded) residual.
+template <typename T, typename W, int V, int C>
+__device__ __forceinline__ void fused_add_rmsnorm(T* __restrict__ x, T* __restrict__ res,
+                                                  const W* __restrict__ w, int m, int n, float eps) {
+    __shared__ float smem[KG_SMEM_ROWS * 32];
+    const int row = blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = row < m;
+    const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
+    T* xr = x + (long long)row * n;
+    T* rr = res + (long long)row * n;
+    KgPack<T, V> c[C];
+    float ss = 0.f;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float a[V], b[V];
+            kg_ldf<V>(xr, v, a);
+            kg_ldf<V>(rr, v, b);
+#pragma unroll
+            for (int j = 0; j < V; ++j) a[j] += b[j];
+            c[k] = kg_pack<V, T>(a);
+            kg_st<V>(rr, v, c[k]);
+            kg_unpack<V>(c[k], a);
+#pragma unroll
+            for (int j = 0; j < V; ++j) ss = fmaf(a[j], a[j], ss);
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float a[V], b[V];
+        kg_ldf<V>(xr, v, a);
+        kg_ldf<V>(rr, v, b);
+#pragma unroll
+        for (int j = 0; j < V; ++j) a[j] += b[j];
+        const KgPack<T, V> p = kg_pack<V, T>(a);
+        kg_st<V>(rr, v, p);
+        kg_unpack<V>(p, a);
+#pragma unroll
+        for (int j = 0; j < V; ++j) ss = fmaf(a[j], a[j], ss);
+    }
+    ss = kg_row_reduce<KgSum>(ss, smem);
+    const float r = rsqrtf(ss / (float)n + eps);
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float f[V], g[V];
+            kg_unpack<V>(c[k], f);
+            kg_ldf<V>(w, v, g);
+#pragma unroll
+            for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
+            kg_stf<V>(xr, v, f);
+        }
+    }
+    // Same thread wrote this residual vector above: reading it back is ordered.
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V], g[V];
+        kg_ldf<V>(rr, v, f);
+        kg_ldf<V>(w, v, g);
+#pragma unroll
+        for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
+        kg_stf<V>(xr, v, f);
+    }
+}
+
+// y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes over the cached row).
+template <typename T, typename W, int V, int C>
+__device__ __forceinline__ void layernorm_fwd(const T* __restrict__ x, const W* __restrict__ w,
+                                              const W* __restrict__ b, T* __restrict__ y, int m,
+                                              int n, float eps) {
+    __shared__ float smem[KG_SMEM_ROWS * 32];
+    const int row = blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = row < m;
+    const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
+    const T* xr = x + (long long)row * n;
+    T* yr = y + (long long)row * n;
+    KgPack<T, V> c[C];
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            c[k] = kg_ld<V>(xr, v);
+            float f[V];
+            kg_unpack<V>(c[k], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) s += f[j];
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V];
+        kg_ldf<V>(xr, v, f);
+#pragma unroll
+        for (int j = 0; j < V; ++j) s += f[j];
+    }
+    const float mean = kg_row_reduce<KgSum>(s, smem) / (float)n;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float f[V];
+            kg_unpack<V>(c[k], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V];
+        kg_ldf<V>(xr, v, f);
+#pragma unroll
+        for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
+    }
+    const float r = rsqrtf(kg_row_reduce<KgSum>(q, smem) / (float)n + eps);
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float f[V], g[V], h[V];
+            kg_unpack<V>(c[k], f);
+            kg_ldf<V>(w, v, g);
+            kg_ldf<V>(b, v, h);
+#pragma unroll
+            for (int j = 0; j < V; ++j) f[j] = fmaf((f[j] - mean) * r, g[j], h[j]);
+            kg_stf<V>(yr, v, f);
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V], g[V], h[V];
+        kg_ldf<V>(xr, v, f);
+        kg_ldf<V>(w, v, g);
+        kg_ldf<V>(b, v, h);
+#pragma unroll
+        for (int j = 0; j < V; ++j) f[j] = fmaf((f[j] - mean) * r, g[j], h[j]);
+        kg_stf<V>(yr, v, f);
+    }
+}
+
+// RMSNorm backward, rstd recomputed from x (the row is read anyway):
+//   r = rsqrt(mean(x^2) + eps), d = sum(w*dy*x),
+//   dx = r*w*dy - x * r^3 * d / n,   dw = sum over rows of dy * x * r.
+// A persistent grid walks the row groups; every (block, threadIdx.y) slot owns one fp32 row of
+// `part` (n floats) holding its dw partial sums (registers for the cached columns, the row
+// itself for the rest); kg_rmsnorm_dw_* then adds the slots in a fixed order (deterministic).
+template <typename T, typename W, int V, int C>
+__device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const W* __restrict__ w,
+                                            const T* __restrict__ dy, T* __restrict__ dx,
+                                            float* __restrict__ part, int m, int n, float eps) {
+    __shared__ float smem[KG_SMEM_ROWS * 32];
+    const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
+    const int rpb = blockDim.y;
+    float* pr = part + (long long)(blockIdx.x * rpb + threadIdx.y) * n;
+    float acc[C][V];
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[k][j] = 0.f;
+    for (int v = tid + C * tpr; v < nv; v += tpr) {
+        float z[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) z[j] = 0.f;
+        kg_stf<V>(pr, v, z);
+    }
+    const int groups = (m + rpb - 1) / rpb;
+    for (int g = blockIdx.x; g < groups; g += gridDim.x) {
+        const int row = g * rpb + threadIdx.y;
+        const bool live = row < m;
+        const T* xr = x + (long long)row * n;
+        const T* dyr = dy + (long long)row * n;
+        T* dxr = dx + (long long)row * n;
+        KgPack<T, V> cx[C], cd[C];
+        float ss = 0.f, d = 0.f;
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tid + k * tpr;
+            if (live && v < nv) {
+                cx[k] = kg_ld<V>(xr, v);
+                cd[k] = kg_ld<V>(dyr, v);
+                float a[V], e[V], h[V];
+                kg_unpack<V>(cx[k], a);
+                kg_unpack<V>(cd[k], e);
+                kg_ldf<V>(w, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    ss = fmaf(a[j], a[j], ss);
+                    d = fmaf(h[j] * e[j], a[j], d);
+                }
+            }
+        }
+        for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+            float a[V], e[V], h[V];
+            kg_ldf<V>(xr, v, a);
+            kg_ldf<V>(dyr, v, e);
+            kg_ldf<V>(w, v, h);
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                ss = fmaf(a[j], a[j], ss);
+                d = fmaf(h[j] * e[j], a[j], d);
+            }
+        }
+        ss = kg_row_reduce<KgSum>(ss, smem);
+        d = kg_row_reduce<KgSum>(d, smem);
+        const float r = rsqrtf(ss / (float)n + eps);
+        const float coef = r * r * r * d / (float)n;
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tid + k * tpr;
+            if (live && v < nv) {
+                float a[V], e[V], h[V], o[V];
+                kg_unpack<V>(cx[k], a);
+                kg_unpack<V>(cd[k], e);
+                kg_ldf<V>(w, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    o[j] = r * h[j] * e[j] - coef * a[j];
+                    acc[k][j] = fmaf(e[j], a[j] * r, acc[k][j]);
+                }
+                kg_stf<V>(dxr, v, o);
+            }
+        }
+        for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+            float a[V], e[V], h[V], o[V], p[V];
+            kg_ldf<V>(xr, v, a);
+            kg_ldf<V>(dyr, v, e);
+            kg_ldf<V>(w, v, h);
+            kg_ldf<V>(pr, v, p);
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                o[j] = r * h[j] * e[j] - coef * a[j];
+                p[j] = fmaf(e[j], a[j] * r, p[j]);
+            }
+            kg_stf<V>(dxr, v, o);
+            kg_stf<V>(pr, v, p);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (v < nv) kg_stf<V>(pr, v, acc[k]);
+    }
+}
+
+// dw[col] = sum over the P slots of part[slot][col], in slot order within each of 8 lanes,
+// then the 8 lanes in order. Block (32, 8).
+template <typename W>
+__device__ __forceinline__ void rmsnorm_dw(const float* __restrict__ part, W* __restrict__ dw, int P,
+                                           int n) {
+    __shared__ float sm[8][33];
+    const int col = blockIdx.x * 32 + threadIdx.x;
+    float s = 0.f;
+    if (col < n)
+        for (int p = threadIdx.y; p < P; p += 8) s += part[(long long)p * n + col];
+    sm[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < n) {
+        float t = 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) t += sm[i][threadIdx.x];
+        dw[col] = kg_from_f<W>(t);
+    }
+}
+
+#define KG_NORMS(TN, T, WN, W, VN, V)                                                              \
+    extern "C" __global__ void __launch_bounds__(512)                                              \
+        kg_rmsnorm_##TN##_##WN##_##VN(const T* x, const W* w, T* y, int m, int n, float eps) {     \
+        rmsnorm_fwd<T, W, V, 8>(x, w, y, m, n, eps);                                               \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) kg_fused_add_rmsnorm_##TN##_##WN##_##VN(     \
+        T* x, T* res, const W* w, int m, int n, float eps) {                                       \
+        fused_add_rmsnorm<T, W, V, 8>(x, res, w, m, n, eps);                                       \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) kg_layernorm_##TN##_##WN##_##VN(             \
+        const T* x, const W* w, const W* b, T* y, int m, int n, float eps) {                       \
+        layernorm_fwd<T, W, V, 8>(x, w, b, y, m, n, eps);                                          \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) kg_rmsnorm_bwd_##TN##_##WN##_##VN(           \
+        const T* x, const W* w, const T* dy, T* dx, float* part, int m, int n, float eps) {        \
+        rmsnorm_bwd<T, W, V, 4>(x, w, dy, dx, part, m, n, eps);                                    \
+    }
+
+#define KG_NORMS_T(TN, T, WN, W)                                                                   \
+    KG_NORMS(TN, T, w##WN, W, v, 16 / sizeof(T))                                                   \
+    KG_NORMS(TN, T, w##WN, W, s, 1)
+
+KG_NORMS_T(bf16, __nv_bfloat16, bf16, __nv_bfloat16)
+KG_NORMS_T(bf16, __nv_bfloat16, fp32, float)
+KG_NORMS_T(fp16, __half, fp16, __half)
+KG_NORMS_T(fp16, __half, fp32, float)
+KG_NORMS_T(fp32, float, fp32, float)
+KG_NORMS_T(fp32, float, bf16, __nv_bfloat16)
+
+#define KG_DW(WN, W)                                                                               \
+    extern "C" __global__ void __launch_bounds__(256)                                              \
+        kg_rmsnorm_dw_##WN(const float* part, W* dw, int P, int n) {                               \
+        rmsnorm_dw<W>(part, dw, P, n);                                                             \
+    }
+KG_DW(bf16, __nv_bfloat16)
+KG_DW(fp16, __half)
+KG_DW(fp32, float)

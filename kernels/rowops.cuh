@@ -1,0 +1,98 @@
+// kernelgate row-wise helpers shared by norms.cu, softmax.cu and elementwise.cu:
+// dtype conversion, 16-byte vector packs, and a row reduction for blocks laid out as
+// (threads per row) x (rows per block).
+#pragma once
+#include "kg_common.cuh"
+
+template <typename T> __device__ __forceinline__ float kg_to_f(T x);
+template <> __device__ __forceinline__ float kg_to_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ float kg_to_f<__half>(__half x) { return __half2float(x); }
+// bf16 -> f32 through an opaque (volatile) move, so the compiler re-converts from the packed
+// registers instead of keeping every unpacked float of the cached row alive (which nearly
+// doubled the registers of the row kernels and cost occupancy).
+template <> __device__ __forceinline__ float kg_to_f<__nv_bfloat16>(__nv_bfloat16 x) {
+    float f;
+    asm volatile("mov.b32 %0, {0, %1};" : "=f"(f) : "h"(__bfloat16_as_ushort(x)));
+    return f;
+}
+
+template <typename T> __device__ __forceinline__ T kg_from_f(float x);
+template <> __device__ __forceinline__ float kg_from_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half kg_from_f<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 kg_from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// V elements loaded or stored as one aligned vector (16 bytes for the main tensors; 32 for
+// an fp32 weight next to a 16-bit tensor, which the compiler splits into two 16-byte loads).
+template <typename E, int V> struct alignas(sizeof(E) * V) KgPack { E v[V]; };
+
+template <int V, typename E>
+__device__ __forceinline__ KgPack<E, V> kg_ld(const E* p, long long v) {
+    return reinterpret_cast<const KgPack<E, V>*>(p)[v];
+}
+
+template <int V, typename E>
+__device__ __forceinline__ void kg_unpack(const KgPack<E, V>& pk, float (&f)[V]) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) f[j] = kg_to_f<E>(pk.v[j]);
+}
+
+template <int V, typename E>
+__device__ __forceinline__ void kg_ldf(const E* p, long long v, float (&f)[V]) {
+    kg_unpack<V, E>(kg_ld<V, E>(p, v), f);
+}
+
+template <int V, typename E>
+__device__ __forceinline__ KgPack<E, V> kg_pack(const float (&f)[V]) {
+    KgPack<E, V> pk;
+#pragma unroll
+    for (int j = 0; j < V; ++j) pk.v[j] = kg_from_f<E>(f[j]);
+    return pk;
+}
+
+template <int V, typename E>
+__device__ __forceinline__ void kg_st(E* p, long long v, const KgPack<E, V>& pk) {
+    reinterpret_cast<KgPack<E, V>*>(p)[v] = pk;
+}
+
+template <int V, typename E>
+__device__ __forceinline__ void kg_stf(E* p, long long v, const float (&f)[V]) {
+    kg_st<V, E>(p, v, kg_pack<V, E>(f));
+}
+
+struct KgSum {
+    __device__ static __forceinline__ float op(float a, float b) { return a + b; }
+    __device__ static __forceinline__ float id() { return 0.f; }
+};
+struct KgMax {
+    __device__ static __forceinline__ float op(float a, float b) { return fmaxf(a, b); }
+    __device__ static __forceinline__ float id() { return __int_as_float(0xff800000); }
+};
+
+// Reduces v over the blockDim.x threads that share one row (threadIdx.y picks the row).
+// blockDim.x is a power of two <= 32 or a multiple of 32 <= 1024; blockDim.x * blockDim.y is a
+// multiple of 32. Every thread of the block must call it (it synchronises when a row spans
+// several warps). smem holds 32 floats per row of the block. All threads of the row get the
+// same value, and the order of operations is fixed (deterministic).
+template <typename Op>
+__device__ __forceinline__ float kg_row_reduce(float v, float* smem) {
+    const int tpr = blockDim.x;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < tpr) v = Op::op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (tpr <= 32) return v;
+    float* s = smem + threadIdx.y * 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();  // an earlier reduction may still be reading s
+    if (lane == 0) s[warp] = v;
+    __syncthreads();
+    v = lane < (tpr >> 5) ? s[lane] : Op::id();
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = Op::op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// e^x through ex2 (about 2 ulp; fp32 accumulation is the larger error).
+__device__ __forceinline__ float kg_exp(float x) { return exp2f(x * 1.4426950408889634f); }
+
+// Largest rows per block times 32: the static shared memory of the row kernels.
+#define KG_SMEM_ROWS 8
