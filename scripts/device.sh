@@ -37,6 +37,14 @@ case "${1:-check}" in
       done
     done
     ;;
+  final)
+    # Baselines for the torch cases of the default suite, then a gate run of the whole suite.
+    rm -rf /tmp/kgb && cp -r baselines /tmp/kgb && export KERNELGATE_BASELINE_DIR=/tmp/kgb KERNELGATE_RESULTS_DIR=/tmp/res
+    log "append torch baselines"; UPDATE_BASELINES=append timeout ${APPEND_S:-240} $BIN ::torch:: 2>&1 | tee -a "$OUT/log.txt" | grep -E "test result|FAILED|WRONG|panicked" | head -40
+    log "gate default"; timeout ${GATE_S:-240} $BIN 2>&1 | tee -a "$OUT/log.txt" | grep -vE "^test .* ok$" | tail -150
+    cp "$(ls -t /tmp/res/default-* | head -1)" "$OUT/default-results.json"
+    tar -C /tmp/kgb -cf "$OUT/baselines.tar" .
+    ;;
   faults)
     export KERNELGATE_SUITE=calibration KERNELGATE_BASELINE_DIR=/tmp/nobase
     log "fault in spin us10, the others must pass"; KERNELGATE_SPIN_FAULT=10 $BIN 2>&1 | grep -E "^test |ILLEGAL|error|test result" | tee -a "$OUT/log.txt"
