@@ -45,6 +45,15 @@ case "${1:-check}" in
     cp "$(ls -t /tmp/res/default-* | head -1)" "$OUT/default-results.json"
     tar -C /tmp/kgb -cf "$OUT/baselines.tar" .
     ;;
+  recheck)
+    # Re-check a few cases after a fix: append baselines for them, then gate them.
+    rm -rf /tmp/kgb && cp -r baselines /tmp/kgb && export KERNELGATE_BASELINE_DIR=/tmp/kgb KERNELGATE_RESULTS_DIR=/tmp/res
+    for f in $FILTERS; do
+      log "append $f"; UPDATE_BASELINES=append $BIN $f 2>&1 | tee -a "$OUT/log.txt" | grep -E "test result|WRONG|FAILED" | head
+      log "gate $f"; $BIN $f 2>&1 | tee -a "$OUT/log.txt" | grep -vE "^test .* ok$" | tail -12
+    done
+    tar -C /tmp/kgb -cf "$OUT/baselines.tar" .
+    ;;
   faults)
     export KERNELGATE_SUITE=calibration KERNELGATE_BASELINE_DIR=/tmp/nobase
     log "fault in spin us10, the others must pass"; KERNELGATE_SPIN_FAULT=10 $BIN 2>&1 | grep -E "^test |ILLEGAL|error|test result" | tee -a "$OUT/log.txt"
