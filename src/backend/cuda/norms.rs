@@ -168,61 +168,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             workspace = Some(ws);
             "norms.cu"
         }
-        "softmax" => {
-            steps.push((
-                row("softmax"),
-                row_dims,
-                vec![
-                    KernelArg::Ptr(i[0]),
-                    KernelArg::Ptr(o[0]),
-                    KernelArg::I32(mi),
-                    KernelArg::I32(ni),
-                ],
-            ));
-            "softmax.cu"
-        }
-        "softmax_bwd" => {
-            steps.push((
-                row("softmax_bwd"),
-                row_dims,
-                vec![
-                    KernelArg::Ptr(i[0]),
-                    KernelArg::Ptr(i[1]),
-                    KernelArg::Ptr(o[0]),
-                    KernelArg::I32(mi),
-                    KernelArg::I32(ni),
-                ],
-            ));
-            "softmax.cu"
-        }
-        "cross_entropy" => {
-            steps.push((
-                row("cross_entropy"),
-                row_dims,
-                vec![
-                    KernelArg::Ptr(i[0]),
-                    KernelArg::Ptr(i[1]),
-                    KernelArg::Ptr(o[0]),
-                    KernelArg::Ptr(o[1]),
-                    KernelArg::I32(mi),
-                    KernelArg::I32(ni),
-                ],
-            ));
-            "softmax.cu"
-        }
-        "cross_entropy_bwd" => {
-            steps.push((
-                row("cross_entropy_bwd"),
-                row_dims,
-                vec![
-                    KernelArg::Ptr(i[0]),
-                    KernelArg::Ptr(i[1]),
-                    KernelArg::Ptr(i[2]),
-                    KernelArg::Ptr(o[0]),
-                    KernelArg::I32(mi),
-                    KernelArg::I32(ni),
-                ],
-            ));
+        // The row kernels of softmax.cu take every input, then every output, then (m, n).
+        "softmax" | "softmax_bwd" | "cross_entropy" | "cross_entropy_bwd" => {
+            let mut args: Vec<KernelArg> = i
+                .iter()
+                .chain(o.iter())
+                .map(|&p| KernelArg::Ptr(p))
+                .collect();
+            args.extend([KernelArg::I32(mi), KernelArg::I32(ni)]);
+            steps.push((row(kind), row_dims, args));
             "softmax.cu"
         }
         "gelu" | "gelu_tanh" | "silu" | "mse" => {
