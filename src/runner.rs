@@ -280,6 +280,39 @@ pub fn tolerance_pct(cfg: &Config, case: &Case) -> f64 {
         .unwrap_or(crate::config::DEFAULT_TOLERANCE_PCT)
 }
 
+/// The family of `case` (suites validate kernels on load, so a miss names a bug or a hand-made case).
+fn family_of(case: &Case) -> Result<&'static dyn family::Family> {
+    family::by_name(&case.kernel).ok_or_else(|| Error::Case {
+        case: case.name(),
+        message: "unknown kernel".into(),
+    })
+}
+
+/// Compares every expected output with the reference; `fetch(k)` gives output `k`'s raw bytes.
+fn check_outputs(
+    fam: &dyn family::Family,
+    case: &Case,
+    outputs: &[crate::family::TensorSpec],
+    expected: &[verify::Expected],
+    mut fetch: impl FnMut(usize) -> Result<Vec<u8>>,
+) -> Result<Vec<verify::Check>> {
+    let tol = fam.tolerance(&case.shape, case.dtype);
+    let mut checks = Vec::new();
+    for exp in expected {
+        let spec = &outputs[exp.output];
+        let host = fetch(exp.output)?;
+        let d = spec.dtype;
+        checks.push(verify::check(
+            spec.name,
+            spec.len,
+            |i| d.decode(&host, i),
+            exp,
+            tol,
+        ));
+    }
+    Ok(checks)
+}
+
 /// One independent measurement of a case: fresh buffers and inputs, one checked run, timing.
 struct Round {
     checks: Vec<verify::Check>,
@@ -301,10 +334,7 @@ fn round(
     ext: &mut Externals,
 ) -> Result<Round> {
     let name = case.name();
-    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case {
-        case: name.clone(),
-        message: "unknown kernel".into(),
-    })?;
+    let fam = family_of(case)?;
     let hang = Duration::from_secs_f64(cfg.timing.hang_limit_s);
     let mut inputs = Vec::new();
     for spec in fam.inputs(&case.shape, case.dtype) {
@@ -365,25 +395,15 @@ fn round(
     // Correctness gate: one checked run on poisoned outputs.
     (prepared.launch)(gpu)?;
     gpu.sync(hang, &name)?;
-    let tol = fam.tolerance(&case.shape, case.dtype);
-    let mut checks = Vec::new();
-    for exp in expected {
-        let (spec, buf) = &outputs[exp.output];
-        let buf = match (spec.init, buf) {
-            (Init::Alias(k), _) => &inputs[k].1,
+    let specs: Vec<_> = outputs.iter().map(|(spec, _)| spec.clone()).collect();
+    let checks = check_outputs(fam, case, &specs, expected, |k| {
+        let buf = match (specs[k].init, &outputs[k].1) {
+            (Init::Alias(i), _) => &inputs[i].1,
             (_, Some(b)) => b,
             (_, None) => unreachable!("non-alias outputs are allocated"),
         };
-        let host = gpu.download(buf, hang, &name)?;
-        let dt = spec.dtype;
-        checks.push(verify::check(
-            spec.name,
-            spec.len,
-            |i| dt.decode(&host, i),
-            exp,
-            tol,
-        ));
-    }
+        gpu.download(buf, hang, &name)
+    })?;
     let timing = if checks.iter().all(|c| c.passed) {
         let s = timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
         let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
@@ -544,11 +564,10 @@ fn external_round(
     let reply = w.run(&req, budget).map_err(|e| match e {
         WorkerError::Unavailable(m) | WorkerError::Failed(m) => failed(m),
     })?;
-    let fam = family::by_name(&case.kernel).expect("validated");
-    let tol = fam.tolerance(&case.shape, case.dtype);
-    let mut checks = Vec::new();
-    for exp in expected {
-        let (spec, f) = (&outputs[exp.output].0, &out_files[exp.output]);
+    let fam = family_of(case)?;
+    let specs: Vec<_> = outputs.iter().map(|(spec, _)| spec.clone()).collect();
+    let checks = check_outputs(fam, case, &specs, expected, |k| {
+        let (spec, f) = (&specs[k], &out_files[k]);
         let host = std::fs::read(&f.path).map_err(|e| {
             failed(format!(
                 "backend {be}: output {} not readable at {}: {e}",
@@ -566,15 +585,8 @@ fn external_round(
                 spec.dtype
             )));
         }
-        let d = spec.dtype;
-        checks.push(verify::check(
-            spec.name,
-            spec.len,
-            |i| d.decode(&host, i),
-            exp,
-            tol,
-        ));
-    }
+        Ok(host)
+    })?;
     let timing = if checks.iter().all(|c| c.passed) {
         let st = Stats::from_samples(&reply.samples_ms)
             .ok_or_else(|| failed(format!("backend {be}: no valid timing samples")))?;
@@ -624,10 +636,7 @@ pub fn run_case(
     mut ext: Externals,
 ) -> Result<Outcome> {
     let name = case.name();
-    let fam = family::by_name(&case.kernel).ok_or_else(|| Error::Case {
-        case: name.clone(),
-        message: "unknown kernel".into(),
-    })?;
+    let fam = family_of(case)?;
     let seed = case_seed(run_seed, case);
 
     // Does it fit? Tensors plus the L2 flush buffer, with 5% headroom.
