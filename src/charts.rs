@@ -405,18 +405,23 @@ fn family_charts(t: &FamilyTable, backends_all: &[String]) -> Vec<(String, Chart
         "median latency (ms, log scale)",
         true,
     );
-    for b in &t.backends {
-        c.series.push(Series {
-            name: b.clone(),
-            color: backend_color(backends_all, b),
-            style: Style::Line,
-            points: xs
-                .iter()
-                .zip(&t.rows)
-                .filter_map(|(x, r)| Some((*x, r.median(b)?)))
-                .collect(),
-        });
-    }
+    // One line per backend over the problems, with the value `y` gives for (row, backend).
+    let lines = |y: &dyn Fn(&crate::speedup::Row, &str) -> Option<f64>| -> Vec<Series> {
+        t.backends
+            .iter()
+            .map(|b| Series {
+                name: b.clone(),
+                color: backend_color(backends_all, b),
+                style: Style::Line,
+                points: xs
+                    .iter()
+                    .zip(&t.rows)
+                    .filter_map(|(x, r)| Some((*x, y(r, b)?)))
+                    .collect(),
+            })
+            .collect()
+    };
+    c.series = lines(&|r, b| r.median(b));
     out.push(("latency".to_string(), c));
     // Throughput.
     if t.metric != Metric::Latency {
@@ -425,18 +430,7 @@ fn family_charts(t: &FamilyTable, backends_all: &[String]) -> Vec<(String, Chart
             &format!("achieved {} at the median", t.metric.unit()),
             false,
         );
-        for b in &t.backends {
-            c.series.push(Series {
-                name: b.clone(),
-                color: backend_color(backends_all, b),
-                style: Style::Line,
-                points: xs
-                    .iter()
-                    .zip(&t.rows)
-                    .filter_map(|(x, r)| Some((*x, t.metric.value(r.cells.get(b)?)?)))
-                    .collect(),
-            });
-        }
+        c.series = lines(&|r, b| t.metric.value(r.cells.get(b)?));
         if t.metric == Metric::Gbps {
             let roof: Vec<f64> = t
                 .rows
