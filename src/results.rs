@@ -160,25 +160,22 @@ pub fn annotate_speedups(records: &mut [Record], reference: &str) {
     }
 }
 
-/// Per (family, backend): geometric mean, min and max of `speedup_vs`, and the count.
+/// Per (family, backend): the geometric mean of `speedup_vs` over its cases (see
+/// [`crate::speedup::geomean`]), labelled by case.
 pub fn geomean_speedups(
     records: &[Record],
-) -> std::collections::BTreeMap<(String, String), (f64, f64, f64, usize)> {
-    let mut acc: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+) -> std::collections::BTreeMap<(String, String), crate::speedup::Geomean> {
+    let mut acc: std::collections::BTreeMap<(String, String), Vec<(f64, String)>> =
+        Default::default();
     for r in records {
         if let Some(s) = &r.speedup_vs {
             acc.entry((r.kernel.clone(), r.backend.clone()))
                 .or_default()
-                .push(s.speedup);
+                .push((s.speedup, r.case.clone()));
         }
     }
     acc.into_iter()
-        .map(|(k, v)| {
-            let g = (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
-            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            (k, (g, lo, hi, v.len()))
-        })
+        .filter_map(|(k, v)| Some((k, crate::speedup::geomean(&v)?)))
         .collect()
 }
 

@@ -36,7 +36,8 @@ fn geomean_min_max_per_family_and_backend() {
     ];
     annotate_speedups(&mut recs, "torch");
     let g = geomean_speedups(&recs);
-    let (geo, lo, hi, n) = g[&("gemm".to_string(), "cuda".to_string())];
+    let s = &g[&("gemm".to_string(), "cuda".to_string())];
+    let (geo, lo, hi, n) = (s.geomean, s.min.0, s.max.0, s.n);
     assert_eq!(n, 3);
     approx::assert_relative_eq!(
         geo,
