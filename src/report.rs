@@ -3,7 +3,8 @@
 use crate::baseline::Store;
 use crate::results::{Record, Verdict};
 
-fn fmt_ms(ms: f64) -> String {
+/// A latency with a unit that suits it.
+pub fn fmt_ms(ms: f64) -> String {
     if ms >= 100.0 {
         format!("{ms:.1} ms")
     } else if ms >= 1.0 {

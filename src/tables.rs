@@ -10,16 +10,7 @@ use crate::results::{Record, ResultsFile};
 use crate::speedup::{self, FamilyTable, Geomean, Metric};
 use std::fmt::Write;
 
-/// A latency with a unit that suits it.
-pub fn fmt_ms(ms: f64) -> String {
-    if ms >= 100.0 {
-        format!("{ms:.1} ms")
-    } else if ms >= 1.0 {
-        format!("{ms:.3} ms")
-    } else {
-        format!("{:.2} µs", ms * 1e3)
-    }
-}
+pub use crate::report::fmt_ms;
 
 fn fmt_metric(m: Metric, v: f64) -> String {
     match m {
