@@ -5,13 +5,14 @@
 //! is never overwritten.
 
 use crate::error::{Error, Result};
+use crate::gpu::Ceilings;
 use crate::stats::Stats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Current on-disk schema version.
-pub const SCHEMA: u32 = 1;
+/// Current on-disk schema version. Version 1 files (rounds without machines) are still read.
+pub const SCHEMA: u32 = 2;
 
 /// Where and on what a baseline was measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,60 +35,197 @@ pub struct Provenance {
     pub source_hash: String,
 }
 
+/// One independent measurement that went into a baseline: a process's round of a case with
+/// fresh allocations, on one physical machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// Median latency of the round.
+    pub median_ms: f64,
+    /// Relative 95% CI half-width of that median.
+    pub noise: f64,
+    /// Samples in the round.
+    pub n: usize,
+    /// The physical machine: GPU UUID (else host name; empty when unknown, e.g. schema 1).
+    #[serde(default)]
+    pub machine: String,
+    /// Host name.
+    #[serde(default)]
+    pub host: String,
+    /// UTC date-time of the round.
+    #[serde(default)]
+    pub date: String,
+    /// The machine's measured ceilings at the time.
+    #[serde(default)]
+    pub ceilings: Option<Ceilings>,
+}
+
 /// One case's stored latency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
-    /// Median latency.
+    /// The centre the gate compares with: the median over machines of each machine's median round.
     pub median_ms: f64,
-    /// 5th percentile.
+    /// 5th percentile (representative round).
     pub p5_ms: f64,
-    /// 95th percentile.
+    /// 95th percentile (representative round).
     pub p95_ms: f64,
-    /// Median absolute deviation.
+    /// Median absolute deviation (representative round).
     pub mad_ms: f64,
-    /// Relative noise of the median: the larger of the within-round CI half-width and
-    /// half the relative spread of the round medians.
+    /// Relative noise the gate uses for this baseline: `√(within² + between²)`.
     pub noise: f64,
     /// Number of samples (of the representative round).
     pub n: usize,
-    /// Medians of the independent rounds (fresh allocations each) this entry was made from.
+    /// Relative spread on one machine: the largest deviation of a round from its machine's
+    /// median, and at least the rounds' typical CI.
     #[serde(default)]
+    pub within: f64,
+    /// Relative spread between machines: the largest deviation of a machine's median from the
+    /// centre (0 with one machine).
+    #[serde(default)]
+    pub between: f64,
+    /// Physical machines the rounds came from.
+    #[serde(default)]
+    pub machines: usize,
+    /// The rounds this entry was made from (most recent last).
+    #[serde(default)]
+    pub rounds: Vec<Round>,
+    /// Schema 1 only: medians of rounds of unknown machines (read, migrated into `rounds`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds_ms: Vec<f64>,
-    /// Where it was measured.
+    /// Where it was measured (the latest round's machine).
     pub env: Provenance,
 }
 
+/// The spread of a set of rounds: centre, within- and between-machine relative spread, machines.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Median over machines of each machine's median round.
+    pub center_ms: f64,
+    /// Relative within-machine spread.
+    pub within: f64,
+    /// Relative between-machine spread.
+    pub between: f64,
+    /// Number of machines.
+    pub machines: usize,
+}
+
+fn median_of(xs: &[f64]) -> f64 {
+    let mut s = xs.to_vec();
+    s.sort_by(f64::total_cmp);
+    crate::stats::percentile(&s, 50.0)
+}
+
+/// The spread of `rounds` (at least one), grouped by machine. Rounds of an unknown machine
+/// (empty `machine`) count as one machine.
+pub fn spread(rounds: &[Round]) -> Spread {
+    assert!(!rounds.is_empty(), "spread of no rounds");
+    let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for r in rounds {
+        by.entry(r.machine.as_str()).or_default().push(r.median_ms);
+    }
+    let med: BTreeMap<&str, f64> = by.iter().map(|(k, v)| (*k, median_of(v))).collect();
+    let m: Vec<f64> = med.values().copied().collect();
+    let center = median_of(&m);
+    let within_dev = rounds
+        .iter()
+        .map(|r| (r.median_ms - med[r.machine.as_str()]).abs() / center)
+        .fold(0.0, f64::max);
+    let ci = median_of(&rounds.iter().map(|r| r.noise).collect::<Vec<_>>());
+    let between = m
+        .iter()
+        .map(|x| (x - center).abs() / center)
+        .fold(0.0, f64::max);
+    Spread {
+        center_ms: center,
+        within: within_dev.max(ci),
+        between,
+        machines: m.len(),
+    }
+}
+
 impl Entry {
-    /// An entry from one round's stats.
+    /// An entry from one round's stats on an unknown machine.
     pub fn new(stats: &Stats, env: Provenance) -> Entry {
-        Entry::from_rounds(stats, &[stats.median_ms], env)
+        let round = Round {
+            median_ms: stats.median_ms,
+            noise: stats.noise,
+            n: stats.n,
+            machine: String::new(),
+            host: String::new(),
+            date: env.date.clone(),
+            ceilings: None,
+        };
+        Entry::from_rounds(stats, vec![round], env)
     }
 
-    /// An entry from the representative round's `stats` and the medians of all rounds:
-    /// the median is the median of the round medians, and the noise is at least half their
-    /// relative spread, so run-to-run variation of this GPU is part of the gate's noise.
-    pub fn from_rounds(stats: &Stats, rounds_ms: &[f64], env: Provenance) -> Entry {
-        let mut r = rounds_ms.to_vec();
-        r.sort_by(f64::total_cmp);
-        let median = if r.is_empty() {
-            stats.median_ms
+    /// An entry from the representative round's `stats` and all `rounds` (at least one): the
+    /// centre is the median over machines of each machine's median, and the noise combines the
+    /// spread on one machine with the spread between machines, so that what a fresh machine
+    /// measures for an unchanged kernel is inside the gate's noise.
+    pub fn from_rounds(stats: &Stats, rounds: Vec<Round>, env: Provenance) -> Entry {
+        let sp = if rounds.is_empty() {
+            Spread {
+                center_ms: stats.median_ms,
+                within: stats.noise,
+                between: 0.0,
+                machines: 1,
+            }
         } else {
-            crate::stats::percentile(&r, 50.0)
-        };
-        let spread = match (r.first(), r.last()) {
-            (Some(lo), Some(hi)) if median > 0.0 => (hi - lo) / 2.0 / median,
-            _ => 0.0,
+            spread(&rounds)
         };
         Entry {
-            median_ms: median,
+            median_ms: sp.center_ms,
             p5_ms: stats.p5_ms,
             p95_ms: stats.p95_ms,
             mad_ms: stats.mad_ms,
-            noise: stats.noise.max(spread),
+            noise: (sp.within.powi(2) + sp.between.powi(2)).sqrt(),
             n: stats.n,
-            rounds_ms: rounds_ms.to_vec(),
+            within: sp.within,
+            between: sp.between,
+            machines: sp.machines,
+            rounds,
+            rounds_ms: Vec::new(),
             env,
         }
+    }
+
+    /// The median ceilings of the rounds that recorded them.
+    pub fn ceilings(&self) -> Option<Ceilings> {
+        let c: Vec<Ceilings> = self.rounds.iter().filter_map(|r| r.ceilings).collect();
+        if c.is_empty() {
+            return None;
+        }
+        let med = |f: fn(&Ceilings) -> f64| median_of(&c.iter().map(f).collect::<Vec<_>>());
+        Some(Ceilings {
+            copy_gbps: med(|c| c.copy_gbps),
+            gemm_tflops: med(|c| c.gemm_tflops),
+            launch_us: med(|c| c.launch_us),
+        })
+    }
+
+    /// Schema 1 → 2: stored round medians become rounds of an unknown machine.
+    fn migrate(&mut self) {
+        if self.rounds.is_empty() {
+            let meds = if self.rounds_ms.is_empty() {
+                vec![self.median_ms]
+            } else {
+                std::mem::take(&mut self.rounds_ms)
+            };
+            self.rounds = meds
+                .into_iter()
+                .map(|m| Round {
+                    median_ms: m,
+                    noise: 0.0,
+                    n: self.n,
+                    machine: String::new(),
+                    host: String::new(),
+                    date: self.env.date.clone(),
+                    ceilings: None,
+                })
+                .collect();
+            self.within = self.noise;
+            self.machines = 1;
+        }
+        self.rounds_ms.clear();
     }
 }
 
@@ -186,11 +324,18 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
     };
     let file: BaselineFile =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a valid baseline file: {e}")))?;
-    if file.schema != SCHEMA {
+    if !(1..=SCHEMA).contains(&file.schema) {
         return Err(bad(format!(
-            "schema {} is not the supported {SCHEMA}",
+            "schema {} is not one of the supported 1..={SCHEMA}",
             file.schema
         )));
+    }
+    let mut file = file;
+    if file.schema < SCHEMA {
+        for e in file.entries.values_mut() {
+            e.migrate();
+        }
+        file.schema = SCHEMA;
     }
     for (case, e) in &file.entries {
         check_entry(&file.kernel, case, e).map_err(bad)?;
@@ -200,13 +345,20 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
 
 /// What makes an entry usable: a positive finite median, finite noise, n > 0, and a case of `kernel`.
 fn check_entry(kernel: &str, case: &str, e: &Entry) -> std::result::Result<(), String> {
-    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise]
+    let spread_finite = [e.p5_ms, e.p95_ms, e.mad_ms, e.noise, e.within, e.between]
         .iter()
         .chain(&e.rounds_ms)
+        .chain(e.rounds.iter().flat_map(|r| [&r.median_ms, &r.noise]))
         .all(|x| x.is_finite());
-    if !(e.median_ms.is_finite() && e.median_ms > 0.0 && spread_finite && e.n > 0) {
+    let rounds_positive = e.rounds.iter().all(|r| r.median_ms > 0.0);
+    if !(e.median_ms.is_finite()
+        && e.median_ms > 0.0
+        && spread_finite
+        && rounds_positive
+        && e.n > 0)
+    {
         return Err(format!(
-            "entry {case}: median must be a positive number, p5/p95/mad/noise/rounds finite and n > 0"
+            "entry {case}: median must be a positive number, p5/p95/mad/noise/rounds finite, round medians positive and n > 0"
         ));
     }
     if !case.starts_with(&format!("{kernel}::")) {

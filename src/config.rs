@@ -21,6 +21,9 @@
 //! | `KERNELGATE_HANG_S` | a synchronisation waiting longer than this many seconds is a hang (default 60) |
 //! | `KERNELGATE_SPIN_FAULT=<us>` | calibration only: the `spin` case of that duration writes through a bad pointer (tests fault handling) |
 //! | `KERNELGATE_SPIN_SCALE` | calibration only: multiplies the `spin` kernel's real duration |
+//! | `KERNELGATE_BASE` | same-run A/B for our own kernels: a git revision (or a directory holding `kernels/`) whose kernel sources are compiled next to the working tree's and timed in alternation with them |
+//! | `KERNELGATE_FLOOR_US` | absolute floor of the stored-baseline gate in µs: a slowdown smaller than this is never called (default [`DEFAULT_FLOOR_US`]) |
+//! | `KERNELGATE_MACHINE_FACTOR` | `1` scales the baseline by this machine's measured ceilings against the baseline's (default off: see README) |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
 use crate::error::{Error, Result};
@@ -28,6 +31,11 @@ use std::path::{Path, PathBuf};
 
 /// Default regression tolerance in percent.
 pub const DEFAULT_TOLERANCE_PCT: f64 = 5.0;
+
+/// Default absolute floor of the stored-baseline gate, µs: the largest machine-to-machine
+/// difference seen on graph-replayed kernels of a few µs (H100/H200; see README, "The gate
+/// across machines").
+pub const DEFAULT_FLOOR_US: f64 = 0.5;
 
 /// The resolved configuration of one run.
 #[derive(Debug, Clone)]
@@ -62,6 +70,16 @@ pub struct Config {
     pub skip_verify: bool,
     /// Calibration: the spin case of this many µs faults (illegal address) instead of writing its output.
     pub spin_fault: Option<u64>,
+    /// Same-run A/B: the git revision or directory whose kernels are the base (`KERNELGATE_BASE`).
+    pub base: Option<String>,
+    /// The base's kernel directory, once materialised (see [`crate::abtest::materialize`]).
+    pub base_kernels: Option<PathBuf>,
+    /// Absolute floor of the stored-baseline gate, µs.
+    pub floor_us: f64,
+    /// Scale baselines by the ratio of this machine's ceilings to the baseline's.
+    pub machine_factor: bool,
+    /// Self-test only: compile our kernels with `-DKG_INJECT_NS=<ns>` (a known delay).
+    pub inject_ns: Option<u64>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -96,6 +114,18 @@ fn num<T: std::str::FromStr>(name: &'static str) -> Result<Option<T>> {
             message: "not a number".into(),
         }),
     }
+}
+
+fn floor_us() -> Result<f64> {
+    let v = num::<f64>("KERNELGATE_FLOOR_US")?.unwrap_or(DEFAULT_FLOOR_US);
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(Error::Env {
+            var: "KERNELGATE_FLOOR_US",
+            value: v.to_string(),
+            message: "must be a finite number of µs ≥ 0".into(),
+        });
+    }
+    Ok(v)
 }
 
 /// Finds the project root: `KERNELGATE_ROOT`, else the current directory if it has
@@ -204,7 +234,31 @@ impl Config {
             spin_scale,
             skip_verify: flag("KERNELGATE_SKIP_VERIFY")?,
             spin_fault: num("KERNELGATE_SPIN_FAULT")?,
+            base: var("KERNELGATE_BASE"),
+            base_kernels: None,
+            floor_us: floor_us()?,
+            machine_factor: flag("KERNELGATE_MACHINE_FACTOR")?,
+            inject_ns: None,
         })
+    }
+
+    /// Materialises `KERNELGATE_BASE` (a git revision or a directory) into `base_kernels`.
+    pub fn resolve_base(&mut self) -> Result<()> {
+        if let (Some(spec), None) = (&self.base, &self.base_kernels) {
+            let target = self.root.join("target").join("kernelgate");
+            self.base_kernels = Some(crate::abtest::materialize(&self.root, &target, spec)?);
+        }
+        Ok(())
+    }
+
+    /// The kernel set our `cuda` backend compiles from: the working tree's `kernels/`, with
+    /// the self-test's injected delay when set.
+    pub fn kernel_set(&self) -> crate::gpu::KernelSet {
+        let mut k = crate::gpu::KernelSet::plain(self.root.join("kernels"));
+        if let Some(ns) = self.inject_ns {
+            k.defines.push(format!("-DKG_INJECT_NS={ns}"));
+        }
+        k
     }
 
     /// The suite file: a path if `suite` names an existing file or ends in `.json`,

@@ -132,6 +132,14 @@ pub enum Error {
         /// What happened.
         message: String,
     },
+    /// The base of a same-run A/B comparison (`KERNELGATE_BASE`) cannot be used.
+    #[error("A/B base {spec:?}: {message}")]
+    Base {
+        /// The revision or directory given.
+        spec: String,
+        /// What is wrong.
+        message: String,
+    },
     /// JSON (de)serialisation failed.
     #[error("JSON in {what}: {source}")]
     Json {

@@ -1,9 +1,15 @@
-//! The regression rule, shared by the test gate and `kernelgate compare`, so the two never disagree.
+//! The regression rules, shared by the test gate and `kernelgate compare`, so the two never disagree.
 //!
-//! A change is called only when it is both beyond the tolerance *and* beyond the
-//! measurement noise of the two runs (criterion.rs's rule): `change = now/base − 1`,
-//! `noise = √(noise_now² + noise_base²)` with each side's relative 95% CI half-width of
-//! the median.
+//! **Against a stored baseline** ([`compare`], [`Rule`]) a change is called only when it is beyond
+//! the tolerance, beyond the measurement noise (criterion.rs's rule: `change = now/base − 1`,
+//! `noise = √(noise_now² + noise_base²)`, each side's relative 95% half-width, the baseline's
+//! including the spread within and between the machines it was measured on) *and* beyond an
+//! absolute floor in time, below which machines differ by launch overhead alone.
+//!
+//! **Same-run A/B** ([`paired`]): base and new kernels timed in alternation on the same buffers;
+//! the change is the median of the per-pair log ratios, with a distribution-free 95% interval
+//! (sign-test order statistics). A slowdown is called when it is significant (the interval
+//! excludes 0) and its interval reaches the tolerance.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,31 +23,69 @@ pub enum Change {
     Fast,
     /// Within tolerance.
     Same,
-    /// Beyond tolerance but within the noise: no call can be made.
+    /// Beyond tolerance but within the noise (or the floor): no call can be made.
     Ambiguous,
+}
+
+/// How strict a stored-baseline comparison is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// Tolerance as a fraction (0.05 = 5%).
+    pub tolerance: f64,
+    /// Absolute floor in ms: a change smaller than this is never called.
+    pub floor_ms: f64,
+}
+
+impl Rule {
+    /// A rule with tolerance `tolerance` (fraction) and no floor.
+    pub fn tolerance(tolerance: f64) -> Rule {
+        Rule {
+            tolerance,
+            floor_ms: 0.0,
+        }
+    }
 }
 
 /// A comparison of a measurement with a reference measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// now / base.
+    /// now / (base × machine factor).
     pub ratio: f64,
     /// Combined relative noise of the two medians.
     pub noise: f64,
     /// Tolerance as a fraction (0.05 = 5%).
     pub tolerance: f64,
+    /// Absolute floor, ms.
+    #[serde(default)]
+    pub floor_ms: f64,
+    /// The smallest slowdown (fraction) this comparison could have called.
+    #[serde(default)]
+    pub min_detectable: f64,
     /// The call.
     pub change: Change,
 }
 
-/// Compares median `now` (noise `now_noise`) with `base` (noise `base_noise`) at `tolerance` (fraction).
+/// Compares median `now` (noise `now_noise`) with `base` (noise `base_noise`) at `tolerance`
+/// (fraction), with no floor.
 pub fn compare(now: f64, now_noise: f64, base: f64, base_noise: f64, tolerance: f64) -> Comparison {
+    compare_with(now, now_noise, base, base_noise, Rule::tolerance(tolerance))
+}
+
+/// Compares median `now` with the (already machine-adjusted) baseline `base` under `rule`.
+pub fn compare_with(
+    now: f64,
+    now_noise: f64,
+    base: f64,
+    base_noise: f64,
+    rule: Rule,
+) -> Comparison {
     let ratio = now / base;
     let noise = (now_noise.powi(2) + base_noise.powi(2)).sqrt();
     let change = ratio - 1.0;
-    let c = if change.abs() <= tolerance {
+    let delta_ms = now - base;
+    let c = if change.abs() <= rule.tolerance {
         Change::Same
-    } else if change.abs() <= noise {
+    } else if change.abs() <= noise || delta_ms.abs() <= rule.floor_ms {
         Change::Ambiguous
     } else if change > 0.0 {
         Change::Slow
@@ -51,7 +95,106 @@ pub fn compare(now: f64, now_noise: f64, base: f64, base_noise: f64, tolerance: 
     Comparison {
         ratio,
         noise,
-        tolerance,
+        tolerance: rule.tolerance,
+        floor_ms: rule.floor_ms,
+        min_detectable: min_detectable(base, noise, rule),
         change: c,
     }
+}
+
+/// The smallest relative slowdown of a kernel with baseline `base` ms that the rule calls,
+/// given the combined `noise`.
+pub fn min_detectable(base: f64, noise: f64, rule: Rule) -> f64 {
+    let floor = if base > 0.0 {
+        rule.floor_ms / base
+    } else {
+        f64::INFINITY
+    };
+    rule.tolerance.max(noise).max(floor)
+}
+
+/// The ratio a uniformly slower or faster machine alone would cause: for a memory-bound family
+/// the ratio of copy bandwidths (baseline / now), for a compute-bound one the ratio of GEMM
+/// rates. `None` when either side did not measure the ceiling.
+pub fn machine_factor(
+    memory_bound: bool,
+    base: Option<crate::gpu::Ceilings>,
+    now: Option<crate::gpu::Ceilings>,
+) -> Option<f64> {
+    let (b, n) = (base?, now?);
+    let (x, y) = if memory_bound {
+        (b.copy_gbps, n.copy_gbps)
+    } else {
+        (b.gemm_tflops, n.gemm_tflops)
+    };
+    (x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()).then(|| x / y)
+}
+
+/// The outcome of a same-run paired comparison of base and new samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Paired {
+    /// Pairs compared.
+    pub pairs: usize,
+    /// Median of new/base over the pairs.
+    pub ratio: f64,
+    /// Lower end of the 95% interval of the ratio.
+    pub lo: f64,
+    /// Upper end of the 95% interval of the ratio.
+    pub hi: f64,
+    /// Tolerance as a fraction.
+    pub tolerance: f64,
+    /// The smallest slowdown (fraction) this comparison could have called.
+    pub min_detectable: f64,
+    /// The call.
+    pub change: Change,
+}
+
+/// The index `k` such that sorted values `[k]` and `[n − 1 − k]` bound a ≥95% interval of the
+/// median (normal approximation of the sign test; 0 for small n, whose interval is the range).
+fn sign_test_rank(n: usize) -> usize {
+    let k = ((n as f64 - 1.96 * (n as f64).sqrt()) / 2.0 - 0.5).floor();
+    if k < 0.0 {
+        0
+    } else {
+        (k as usize).min(n.saturating_sub(1) / 2)
+    }
+}
+
+/// Compares interleaved samples: `base[i]` and `new[i]` were measured next to each other.
+/// `None` when there are no usable pairs.
+pub fn paired(base: &[f64], new: &[f64], tolerance: f64) -> Option<Paired> {
+    let mut d: Vec<f64> = base
+        .iter()
+        .zip(new)
+        .filter(|(b, n)| **b > 0.0 && **n > 0.0 && b.is_finite() && n.is_finite())
+        .map(|(b, n)| (n / b).ln())
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    d.sort_by(f64::total_cmp);
+    let n = d.len();
+    let k = sign_test_rank(n);
+    let (lo, hi) = (d[k].exp(), d[n - 1 - k].exp());
+    let ratio = crate::stats::percentile(&d, 50.0).exp();
+    let change = if lo > 1.0 && hi - 1.0 >= tolerance {
+        Change::Slow
+    } else if hi < 1.0 && 1.0 - lo >= tolerance {
+        Change::Fast
+    } else if hi - 1.0 < tolerance && 1.0 - lo < tolerance {
+        Change::Same
+    } else {
+        Change::Ambiguous
+    };
+    // A true slowdown s is called once s − h > 0 and s + h ≥ tol, h the interval's half-width.
+    let half = ((hi - lo) / 2.0).max(0.0);
+    Some(Paired {
+        pairs: n,
+        ratio,
+        lo,
+        hi,
+        tolerance,
+        min_detectable: (tolerance - half).max(half),
+        change,
+    })
 }

@@ -40,6 +40,84 @@ pub struct GpuInfo {
     pub sm_clock_mhz: u32,
     /// Memory clock in MHz when read (from nvidia-smi; else the maximum).
     pub mem_clock_mhz: u32,
+    /// The physical GPU's UUID (`GPU-xxxxxxxx-…`, as nvidia-smi prints it): which card measured.
+    #[serde(default)]
+    pub uuid: String,
+    /// The host name of the machine (from `/proc/sys/kernel/hostname`).
+    #[serde(default)]
+    pub host: String,
+}
+
+impl GpuInfo {
+    /// The key that tells physical machines apart in baselines: the GPU UUID, else the host.
+    pub fn machine_key(&self) -> String {
+        if self.uuid.is_empty() {
+            self.host.clone()
+        } else {
+            self.uuid.clone()
+        }
+    }
+}
+
+/// Where kernel sources are compiled from, and with which extra preprocessor definitions.
+///
+/// The working tree's `kernels/` is the default set; `KERNELGATE_BASE` adds a second set (the
+/// kernels of a git revision) for same-run A/B comparisons, and the self-test compiles the
+/// working tree's kernels with `-DKG_INJECT_NS=…`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelSet {
+    /// Directory holding the `.cu` sources and `.cuh` headers.
+    pub dir: PathBuf,
+    /// Extra NVRTC options such as `-DKG_INJECT_NS=7000`.
+    pub defines: Vec<String>,
+}
+
+impl KernelSet {
+    /// The sources of `dir`, with no extra definitions.
+    pub fn plain(dir: impl Into<PathBuf>) -> KernelSet {
+        KernelSet {
+            dir: dir.into(),
+            defines: Vec::new(),
+        }
+    }
+
+    fn key(&self, file: &str) -> String {
+        format!("{}|{}|{file}", self.dir.display(), self.defines.join(" "))
+    }
+}
+
+/// This machine's measured ceilings, recorded with every run and every baseline round, so a
+/// comparison between machines can tell a uniformly slower machine from a slower kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ceilings {
+    /// Device-to-device copy bandwidth, GB/s (bytes read + written).
+    pub copy_gbps: f64,
+    /// cuBLAS bf16 GEMM 8192³ on random data, TFLOP/s.
+    pub gemm_tflops: f64,
+    /// Per-launch time of an empty kernel replayed from a CUDA graph, µs.
+    pub launch_us: f64,
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default()
+}
+
+fn uuid_string(u: &sys::CUuuid) -> String {
+    let b: Vec<u8> = u.bytes.iter().map(|&c| c as u8).collect();
+    let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex[0..4].concat(),
+        hex[4..6].concat(),
+        hex[6..8].concat(),
+        hex[8..10].concat(),
+        hex[10..16].concat()
+    )
 }
 
 /// Checks, without panicking, that a CUDA driver and a device are present.
@@ -180,10 +258,16 @@ pub struct Gpu {
     modules: HashMap<String, Module>,
     flush: Option<DeviceBuffer>,
     cache_dir: PathBuf,
-    kernels_dir: PathBuf,
+    /// The kernel sources `module` compiles from (switched for A/B comparisons and the self-test).
+    pub kernel_set: KernelSet,
     /// cuBLAS handle, created on first use.
     pub cublas: Option<cudarc::cublas::CudaBlas>,
     copy_gbps: Option<f64>,
+    ceilings: Option<Ceilings>,
+    /// The working tree's kernels as opened: where the harness's own probes come from,
+    /// whatever `kernel_set` is switched to.
+    probe_set: KernelSet,
+    hold_fn: Option<Func>,
 }
 
 fn attr(ctx: &CudaContext, a: sys::CUdevice_attribute) -> Result<i32> {
@@ -318,6 +402,8 @@ impl Gpu {
                 .as_ref()
                 .map(|s| s.1)
                 .unwrap_or((attr(&ctx, A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000) as u32),
+            uuid: ctx.uuid().map(|u| uuid_string(&u)).unwrap_or_default(),
+            host: host_name(),
         };
         Ok(Gpu {
             ctx,
@@ -326,9 +412,12 @@ impl Gpu {
             modules: HashMap::new(),
             flush: None,
             cache_dir: cache_dir.to_path_buf(),
-            kernels_dir: kernels_dir.to_path_buf(),
+            kernel_set: KernelSet::plain(kernels_dir),
             cublas: None,
             copy_gbps: None,
+            ceilings: None,
+            probe_set: KernelSet::plain(kernels_dir),
+            hold_fn: None,
         })
     }
 
@@ -538,6 +627,209 @@ impl Gpu {
         Ok(bw)
     }
 
+    /// This machine's ceilings (copy bandwidth, a fixed cuBLAS GEMM, graph-replayed launch
+    /// latency), measured once per process (about 0.2 s).
+    pub fn ceilings(&mut self) -> Result<Ceilings> {
+        if let Some(c) = self.ceilings {
+            return Ok(c);
+        }
+        let copy_gbps = self.copy_bandwidth_gbps()?;
+        let gemm_tflops = self.gemm_probe_tflops()?;
+        let launch_us = self.launch_probe_us()?;
+        let c = Ceilings {
+            copy_gbps,
+            gemm_tflops,
+            launch_us,
+        };
+        self.ceilings = Some(c);
+        Ok(c)
+    }
+
+    /// Median of `reps` timed runs of `f` after `warm` untimed ones, in ms.
+    fn time_median(
+        &mut self,
+        warm: usize,
+        reps: usize,
+        what: &str,
+        f: &mut dyn FnMut(&Gpu) -> Result<()>,
+    ) -> Result<f64> {
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(|e| Error::driver("creating timing event", e))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(|e| Error::driver("creating timing event", e))?;
+        for _ in 0..warm {
+            f(self)?;
+        }
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            start
+                .record(&self.stream)
+                .map_err(|e| Error::driver("recording event", e))?;
+            f(self)?;
+            end.record(&self.stream)
+                .map_err(|e| Error::driver("recording event", e))?;
+            self.sync(Duration::from_secs(10), what)?;
+            times.push(
+                start
+                    .elapsed_ms(&end)
+                    .map_err(|e| Error::driver("reading event time", e))? as f64,
+            );
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
+    /// cuBLAS bf16 GEMM 8192³ (fp32 accumulate) on random inputs, TFLOP/s.
+    fn gemm_probe_tflops(&mut self) -> Result<f64> {
+        use cudarc::cublas::sys as cb;
+        // SAFETY: only probes whether the shared library can be opened.
+        if !unsafe { cb::is_culib_present() } {
+            return Ok(0.0);
+        }
+        let n: usize = 8192;
+        let (a, b, c) = (
+            self.alloc(n * n * 2, "GEMM probe A")?,
+            self.alloc(n * n * 2, "GEMM probe B")?,
+            self.alloc(n * n * 2, "GEMM probe C")?,
+        );
+        let sm = self.info.sm_count;
+        let fill = self.module("fill.cu")?.function("kg_fill_bf16")?;
+        for (t, buf) in [&a, &b].into_iter().enumerate() {
+            self.launch(
+                fill,
+                Dims {
+                    grid: (sm * 8, 1, 1),
+                    block: (256, 1, 1),
+                    smem: 0,
+                },
+                &[
+                    KernelArg::Ptr(buf.ptr()),
+                    KernelArg::U64((n * n) as u64),
+                    KernelArg::U64(0x6b67_7072_6f62_65),
+                    KernelArg::U32(t as u32),
+                    KernelArg::F32(-1.0),
+                    KernelArg::F32(1.0),
+                ],
+            )?;
+        }
+        if self.cublas.is_none() {
+            let h =
+                cudarc::cublas::CudaBlas::new(self.stream.clone()).map_err(|e| Error::Cublas {
+                    context: "creating handle".into(),
+                    message: format!("{e:?}"),
+                })?;
+            self.cublas = Some(h);
+        }
+        let (pa, pb, pc) = (a.ptr(), b.ptr(), c.ptr());
+        let ms = self.time_median(3, 9, "GEMM probe", &mut |gpu: &Gpu| {
+            let h = *gpu.cublas.as_ref().expect("created above").handle();
+            let (alpha, beta) = (1.0f32, 0.0f32);
+            let ty = cb::cudaDataType::CUDA_R_16BF;
+            let d = n as i32;
+            // SAFETY: three live n×n bf16 buffers of this context; alpha/beta outlive the call.
+            let st = unsafe {
+                cb::cublasGemmEx(
+                    h,
+                    cb::cublasOperation_t::CUBLAS_OP_N,
+                    cb::cublasOperation_t::CUBLAS_OP_N,
+                    d,
+                    d,
+                    d,
+                    &alpha as *const f32 as *const _,
+                    pb as *const _,
+                    ty,
+                    d,
+                    pa as *const _,
+                    ty,
+                    d,
+                    &beta as *const f32 as *const _,
+                    pc as *mut _,
+                    ty,
+                    d,
+                    cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+            };
+            if st != cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+                return Err(Error::Cublas {
+                    context: "GEMM probe".into(),
+                    message: format!("{st:?}"),
+                });
+            }
+            Ok(())
+        })?;
+        Ok(2.0 * (n as f64).powi(3) / (ms / 1e3) / 1e12)
+    }
+
+    /// A function of the harness's own `probe.cu` (compiled from the working tree's kernels
+    /// whatever kernel set is current).
+    fn probe_function(&mut self, name: &str) -> Result<Func> {
+        let current = std::mem::replace(&mut self.kernel_set, self.probe_set.clone());
+        let f = self.module("probe.cu").and_then(|m| m.function(name));
+        self.kernel_set = current;
+        f
+    }
+
+    /// Enqueues a kernel that keeps the stream busy for `us` µs, so that what the host enqueues
+    /// next (a sample's start event and launches) is queued before the GPU gets to it.
+    pub fn hold(&mut self, us: f64) -> Result<()> {
+        let f = match self.hold_fn {
+            Some(f) => f,
+            None => {
+                let f = self.probe_function("kg_hold")?;
+                self.hold_fn = Some(f);
+                f
+            }
+        };
+        let dims = Dims {
+            grid: (1, 1, 1),
+            block: (1, 1, 1),
+            smem: 0,
+        };
+        self.launch(f, dims, &[KernelArg::U64((us * 1e3).round() as u64)])
+    }
+
+    /// Per-launch time of an empty kernel, 128 launches replayed from a CUDA graph, µs.
+    fn launch_probe_us(&mut self) -> Result<f64> {
+        const LAUNCHES: usize = 128;
+        let f = self.probe_function("kg_empty")?;
+        let dims = Dims {
+            grid: (1, 1, 1),
+            block: (32, 1, 1),
+            smem: 0,
+        };
+        self.stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| Error::driver("capturing the launch probe", e))?;
+        let mut launched = Ok(());
+        for _ in 0..LAUNCHES {
+            launched = self.launch(f, dims, &[]);
+            if launched.is_err() {
+                break;
+            }
+        }
+        let graph = self
+            .stream
+            .end_capture(sys::CUgraphInstantiate_flags(0))
+            .map_err(|e| Error::driver("capturing the launch probe", e))?;
+        launched?;
+        let graph = graph.ok_or_else(|| Error::Driver {
+            context: "capturing the launch probe".into(),
+            message: "the capture produced no graph".into(),
+        })?;
+        let ms = self.time_median(3, 9, "launch probe", &mut |_gpu: &Gpu| {
+            graph
+                .launch()
+                .map_err(|e| Error::driver("replaying the launch probe", e))
+        })?;
+        Ok(ms * 1e3 / LAUNCHES as f64)
+    }
+
     /// Writes over a buffer twice the L2 size so the next sample starts with a cold cache.
     pub fn flush_l2(&mut self) -> Result<()> {
         if self.flush.is_none() {
@@ -550,30 +842,34 @@ impl Gpu {
             .map_err(|e| Error::driver("flushing L2", e))
     }
 
-    /// The module compiled from `kernels/<file>`, compiling (or loading from the cache) once.
+    /// The module compiled from `<kernel set>/<file>`, compiling (or loading from the cache)
+    /// once per kernel set.
     pub fn module(&mut self, file: &str) -> Result<&mut Module> {
-        if !self.modules.contains_key(file) {
+        let key = self.kernel_set.key(file);
+        if !self.modules.contains_key(&key) {
             let m = self.compile(file)?;
-            self.modules.insert(file.to_string(), m);
+            self.modules.insert(key.clone(), m);
         }
-        Ok(self.modules.get_mut(file).expect("inserted above"))
+        Ok(self.modules.get_mut(&key).expect("inserted above"))
     }
 
     fn compile(&self, file: &str) -> Result<Module> {
-        let path = self.kernels_dir.join(file);
+        let dir = &self.kernel_set.dir;
+        let path = dir.join(file);
         let source = std::fs::read_to_string(&path)
             .map_err(|e| Error::io("reading kernel source", &path, e))?;
         let arch = self.nvrtc_arch();
         let nvrtc = nvrtc_version()?;
-        let options = vec![
+        let mut options = vec![
             format!("--gpu-architecture={arch}"),
             "-std=c++17".to_string(),
         ];
+        options.extend(self.kernel_set.defines.iter().cloned());
         // Hash the source, every local header (kernels/*.cuh), options, arch and NVRTC version.
         let mut h = Sha256::new();
         h.update(source.as_bytes());
-        let mut headers: Vec<PathBuf> = std::fs::read_dir(&self.kernels_dir)
-            .map_err(|e| Error::io("listing", &self.kernels_dir, e))?
+        let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::io("listing", dir, e))?
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "cuh"))

@@ -110,7 +110,12 @@ pub fn main() -> std::process::ExitCode {
     if args.test_threads.is_none() {
         args.test_threads = Some(1);
     }
-    let cfg = match Config::from_env() {
+    let cfg = match Config::from_env().and_then(|mut c| {
+        if !args.list {
+            c.resolve_base()?;
+        }
+        Ok(c)
+    }) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("kernelgate: {e}");
@@ -142,6 +147,7 @@ pub fn main() -> std::process::ExitCode {
                 crate::report::summary_table(&recs)
             );
             print!("{}", crate::report::speedup_table(&recs));
+            print!("{}", w.summary().render());
             println!("results: {}", w.path().display());
         }
     }

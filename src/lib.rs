@@ -6,6 +6,7 @@
 //! (`baselines/<gpu>/<kernel>.json`). See `README.md` for the commands and variables.
 #![warn(missing_docs)]
 
+pub mod abtest;
 pub mod backend;
 pub mod baseline;
 pub mod case;
@@ -24,6 +25,8 @@ pub mod report;
 pub mod results;
 pub mod roofline;
 pub mod runner;
+pub mod selftest;
+pub mod sensitivity;
 pub mod speedup;
 pub mod stats;
 pub mod suite;

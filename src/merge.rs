@@ -182,6 +182,9 @@ pub fn merge(inputs: &[(String, ResultsFile)]) -> ResultsFile {
         results: best.into_values().map(|(_, _, r)| r).collect(),
         gpus,
         sources,
+        ceilings: None,
+        ab_base: None,
+        summary: None,
     }
 }
 

@@ -26,12 +26,59 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
         "UPDATE_BASELINES=1 cargo test --release --test kernels -- --exact {}",
         r.case
     );
+    let seen = match (r.min_detectable, r.floor_ms) {
+        (Some(m), Some(f)) => format!(
+            "; smallest callable slowdown here {:.1}% (floor {:.2} µs)",
+            m * 100.0,
+            f * 1e3
+        ),
+        (Some(m), None) => format!("; smallest callable slowdown here {:.1}%", m * 100.0),
+        _ => String::new(),
+    };
+    let machines = match r.baseline_machines {
+        Some(1) => "; baseline from 1 machine".to_string(),
+        Some(k) => format!("; baseline from {k} machines"),
+        None => String::new(),
+    };
+    if let Some(ab) = r.ab.as_ref().filter(|_| r.floor_ms.is_none()) {
+        let base = ab.base_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
+        return match (r.verdict, ab.paired) {
+            (Verdict::Wrong, _) => r.message.clone(),
+            (_, None) => format!(
+                "A/B vs {}: {} (median {now}); verdict {:?}",
+                ab.base,
+                ab.status,
+                r.verdict
+            ),
+            (v, Some(p)) => format!(
+                "{}A/B vs {}: median {now} vs base {base} = {:.3}x (95% interval {:.3}x..{:.3}x over {} interleaved pairs), tolerance {:.1}%{seen}{}",
+                match v {
+                    Verdict::Regression => "REGRESSION: ",
+                    Verdict::Ambiguous => "ambiguous: ",
+                    Verdict::Faster => "faster: ",
+                    _ => "ok: ",
+                },
+                ab.base,
+                p.ratio,
+                p.lo,
+                p.hi,
+                p.pairs,
+                r.tolerance_pct,
+                if v == Verdict::Regression {
+                    format!(" (best of {} measurements)", r.measurements)
+                } else {
+                    String::new()
+                }
+            ),
+        };
+    }
     match r.verdict {
         Verdict::Regression => format!(
-            "REGRESSION: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}% and noise ±{noise:.2}% \
-             (best of {} measurements, n={})\n  baseline: {}\n  if the slowdown is intended, refresh with: {refresh}",
+            "REGRESSION: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}%, noise ±{noise:.2}%{} \
+             (best of {} measurements, n={}{machines})\n  baseline: {}\n  if the slowdown is intended, refresh with: {refresh}",
             (ratio - 1.0) * 100.0,
             r.tolerance_pct,
+            floor_text(r, " and floor"),
             r.measurements,
             r.stats.as_ref().map(|s| s.n).unwrap_or(0),
             file.display()
@@ -41,10 +88,11 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             (ratio - 1.0) * 100.0
         ),
         Verdict::Ambiguous => format!(
-            "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%",
-            r.tolerance_pct
+            "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%{}{machines}",
+            r.tolerance_pct,
+            floor_text(r, " or floor"),
         ),
-        Verdict::Pass => format!("ok: median {now} vs baseline {base} = {ratio:.3}x (tolerance {:.1}%, noise ±{noise:.2}%)", r.tolerance_pct),
+        Verdict::Pass => format!("ok: median {now} vs baseline {base} = {ratio:.3}x (tolerance {:.1}%, noise ±{noise:.2}%{seen}{machines})", r.tolerance_pct),
         Verdict::New => format!("new: median {now}; no baseline for {gpu} in {} (record one with UPDATE_BASELINES=1)", file.display()),
         Verdict::MissingBaseline => format!(
             "MISSING BASELINE (strict mode): median {now}; no baseline for {gpu} in {}; record one with: {refresh}",
@@ -52,6 +100,14 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
         ),
         Verdict::Updated => format!("baseline updated: median {now} written to {}", file.display()),
         Verdict::Wrong => r.message.clone(),
+    }
+}
+
+/// `"<prefix> 0.50 µs"` when the record's comparison had a floor, else nothing.
+fn floor_text(r: &Record, prefix: &str) -> String {
+    match r.floor_ms {
+        Some(f) if f > 0.0 => format!("{prefix} {:.2} µs", f * 1e3),
+        _ => String::new(),
     }
 }
 

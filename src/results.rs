@@ -120,6 +120,44 @@ pub struct Record {
     /// (`reference median / this median`), when that backend ran too.
     #[serde(default)]
     pub speedup_vs: Option<Speedup>,
+    /// The machine that measured it (GPU UUID, else host name).
+    #[serde(default)]
+    pub machine: String,
+    /// Physical machines the baseline was built from.
+    #[serde(default)]
+    pub baseline_machines: Option<usize>,
+    /// The ratio a uniformly faster or slower machine alone would explain (baseline ceilings
+    /// over this machine's; applied to the gate only with `KERNELGATE_MACHINE_FACTOR=1`).
+    #[serde(default)]
+    pub machine_factor: Option<f64>,
+    /// Absolute floor of the comparison, ms.
+    #[serde(default)]
+    pub floor_ms: Option<f64>,
+    /// The smallest slowdown (fraction) the gate could have called for this case on this
+    /// machine: the largest of tolerance, combined noise and floor / baseline.
+    #[serde(default)]
+    pub min_detectable: Option<f64>,
+    /// Same-run A/B against a base revision (`KERNELGATE_BASE`), when it applied.
+    #[serde(default)]
+    pub ab: Option<AbOutcome>,
+    /// Why an external worker could not time its op by CUDA-graph replay (timed eagerly instead).
+    #[serde(default)]
+    pub capture_error: Option<String>,
+}
+
+/// The A/B part of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbOutcome {
+    /// The base as given (`KERNELGATE_BASE`).
+    pub base: String,
+    /// Source hash of the base's kernel.
+    pub base_hash: String,
+    /// `measured`, `identical` (same sources: nothing to compare) or `unavailable: why`.
+    pub status: String,
+    /// The paired test, when measured.
+    pub paired: Option<crate::gate::Paired>,
+    /// The base's median implied by the paired ratio, ms.
+    pub base_ms: Option<f64>,
 }
 
 /// A speedup over another backend.
@@ -201,6 +239,15 @@ pub struct ResultsFile {
     /// The runs a merged file was made from (empty for the file of one run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<Source>,
+    /// This machine's measured ceilings at the start of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceilings: Option<crate::gpu::Ceilings>,
+    /// The A/B base of the run (`KERNELGATE_BASE`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab_base: Option<String>,
+    /// What the gate saw over the whole run (written when the run finishes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::sensitivity::RunSummary>,
 }
 
 /// One run that went into a merged results file.
@@ -288,6 +335,9 @@ impl Writer {
                 results: Vec::new(),
                 gpus: Vec::new(),
                 sources: Vec::new(),
+                ceilings: None,
+                ab_base: None,
+                summary: None,
             }),
         }
     }
@@ -313,10 +363,25 @@ impl Writer {
         crate::baseline::write_atomic(&self.path, text.as_bytes())
     }
 
-    /// Annotates every record with its speedup over `reference` and rewrites the file.
+    /// Records the machine's ceilings and the A/B base of the run.
+    pub fn set_run_facts(&self, ceilings: Option<crate::gpu::Ceilings>, ab_base: Option<String>) {
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.ceilings = ceilings;
+        f.ab_base = ab_base;
+    }
+
+    /// The run's summary of what the gate saw, as `finish` writes it.
+    pub fn summary(&self) -> crate::sensitivity::RunSummary {
+        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        crate::sensitivity::RunSummary::of(&f.results)
+    }
+
+    /// Annotates every record with its speedup over `reference`, adds the run summary and
+    /// rewrites the file.
     pub fn finish(&self, reference: &str) -> Result<()> {
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         annotate_speedups(&mut f.results, reference);
+        f.summary = Some(crate::sensitivity::RunSummary::of(&f.results));
         let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
             what: self.path.display().to_string(),
             source: e,

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::family::{self, Init};
 use crate::gate::{self, Change};
 use crate::gpu::{Dims, Gpu, KernelArg};
-use crate::results::{Record, Verdict, Writer};
+use crate::results::{AbOutcome, Record, Verdict, Writer};
 use crate::stats::Stats;
 use crate::timing::{self, Samples};
 use crate::verify;
@@ -145,18 +145,16 @@ impl Session {
             )));
         }
         if slot.gpu.is_none() {
-            let g = Gpu::open(
-                self.cfg.device,
-                &self.cfg.root.join("kernels"),
-                &self.cfg.cache_dir,
-            )?;
+            let mut g = open_gpu(&self.cfg)?;
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             if w.is_none() {
                 let info = Some(g.info.clone());
-                *w = Some(std::sync::Arc::new(match &self.results_file {
+                let writer = match &self.results_file {
                     Some(p) => Writer::at(p, &self.suite, info, self.seed),
                     None => Writer::new(&self.cfg.results_dir, &self.suite, info, self.seed),
-                }));
+                };
+                writer.set_run_facts(g.ceilings().ok(), self.cfg.base.clone());
+                *w = Some(std::sync::Arc::new(writer));
             }
             slot.gpu = Some(g);
         }
@@ -195,7 +193,8 @@ impl Session {
                 }
                 reset_device(ordinal);
                 // Sticky faults cannot be recovered in-process: probe, and remember if so.
-                match Gpu::open(ordinal, &self.cfg.root.join("kernels"), &self.cfg.cache_dir) {
+                let _ = ordinal;
+                match open_gpu(&self.cfg) {
                     Ok(g) => slot.gpu = Some(g),
                     Err(_) => slot.lost = Some(case.name()),
                 }
@@ -209,6 +208,13 @@ impl Session {
         }
         result
     }
+}
+
+/// Opens the configured device with the configured kernel set.
+pub fn open_gpu(cfg: &Config) -> Result<Gpu> {
+    let mut g = Gpu::open(cfg.device, &cfg.root.join("kernels"), &cfg.cache_dir)?;
+    g.kernel_set = cfg.kernel_set();
+    Ok(g)
 }
 
 fn reset_device(ordinal: usize) {
@@ -320,6 +326,20 @@ struct Round {
     compile_s: f64,
     variant: String,
     source_hash: String,
+    /// Same-run A/B (only with `KERNELGATE_BASE`, our own kernels, correct output).
+    ab: Option<AbRound>,
+    /// Why an external worker could not capture its op in a CUDA graph, if it could not.
+    capture_error: Option<String>,
+}
+
+/// What the A/B part of a round found.
+enum AbRound {
+    /// The base compiles to the same sources: nothing to compare.
+    Identical(String),
+    /// The base could not be prepared (e.g. the kernel did not exist there).
+    Unavailable(String),
+    /// Interleaved samples of base and new.
+    Measured { base: Samples, base_hash: String },
 }
 
 /// Allocates, fills and poisons, prepares the backend, runs once and checks the output
@@ -404,19 +424,64 @@ fn round(
         };
         gpu.download(buf, hang, &name)
     })?;
-    let timing = if checks.iter().all(|c| c.passed) {
-        let s = timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
-        let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
+    let stats_of = |s: &Samples| {
+        Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
             case: name.clone(),
             message: "no valid timing samples".into(),
-        })?;
-        Some((s, st))
-    } else {
+        })
+    };
+    let mut ab = None;
+    let timing = if !checks.iter().all(|c| c.passed) {
         None
+    } else if let (Some(dir), true) = (&cfg.base_kernels, case.backend == "cuda") {
+        // Same-run A/B: the base's kernels, prepared over the same buffers, timed in alternation.
+        let new_set = gpu.kernel_set.clone();
+        gpu.kernel_set = crate::gpu::KernelSet::plain(dir.clone());
+        let base = be.prepare(gpu, case, &bind, cfg);
+        gpu.kernel_set = new_set;
+        match base {
+            Err(e @ (Error::Compile { .. } | Error::Io { .. } | Error::Case { .. })) => {
+                ab = Some(AbRound::Unavailable(e.to_string()));
+                let s =
+                    timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
+                let st = stats_of(&s)?;
+                Some((s, st))
+            }
+            Err(e) => return Err(e),
+            Ok(b) if b.source_hash == prepared.source_hash => {
+                ab = Some(AbRound::Identical(b.source_hash));
+                let s =
+                    timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
+                let st = stats_of(&s)?;
+                Some((s, st))
+            }
+            Ok(mut b) => {
+                let (sb, sn) = timing::measure_pair(
+                    gpu,
+                    &name,
+                    &cfg.timing,
+                    case.flush_l2,
+                    &mut b.launch,
+                    &mut prepared.launch,
+                )?;
+                let st = stats_of(&sn)?;
+                ab = Some(AbRound::Measured {
+                    base: sb,
+                    base_hash: b.source_hash,
+                });
+                Some((sn, st))
+            }
+        }
+    } else {
+        let s = timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
+        let st = stats_of(&s)?;
+        Some((s, st))
     };
     Ok(Round {
         checks,
         timing,
+        ab,
+        capture_error: None,
         compile_s: prepared.compile_s,
         variant: prepared.variant,
         source_hash: prepared.source_hash,
@@ -604,6 +669,8 @@ fn external_round(
     Ok(Round {
         checks,
         timing,
+        ab: None,
+        capture_error: reply.graph_error.clone(),
         compile_s: reply.compile_s,
         variant: if reply.variant.is_empty() {
             w.hello.name.clone()
@@ -708,6 +775,13 @@ pub fn run_case(
         date: crate::timefmt::now_rfc3339(),
         message: String::new(),
         speedup_vs: None,
+        machine: String::new(),
+        baseline_machines: None,
+        machine_factor: None,
+        floor_ms: None,
+        min_detectable: None,
+        ab: None,
+        capture_error: None,
     };
     let Some((mut samples, mut stats)) = first.timing.clone() else {
         let bad = first
@@ -722,63 +796,162 @@ pub fn run_case(
         );
         return Ok(Outcome::Ran(Box::new(record)));
     };
-    let mut rounds = vec![stats.median_ms];
+    record.capture_error = first.capture_error.clone();
+    let machine = Round2 {
+        key: gpu.info.machine_key(),
+        host: gpu.info.host.clone(),
+        ceilings: gpu.ceilings().ok(),
+    };
+    let stored_round = |st: &Stats| crate::baseline::Round {
+        median_ms: st.median_ms,
+        noise: st.noise,
+        n: st.n,
+        machine: machine.key.clone(),
+        host: machine.host.clone(),
+        date: crate::timefmt::now_rfc3339(),
+        ceilings: machine.ceilings,
+    };
+    let mut rounds = vec![stored_round(&stats)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
-    let next_round = |gpu: &mut Gpu,
-                      record: &mut Record,
-                      ext: &mut Externals|
-     -> Result<Option<(Samples, Stats)>> {
-        let r = round(gpu, case, cfg, seed, &expected, ext)?;
-        if let Some(bad) = r.checks.iter().find(|c| !c.passed) {
-            record.checks = r.checks.clone();
-            record.message = format!(
+    let next_round =
+        |gpu: &mut Gpu, record: &mut Record, ext: &mut Externals| -> Result<Option<Round>> {
+            let r = round(gpu, case, cfg, seed, &expected, ext)?;
+            if let Some(bad) = r.checks.iter().find(|c| !c.passed) {
+                record.checks = r.checks.clone();
+                record.message = format!(
                 "WRONG OUTPUT in a repeated round: {}; reproduce with KERNELGATE_SEED={run_seed}",
                 bad.describe()
             );
-            return Ok(None);
-        }
-        Ok(r.timing)
-    };
+                return Ok(None);
+            }
+            Ok(Some(r))
+        };
 
+    let tol = tol_pct / 100.0;
+    let rule = gate::Rule {
+        tolerance: tol,
+        floor_ms: cfg.floor_us / 1e3,
+    };
+    let fam_memory_bound = fam.memory_bound();
     let base = if cfg.update_baselines {
         None
     } else {
         store.entry(&gpu.info.name, &case.kernel, &name)?
     };
+    let factor = base
+        .as_ref()
+        .and_then(|b| gate::machine_factor(fam_memory_bound, b.ceilings(), machine.ceilings));
     let mut cmp = None;
+    let mut ab_outcome: Option<AbOutcome> = None;
     if cfg.update_baselines {
-        while rounds.len() < BASELINE_ROUNDS {
-            let Some((s2, st2)) = next_round(gpu, &mut record, &mut ext)? else {
+        // Rounds only as many as the noise needs: a second round when the first is noisier
+        // than the target (the spread between processes and machines comes from appends).
+        let want = if stats.noise > 2.0 * cfg.timing.target_noise {
+            BASELINE_ROUNDS
+        } else {
+            1
+        };
+        while rounds.len() < want {
+            let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
                 return Ok(Outcome::Ran(Box::new(record)));
             };
-            rounds.push(st2.median_ms);
-            if (st2.median_ms - median(&rounds)).abs() < (stats.median_ms - median(&rounds)).abs() {
+            let (s2, st2) = r.timing.expect("timed when correct");
+            rounds.push(stored_round(&st2));
+            let meds: Vec<f64> = rounds.iter().map(|r| r.median_ms).collect();
+            if (st2.median_ms - median(&meds)).abs() < (stats.median_ms - median(&meds)).abs() {
                 samples = s2;
                 stats = st2;
             }
         }
-    } else if let Some(b) = &base {
-        let mut c = gate::compare(
-            stats.median_ms,
-            stats.noise,
-            b.median_ms,
-            b.noise,
-            tol_pct / 100.0,
-        );
-        // A suspected regression is re-measured in fresh rounds; the best round decides.
-        while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
-            let Some((s2, st2)) = next_round(gpu, &mut record, &mut ext)? else {
+    } else if let Some(ab) = first.ab {
+        // Same-run A/B: the paired test decides; a suspected regression is re-measured.
+        let mut current = ab;
+        let mut best: Option<(gate::Paired, String)> = None;
+        let mut measurements = 1;
+        loop {
+            match current {
+                AbRound::Measured {
+                    base, base_hash, ..
+                } => {
+                    let p =
+                        gate::paired(&base.ms, &samples.ms, tol).ok_or_else(|| Error::Case {
+                            case: name.clone(),
+                            message: "A/B: no valid sample pairs".into(),
+                        })?;
+                    if best.as_ref().is_none_or(|(b, _)| p.ratio < b.ratio) {
+                        best = Some((p, base_hash));
+                    }
+                }
+                AbRound::Identical(h) => {
+                    ab_outcome = Some(AbOutcome {
+                        base: cfg.base.clone().unwrap_or_default(),
+                        base_hash: h,
+                        status: "identical".into(),
+                        paired: None,
+                        base_ms: None,
+                    });
+                    break;
+                }
+                AbRound::Unavailable(why) => {
+                    ab_outcome = Some(AbOutcome {
+                        base: cfg.base.clone().unwrap_or_default(),
+                        base_hash: String::new(),
+                        status: format!("unavailable: {why}"),
+                        paired: None,
+                        base_ms: None,
+                    });
+                    break;
+                }
+            }
+            let (p, _) = best.as_ref().expect("set above");
+            if p.change != Change::Slow || measurements >= GATE_ROUNDS {
+                break;
+            }
+            let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
                 return Ok(Outcome::Ran(Box::new(record)));
             };
-            rounds.push(st2.median_ms);
+            measurements += 1;
+            let (s2, st2) = r.timing.expect("timed when correct");
+            rounds.push(stored_round(&st2));
+            let Some(next) = r.ab else { break };
+            if let AbRound::Measured { base, .. } = &next {
+                let p2 = gate::paired(&base.ms, &s2.ms, tol);
+                if p2.is_some_and(|p2| p2.ratio < p.ratio) {
+                    samples = s2;
+                    stats = st2;
+                }
+            }
+            current = next;
+        }
+        if let Some((p, h)) = best {
+            ab_outcome = Some(AbOutcome {
+                base: cfg.base.clone().unwrap_or_default(),
+                base_hash: h,
+                status: "measured".into(),
+                paired: Some(p),
+                base_ms: Some(stats.median_ms / p.ratio),
+            });
+        }
+        if ab_outcome
+            .as_ref()
+            .is_some_and(|a| a.status.starts_with("unavailable"))
+        {
+            // No base kernel: fall back to the stored baseline.
+            if let Some(b) = &base {
+                cmp = Some(stored_compare(&stats, b, factor, cfg, rule));
+            }
+        }
+    } else if let Some(b) = &base {
+        let mut c = stored_compare(&stats, b, factor, cfg, rule);
+        // A suspected regression is re-measured in fresh rounds; the best round decides.
+        while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
+            let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
+                return Ok(Outcome::Ran(Box::new(record)));
+            };
+            let (s2, st2) = r.timing.expect("timed when correct");
+            rounds.push(stored_round(&st2));
             if st2.median_ms < stats.median_ms {
-                c = gate::compare(
-                    st2.median_ms,
-                    st2.noise,
-                    b.median_ms,
-                    b.noise,
-                    tol_pct / 100.0,
-                );
+                c = stored_compare(&st2, b, factor, cfg, rule);
                 samples = s2;
                 stats = st2;
             }
@@ -799,23 +972,26 @@ pub fn run_case(
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds = if old.rounds_ms.is_empty() {
-                    vec![old.median_ms]
-                } else {
-                    old.rounds_ms
-                };
+                all_rounds = old.rounds;
             }
         }
-        all_rounds.extend(&rounds);
+        all_rounds.extend(rounds.iter().cloned());
         let keep = all_rounds.len().saturating_sub(MAX_STORED_ROUNDS);
         all_rounds.drain(..keep);
         store.update(
             &gpu.info.name,
             &case.kernel,
             &name,
-            Entry::from_rounds(&stats, &all_rounds, env),
+            Entry::from_rounds(&stats, all_rounds, env),
         )?;
         Verdict::Updated
+    } else if let Some(ab) = ab_outcome.as_ref().filter(|_| cmp.is_none()) {
+        match ab.paired.map(|p| p.change) {
+            Some(Change::Slow) => Verdict::Regression,
+            Some(Change::Fast) => Verdict::Faster,
+            Some(Change::Ambiguous) => Verdict::Ambiguous,
+            Some(Change::Same) | None => Verdict::Pass,
+        }
     } else {
         match &cmp {
             None if cfg.strict => Verdict::MissingBaseline,
@@ -834,7 +1010,7 @@ pub fn run_case(
     record.tflops = (flops > 0.0).then(|| flops / t_s / 1e12);
     let gbps = fam.bytes(&case.shape, case.dtype) / t_s / 1e9;
     record.gbps = Some(gbps);
-    if fam.memory_bound() {
+    if fam_memory_bound {
         let ceiling = gpu.copy_bandwidth_gbps()?;
         record.roofline_gbps = Some(ceiling);
         record.roofline_frac = Some(gbps / ceiling);
@@ -845,12 +1021,58 @@ pub fn run_case(
     record.l2_flushed = samples.flushed;
     record.stats = Some(stats);
     record.baseline_ms = base.as_ref().map(|b| b.median_ms);
+    record.baseline_machines = base.as_ref().map(|b| b.machines);
+    record.machine = machine.key.clone();
+    record.machine_factor = factor;
     record.ratio = cmp.map(|c| c.ratio);
     record.noise = cmp.map(|c| c.noise);
+    record.floor_ms = cmp.map(|c| c.floor_ms);
+    record.min_detectable = match (&cmp, &ab_outcome) {
+        (Some(c), _) => Some(c.min_detectable),
+        (None, Some(a)) => a.paired.map(|p| p.min_detectable),
+        _ => None,
+    };
+    if cmp.is_none() {
+        if let Some(p) = ab_outcome.as_ref().and_then(|a| a.paired) {
+            record.ratio = Some(p.ratio);
+            record.noise = Some((p.hi - p.lo) / 2.0);
+        }
+    }
+    record.ab = ab_outcome;
     record.measurements = rounds.len();
     record.verdict = verdict;
     record.message = crate::report::verdict_message(&record, &gpu.info.name, store);
     Ok(Outcome::Ran(Box::new(record)))
+}
+
+/// This machine as baseline rounds record it.
+struct Round2 {
+    key: String,
+    host: String,
+    ceilings: Option<crate::gpu::Ceilings>,
+}
+
+/// The stored-baseline comparison of `stats` with `b`, the baseline scaled by the machine
+/// factor when `KERNELGATE_MACHINE_FACTOR` is on.
+fn stored_compare(
+    stats: &Stats,
+    b: &Entry,
+    factor: Option<f64>,
+    cfg: &Config,
+    rule: gate::Rule,
+) -> gate::Comparison {
+    let scale = if cfg.machine_factor {
+        factor.unwrap_or(1.0)
+    } else {
+        1.0
+    };
+    gate::compare_with(
+        stats.median_ms,
+        stats.noise,
+        b.median_ms * scale,
+        b.noise,
+        rule,
+    )
 }
 
 fn median(xs: &[f64]) -> f64 {

@@ -80,31 +80,79 @@ fn events(gpu: &Gpu) -> Result<Events> {
     })
 }
 
-/// Times `launch` (which enqueues one run of the kernel on `gpu.stream`) under `policy`.
-///
-/// `name` labels errors. `flush_l2` asks for a cold L2 before each sample.
-pub fn measure(
-    gpu: &mut Gpu,
-    name: &str,
-    policy: &Policy,
-    flush_l2: bool,
-    launch: &mut dyn FnMut(&Gpu) -> Result<()>,
-) -> Result<Samples> {
-    let hang = Duration::from_secs_f64(policy.hang_limit_s);
-    let ev = events(gpu)?;
-    let time_region = |gpu: &mut Gpu,
-                       n: usize,
-                       launch: &mut dyn FnMut(&Gpu) -> Result<()>,
-                       flush: bool|
-     -> Result<f64> {
+/// Every sample starts behind a kernel that holds the stream this long (µs), plus
+/// [`HOLD_PER_LAUNCH_US`] per launch enqueued eagerly, so the host's launch latency never falls
+/// between the start and end events (nvbench's "blocking kernel"). Without it, a kernel of
+/// 50 µs timed alone read 55.8 µs in one process and 60.0 µs in the next on one H200.
+pub const HOLD_US: f64 = 20.0;
+/// Extra hold per eagerly enqueued launch, µs.
+pub const HOLD_PER_LAUNCH_US: f64 = 3.0;
+
+/// One launcher made ready for sampling: its batch and, for short kernels, a captured graph.
+struct Timed<'a> {
+    launch: &'a mut dyn FnMut(&Gpu) -> Result<()>,
+    batch: usize,
+    graph: Option<cudarc::driver::CudaGraph>,
+    warmup_launches: usize,
+}
+
+impl Timed<'_> {
+    /// Warms `launch` up by time and picks its batch (a graph of `batch` launches when short).
+    fn warm<'a>(
+        gpu: &mut Gpu,
+        ev: &Events,
+        hang: Duration,
+        name: &str,
+        policy: &Policy,
+        launch: &'a mut dyn FnMut(&Gpu) -> Result<()>,
+    ) -> Result<Timed<'a>> {
+        let mut t = Timed {
+            launch,
+            batch: 1,
+            graph: None,
+            warmup_launches: 0,
+        };
+        // Warm-up by time: double the batch until the warm-up budget is spent.
+        let mut spent = 0.0;
+        let mut n = 1usize;
+        let mut single = f64::INFINITY;
+        while spent < policy.warmup_ms || t.warmup_launches < 3 {
+            let ms = t.eager(gpu, ev, hang, name, n, false)?;
+            single = single.min(ms / n as f64);
+            spent += ms;
+            t.warmup_launches += n;
+            if spent < policy.warmup_ms / 4.0 {
+                n = (n * 2).min(4096);
+            }
+        }
+        // Batch short kernels; replay the batch from a CUDA graph when capture works.
+        if single * 1e3 < policy.min_sample_us {
+            t.batch = ((policy.min_sample_us / (single * 1e3).max(1e-3)).ceil() as usize)
+                .clamp(2, policy.max_batch);
+            t.graph = capture(gpu, t.batch, &mut *t.launch);
+        }
+        Ok(t)
+    }
+
+    /// Times `n` launches enqueued one by one, ms for all of them.
+    fn eager(
+        &mut self,
+        gpu: &mut Gpu,
+        ev: &Events,
+        hang: Duration,
+        name: &str,
+        n: usize,
+        flush: bool,
+    ) -> Result<f64> {
         if flush {
             gpu.flush_l2()?;
         }
+        gpu.hold(HOLD_US + HOLD_PER_LAUNCH_US * n as f64)?;
         ev.start
             .record(&gpu.stream)
             .map_err(|e| Error::driver("recording start event", e))?;
         for _ in 0..n {
-            launch(gpu)?;
+            (self.launch)(gpu)?;
         }
         ev.end
             .record(&gpu.stream)
@@ -114,45 +162,23 @@ pub fn measure(
             .start
             .elapsed_ms(&ev.end)
             .map_err(|e| Error::driver("reading event time", e))? as f64)
-    };
-
-    // Warm-up by time: double the batch until the warm-up budget is spent.
-    let mut warmup_launches = 0usize;
-    let mut spent = 0.0;
-    let mut n = 1usize;
-    let mut single = f64::INFINITY;
-    while spent < policy.warmup_ms || warmup_launches < 3 {
-        let t = time_region(gpu, n, launch, false)?;
-        single = single.min(t / n as f64);
-        spent += t;
-        warmup_launches += n;
-        if spent < policy.warmup_ms / 4.0 {
-            n = (n * 2).min(4096);
-        }
     }
 
-    // Batch short kernels; replay the batch from a CUDA graph when capture works.
-    let batch = if single * 1e3 < policy.min_sample_us {
-        ((policy.min_sample_us / (single * 1e3).max(1e-3)).ceil() as usize)
-            .clamp(2, policy.max_batch)
-    } else {
-        1
-    };
-    let graph = if batch > 1 {
-        capture(gpu, batch, launch)
-    } else {
-        None
-    };
-
-    let mut ms = Vec::new();
-    let started = Instant::now();
-    let cap = Duration::from_secs_f64(policy.max_time_ms / 1e3);
-    loop {
-        let t = match &graph {
+    /// One sample: ms per launch over one batch (graph replay when captured).
+    fn sample(
+        &mut self,
+        gpu: &mut Gpu,
+        ev: &Events,
+        hang: Duration,
+        name: &str,
+        flush: bool,
+    ) -> Result<f64> {
+        let ms = match &self.graph {
             Some(g) => {
-                if flush_l2 {
+                if flush {
                     gpu.flush_l2()?;
                 }
+                gpu.hold(HOLD_US)?;
                 ev.start
                     .record(&gpu.stream)
                     .map_err(|e| Error::driver("recording start event", e))?;
@@ -166,36 +192,111 @@ pub fn measure(
                     .elapsed_ms(&ev.end)
                     .map_err(|e| Error::driver("reading event time", e))? as f64
             }
-            None => time_region(gpu, batch, launch, flush_l2)?,
+            None => {
+                let b = self.batch;
+                self.eager(gpu, ev, hang, name, b, flush)?
+            }
         };
-        ms.push(t / batch as f64);
+        Ok(ms / self.batch as f64)
+    }
+
+    fn into_samples(self, ms: Vec<f64>, flushed: bool) -> Samples {
+        Samples {
+            ms,
+            batch: self.batch,
+            graph: self.graph.is_some(),
+            flushed,
+            warmup_launches: self.warmup_launches,
+        }
+    }
+}
+
+/// Whether the median of `ms` is known to within `target` (relative 95% half-width).
+fn settled(ms: &[f64], target: f64) -> bool {
+    let mut s = ms.to_vec();
+    s.sort_by(f64::total_cmp);
+    let med = percentile(&s, 50.0);
+    let mut dev: Vec<f64> = s.iter().map(|x| (x - med).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    median_noise(med, percentile(&dev, 50.0), s.len()) < target
+}
+
+/// Times `launch` (which enqueues one run of the kernel on `gpu.stream`) under `policy`.
+///
+/// `name` labels errors. `flush_l2` asks for a cold L2 before each sample.
+pub fn measure(
+    gpu: &mut Gpu,
+    name: &str,
+    policy: &Policy,
+    flush_l2: bool,
+    launch: &mut dyn FnMut(&Gpu) -> Result<()>,
+) -> Result<Samples> {
+    let hang = Duration::from_secs_f64(policy.hang_limit_s);
+    let ev = events(gpu)?;
+    let mut t = Timed::warm(gpu, &ev, hang, name, policy, launch)?;
+    let mut ms = Vec::new();
+    let started = Instant::now();
+    let cap = Duration::from_secs_f64(policy.max_time_ms / 1e3);
+    loop {
+        ms.push(t.sample(gpu, &ev, hang, name, flush_l2)?);
         let n = ms.len();
         if n >= policy.max_samples {
             break;
         }
-        if n >= policy.min_samples {
+        if n >= policy.min_samples
+            && (started.elapsed() > cap || (n % 5 == 0 && settled(&ms, policy.target_noise)))
+        {
+            break;
+        }
+    }
+    Ok(t.into_samples(ms, flush_l2))
+}
+
+/// Times two launchers of the same case in alternation (same buffers, same warm device state):
+/// pair `i` is `(base[i], new[i])`, measured back to back, the order flipping every pair so
+/// that drift cancels. Stops once the paired ratio's 95% interval is within
+/// `policy.target_noise` or after twice the time cap.
+pub fn measure_pair(
+    gpu: &mut Gpu,
+    name: &str,
+    policy: &Policy,
+    flush_l2: bool,
+    base: &mut dyn FnMut(&Gpu) -> Result<()>,
+    new: &mut dyn FnMut(&Gpu) -> Result<()>,
+) -> Result<(Samples, Samples)> {
+    let hang = Duration::from_secs_f64(policy.hang_limit_s);
+    let ev = events(gpu)?;
+    let mut a = Timed::warm(gpu, &ev, hang, name, policy, base)?;
+    let mut b = Timed::warm(gpu, &ev, hang, name, policy, new)?;
+    let (mut ma, mut mb) = (Vec::new(), Vec::new());
+    let started = Instant::now();
+    let cap = Duration::from_secs_f64(2.0 * policy.max_time_ms / 1e3);
+    loop {
+        if ma.len() % 2 == 0 {
+            ma.push(a.sample(gpu, &ev, hang, name, flush_l2)?);
+            mb.push(b.sample(gpu, &ev, hang, name, flush_l2)?);
+        } else {
+            mb.push(b.sample(gpu, &ev, hang, name, flush_l2)?);
+            ma.push(a.sample(gpu, &ev, hang, name, flush_l2)?);
+        }
+        let n = ma.len();
+        if n >= policy.max_samples {
+            break;
+        }
+        if n >= policy.min_samples.max(20) {
             if started.elapsed() > cap {
                 break;
             }
-            if n % 5 == 0 {
-                let mut s = ms.clone();
-                s.sort_by(f64::total_cmp);
-                let med = percentile(&s, 50.0);
-                let mut dev: Vec<f64> = s.iter().map(|x| (x - med).abs()).collect();
-                dev.sort_by(f64::total_cmp);
-                if median_noise(med, percentile(&dev, 50.0), n) < policy.target_noise {
-                    break;
+            if n % 10 == 0 {
+                if let Some(p) = crate::gate::paired(&ma, &mb, 0.0) {
+                    if (p.hi - p.lo) / 2.0 < policy.target_noise {
+                        break;
+                    }
                 }
             }
         }
     }
-    Ok(Samples {
-        ms,
-        batch,
-        graph: graph.is_some(),
-        flushed: flush_l2,
-        warmup_launches,
-    })
+    Ok((a.into_samples(ma, flush_l2), b.into_samples(mb, flush_l2)))
 }
 
 /// Captures `n` launches into a graph; `None` if capture is not possible for this launch.

@@ -2,8 +2,9 @@
 //! corrupt files reported and never overwritten.
 
 use kernelgate::baseline::{
-    gpu_slug, load_file, write_atomic, BaselineFile, Entry, Provenance, Store, SCHEMA,
+    gpu_slug, load_file, write_atomic, BaselineFile, Entry, Provenance, Round, Store, SCHEMA,
 };
+use kernelgate::gpu::Ceilings;
 use kernelgate::stats::Stats;
 use kernelgate::Error;
 use std::path::Path;
@@ -23,6 +24,23 @@ fn env() -> Provenance {
     }
 }
 
+/// A round of `median` ms on `machine` (noise 0.2%, 100 samples).
+fn round(median: f64, machine: &str) -> Round {
+    Round {
+        median_ms: median,
+        noise: 0.002,
+        n: 100,
+        machine: machine.into(),
+        host: if machine.is_empty() {
+            String::new()
+        } else {
+            format!("host-{machine}")
+        },
+        date: "2026-04-20T10:00:00Z".into(),
+        ceilings: None,
+    }
+}
+
 fn entry(median: f64) -> Entry {
     Entry {
         median_ms: median,
@@ -31,7 +49,15 @@ fn entry(median: f64) -> Entry {
         mad_ms: median * 0.01,
         noise: 0.004,
         n: 100,
-        rounds_ms: vec![median * 0.99, median, median * 1.02],
+        within: 0.003,
+        between: 0.002,
+        machines: 2,
+        rounds: vec![
+            round(median * 0.99, "GPU-a"),
+            round(median, "GPU-a"),
+            round(median * 1.02, "GPU-b"),
+        ],
+        rounds_ms: Vec::new(),
         env: env(),
     }
 }
@@ -104,7 +130,21 @@ fn entries_round_trip_exactly() {
         mad_ms: 2f64.sqrt() * 1e-3,
         noise: std::f64::consts::PI / 1e3,
         n: 7,
-        rounds_ms: vec![1e-7 / 3.0, 12345.678901234567],
+        within: 1.0 / 7.0,
+        between: 0.1 * 3.0,
+        machines: 2,
+        rounds: vec![
+            Round {
+                ceilings: Some(Ceilings {
+                    copy_gbps: 3000.0 / 7.0,
+                    gemm_tflops: 0.1 + 0.7,
+                    launch_us: 2.0 / 3.0,
+                }),
+                ..round(1e-7 / 3.0, "GPU-0f0f")
+            },
+            round(12345.678901234567, "GPU-1e1e"),
+        ],
+        rounds_ms: Vec::new(),
         env: env(),
     };
     s.update(GPU, "gemm", "gemm::cuda::m1_n1_k1_bf16", e.clone())
@@ -153,7 +193,7 @@ fn update_creates_keeps_and_sorts() {
     assert!(pos("gemm::cublas::m2_n2_k2_bf16") < pos("gemm::cuda::m1_n1_k1_bf16"));
     assert!(pos("gemm::cuda::m1_n1_k1_bf16") < pos("gemm::cuda::m2_n2_k2_bf16"));
     assert!(text.ends_with("}\n"));
-    assert!(text.starts_with("{\n  \"schema\": 1,\n  \"kernel\": \"gemm\",\n  \"gpu\": \"NVIDIA H100 80GB HBM3\",\n  \"entries\": {"), "{text}");
+    assert!(text.starts_with("{\n  \"schema\": 2,\n  \"kernel\": \"gemm\",\n  \"gpu\": \"NVIDIA H100 80GB HBM3\",\n  \"entries\": {"), "{text}");
     // Provenance is stored with every entry.
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
@@ -161,6 +201,15 @@ fn update_creates_keeps_and_sorts() {
         "9.0"
     );
     assert_eq!(v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["n"], 100);
+    // Every round says which machine measured it; schema 1's `rounds_ms` is not written.
+    let e = &v["entries"]["gemm::cuda::m1_n1_k1_bf16"];
+    assert_eq!(e["rounds"][2]["machine"], "GPU-b");
+    assert_eq!(e["rounds"][2]["host"], "host-GPU-b");
+    assert_eq!(
+        (e["machines"].clone(), e["within"].clone()),
+        (2.into(), 0.003.into())
+    );
+    assert!(e.get("rounds_ms").is_none(), "{e}");
 
     // Atomic: no temporary or lock file is left behind.
     assert_eq!(files_in(path.parent().unwrap()), ["gemm.json"]);
@@ -191,46 +240,197 @@ fn entry_from_stats() {
         (e.median_ms, e.p5_ms, e.p95_ms, e.mad_ms, e.noise, e.n),
         (st.median_ms, st.p5_ms, st.p95_ms, st.mad_ms, st.noise, 5)
     );
-    assert_eq!(e.rounds_ms, [st.median_ms]);
+    // One round of an unknown machine: the stats' own noise is all the spread there is.
+    assert_eq!(
+        e.rounds,
+        [Round {
+            median_ms: st.median_ms,
+            noise: st.noise,
+            n: 5,
+            machine: String::new(),
+            host: String::new(),
+            date: env().date,
+            ceilings: None,
+        }]
+    );
+    assert_eq!((e.within, e.between, e.machines), (st.noise, 0.0, 1));
+    assert!(e.rounds_ms.is_empty());
     assert_eq!(e.env, env());
 }
 
 #[test]
 fn entry_from_rounds() {
-    // A quiet round (noise 0), but rounds that disagree: the spread becomes the noise.
+    // A quiet round (noise 0), but rounds on one machine that disagree: the largest
+    // deviation of a round from the machine's median becomes the noise.
     let st = Stats::from_samples(&[1.2; 50]).unwrap();
-    let e = Entry::from_rounds(&st, &[1.3, 1.0, 1.1], env());
+    let quiet = |m: f64| Round {
+        noise: 0.0,
+        ..round(m, "GPU-a")
+    };
+    let rounds = vec![quiet(1.3), quiet(1.0), quiet(1.1)];
+    let e = Entry::from_rounds(&st, rounds.clone(), env());
     assert_eq!(e.median_ms, 1.1, "median of the round medians");
-    approx::assert_relative_eq!(e.noise, (1.3 - 1.0) / 2.0 / 1.1, max_relative = 1e-12);
-    assert_eq!(e.rounds_ms, [1.3, 1.0, 1.1]);
+    approx::assert_relative_eq!(e.within, (1.3 - 1.1) / 1.1, max_relative = 1e-12);
+    assert_eq!((e.between, e.machines), (0.0, 1));
+    assert_eq!(e.noise, e.within);
+    assert_eq!(e.rounds, rounds, "the rounds are kept as given");
     assert_eq!((e.p5_ms, e.n), (1.2, 50));
-    // A noisy round keeps its own, larger noise.
+    // A noisy round keeps its own, larger noise (the rounds' typical CI).
     let st = Stats::from_samples(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
-    let e = Entry::from_rounds(&st, &[3.0, 3.01], env());
+    let noisy = |m: f64| Round {
+        noise: st.noise,
+        ..round(m, "GPU-a")
+    };
+    let e = Entry::from_rounds(&st, vec![noisy(3.0), noisy(3.01)], env());
     assert_eq!(e.noise, st.noise);
     assert_eq!(e.median_ms, 3.005);
-    // No rounds: the stats' own median, no spread.
-    let e = Entry::from_rounds(&st, &[], env());
-    assert_eq!((e.median_ms, e.noise), (3.0, st.noise));
-    // One round is Entry::new.
+    // No rounds: the stats' own median and noise, one machine.
+    let e = Entry::from_rounds(&st, vec![], env());
+    assert_eq!(
+        (e.median_ms, e.noise, e.within, e.between, e.machines),
+        (3.0, st.noise, st.noise, 0.0, 1)
+    );
+    assert!(e.rounds.is_empty());
+    // One round of an unknown machine is Entry::new.
+    let one = Round {
+        median_ms: 3.0,
+        noise: st.noise,
+        n: 5,
+        machine: String::new(),
+        host: String::new(),
+        date: env().date,
+        ceilings: None,
+    };
     assert_eq!(
         Entry::new(&st, env()),
-        Entry::from_rounds(&st, &[3.0], env())
+        Entry::from_rounds(&st, vec![one], env())
     );
-    // Files written before rounds were recorded still load.
+    // Two machines: the spread between them is part of the noise.
+    let st = Stats::from_samples(&[1.0; 50]).unwrap();
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            round(1.0, "GPU-a"),
+            round(1.0, "GPU-a"),
+            round(1.1, "GPU-b"),
+        ],
+        env(),
+    );
+    approx::assert_relative_eq!(e.median_ms, 1.05, max_relative = 1e-12);
+    approx::assert_relative_eq!(e.between, 0.05 / 1.05, max_relative = 1e-9);
+    assert_eq!((e.within, e.machines), (0.002, 2));
+    approx::assert_relative_eq!(
+        e.noise,
+        (0.002f64.powi(2) + (0.05f64 / 1.05).powi(2)).sqrt(),
+        max_relative = 1e-9
+    );
+}
+
+#[test]
+fn entry_ceilings_are_the_median_of_the_rounds_that_have_them() {
+    let c = |copy: f64, gemm: f64, launch: f64| Ceilings {
+        copy_gbps: copy,
+        gemm_tflops: gemm,
+        launch_us: launch,
+    };
+    let st = Stats::from_samples(&[1.0; 20]).unwrap();
+    let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.0, "b")], env());
+    assert_eq!(e.ceilings(), None, "no round measured its ceilings");
+    let with = |r: Round, x: Ceilings| Round {
+        ceilings: Some(x),
+        ..r
+    };
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            with(round(1.0, "a"), c(3000.0, 700.0, 2.0)),
+            round(1.0, "a"),
+            with(round(1.0, "b"), c(3300.0, 800.0, 3.0)),
+            with(round(1.0, "c"), c(2700.0, 900.0, 2.5)),
+        ],
+        env(),
+    );
+    assert_eq!(e.ceilings(), Some(c(3000.0, 800.0, 2.5)), "per field");
+}
+
+/// A schema-1 file as it was written: `rounds_ms`, no machines.
+fn schema1_file(rounds_ms: Option<&[f64]>) -> String {
+    let mut e = serde_json::json!({
+        "median_ms": 1.0,
+        "p5_ms": 0.98,
+        "p95_ms": 1.03,
+        "mad_ms": 0.01,
+        "noise": 0.015,
+        "n": 100,
+        "env": serde_json::to_value(env()).unwrap(),
+    });
+    if let Some(r) = rounds_ms {
+        e["rounds_ms"] = serde_json::json!(r);
+    }
+    let v = serde_json::json!({
+        "schema": 1,
+        "kernel": "gemm",
+        "gpu": GPU,
+        "entries": { "gemm::cuda::m1_n1_k1_bf16": e },
+    });
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+#[test]
+fn schema1_files_are_migrated() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("gemm.json");
-    let mut v = valid_file();
-    v["entries"]["gemm::cuda::m1_n1_k1_bf16"]
-        .as_object_mut()
-        .unwrap()
-        .remove("rounds_ms");
-    std::fs::write(&p, v.to_string()).unwrap();
-    assert!(
-        load_file(&p).unwrap().unwrap().entries["gemm::cuda::m1_n1_k1_bf16"]
-            .rounds_ms
-            .is_empty()
+    let s = Store::new(dir.path());
+    let path = s.path(GPU, "gemm");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+
+    // Stored round medians become rounds of one unknown machine; the stored noise is kept.
+    std::fs::write(&path, schema1_file(Some(&[0.99, 1.0, 1.02]))).unwrap();
+    let f = s.load(GPU, "gemm").unwrap().unwrap();
+    assert_eq!(f.schema, SCHEMA, "migrated in memory");
+    let e = &f.entries["gemm::cuda::m1_n1_k1_bf16"];
+    assert_eq!(
+        e.rounds.iter().map(|r| r.median_ms).collect::<Vec<_>>(),
+        [0.99, 1.0, 1.02]
     );
+    assert!(e
+        .rounds
+        .iter()
+        .all(|r| r.machine.is_empty() && r.host.is_empty() && r.n == 100));
+    assert!(e.rounds.iter().all(|r| r.date == env().date));
+    assert!(e.rounds_ms.is_empty());
+    assert_eq!((e.median_ms, e.noise), (1.0, 0.015));
+    assert_eq!((e.within, e.between, e.machines), (0.015, 0.0, 1));
+    assert_eq!(e.ceilings(), None);
+    // The file itself is not rewritten by reading it.
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("\"rounds_ms\""));
+
+    // Written back (any update of the file): schema 2, with rounds and no rounds_ms.
+    s.update(GPU, "gemm", "gemm::cuda::m2_n2_k2_bf16", entry(2.0))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["schema"], 2);
+    let old = &v["entries"]["gemm::cuda::m1_n1_k1_bf16"];
+    assert!(old.get("rounds_ms").is_none(), "{text}");
+    assert_eq!(old["rounds"].as_array().unwrap().len(), 3);
+    assert_eq!(old["rounds"][0]["machine"], "");
+    assert_eq!(old["machines"], 1);
+    let again = s.load(GPU, "gemm").unwrap().unwrap();
+    assert_eq!(again.entries["gemm::cuda::m1_n1_k1_bf16"], *e);
+    assert_eq!(again.entries["gemm::cuda::m2_n2_k2_bf16"], entry(2.0));
+
+    // A schema-1 entry written before rounds were recorded: its median is the one round.
+    std::fs::write(&path, schema1_file(None)).unwrap();
+    let f = s.load(GPU, "gemm").unwrap().unwrap();
+    let e = &f.entries["gemm::cuda::m1_n1_k1_bf16"];
+    assert_eq!(e.rounds.len(), 1);
+    assert_eq!(
+        (e.rounds[0].median_ms, e.rounds[0].machine.as_str()),
+        (1.0, "")
+    );
+    assert_eq!((e.within, e.machines), (0.015, 1));
 }
 
 fn baseline_err(r: kernelgate::Result<impl std::fmt::Debug>) -> (std::path::PathBuf, String) {
@@ -247,7 +447,7 @@ fn corrupt_file_is_an_error_and_never_overwritten() {
     let path = s.path(GPU, "gemm");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     for corrupt in [
-        "{ \"schema\": 1, \"kernel\": \"gemm\", \"gpu\": \"x\", \"entries\": {",
+        "{ \"schema\": 2, \"kernel\": \"gemm\", \"gpu\": \"x\", \"entries\": {",
         "",
         "[]",
         "<<<<<<< HEAD\n",
@@ -310,12 +510,14 @@ fn load_value(v: &serde_json::Value) -> kernelgate::Result<Option<BaselineFile>>
 fn invalid_contents_are_errors() {
     assert!(load_value(&valid_file()).unwrap().is_some());
 
-    let mut v = valid_file();
-    v["schema"] = 2.into();
-    assert_eq!(
-        baseline_err(load_value(&v)).1,
-        "schema 2 is not the supported 1"
-    );
+    for schema in [0, 3] {
+        let mut v = valid_file();
+        v["schema"] = schema.into();
+        assert_eq!(
+            baseline_err(load_value(&v)).1,
+            format!("schema {schema} is not one of the supported 1..=2")
+        );
+    }
 
     let mut v = valid_file();
     v["extra"] = true.into();
@@ -323,7 +525,7 @@ fn invalid_contents_are_errors() {
         .1
         .contains("unknown field `extra`"));
 
-    let e = "entry gemm::cuda::m1_n1_k1_bf16: median must be a positive number, p5/p95/mad/noise/rounds finite and n > 0";
+    let e = "entry gemm::cuda::m1_n1_k1_bf16: median must be a positive number, p5/p95/mad/noise/rounds finite, round medians positive and n > 0";
     for (field, bad) in [
         ("median_ms", serde_json::json!(0.0)),
         ("median_ms", serde_json::json!(-1.0)),
@@ -333,6 +535,44 @@ fn invalid_contents_are_errors() {
         v["entries"]["gemm::cuda::m1_n1_k1_bf16"][field] = bad;
         assert_eq!(baseline_err(load_value(&v)).1, e, "{field}");
     }
+    // A round's median must be positive too.
+    for bad in [0.0, -1.0] {
+        let mut v = valid_file();
+        v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["rounds"][1]["median_ms"] = bad.into();
+        assert_eq!(baseline_err(load_value(&v)).1, e, "round median {bad}");
+    }
+    // Schema-2 fields a writer may omit take their defaults.
+    let mut v = valid_file();
+    for f in ["within", "between", "machines", "rounds"] {
+        v["entries"]["gemm::cuda::m1_n1_k1_bf16"]
+            .as_object_mut()
+            .unwrap()
+            .remove(f);
+    }
+    let got = load_value(&v).unwrap().unwrap();
+    let e1 = &got.entries["gemm::cuda::m1_n1_k1_bf16"];
+    assert_eq!((e1.within, e1.between, e1.machines), (0.0, 0.0, 0));
+    assert!(e1.rounds.is_empty());
+    let mut v = valid_file();
+    v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["rounds"] =
+        serde_json::json!([{ "median_ms": 1.0, "noise": 0.01, "n": 10 }]);
+    let got = load_value(&v).unwrap().unwrap();
+    let r = &got.entries["gemm::cuda::m1_n1_k1_bf16"].rounds[0];
+    assert_eq!(
+        (
+            r.machine.as_str(),
+            r.host.as_str(),
+            r.date.as_str(),
+            r.ceilings
+        ),
+        ("", "", "", None)
+    );
+    // A null round median (NaN or Inf written by serde_json) is not a valid file.
+    let mut v = valid_file();
+    v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["rounds"][0]["median_ms"] = serde_json::Value::Null;
+    assert!(baseline_err(load_value(&v))
+        .1
+        .starts_with("not a valid baseline file: invalid type: null"));
     // null where a number belongs (serde_json writes NaN/Inf as null).
     let mut v = valid_file();
     v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["noise"] = serde_json::Value::Null;
@@ -398,6 +638,44 @@ fn update_refuses_entries_it_could_not_read_back() {
             "gemm::cuda::m2_n2_k2_bf16",
             Entry {
                 rounds_ms: vec![1.0, f64::INFINITY],
+                ..entry(1.0)
+            },
+        ),
+        (
+            "gemm::cuda::m2_n2_k2_bf16",
+            Entry {
+                within: f64::NAN,
+                ..entry(1.0)
+            },
+        ),
+        (
+            "gemm::cuda::m2_n2_k2_bf16",
+            Entry {
+                between: f64::INFINITY,
+                ..entry(1.0)
+            },
+        ),
+        (
+            "gemm::cuda::m2_n2_k2_bf16",
+            Entry {
+                rounds: vec![round(1.0, "GPU-a"), round(f64::INFINITY, "GPU-b")],
+                ..entry(1.0)
+            },
+        ),
+        (
+            "gemm::cuda::m2_n2_k2_bf16",
+            Entry {
+                rounds: vec![round(1.0, "GPU-a"), round(0.0, "GPU-b")],
+                ..entry(1.0)
+            },
+        ),
+        (
+            "gemm::cuda::m2_n2_k2_bf16",
+            Entry {
+                rounds: vec![Round {
+                    noise: f64::NAN,
+                    ..round(1.0, "GPU-a")
+                }],
                 ..entry(1.0)
             },
         ),

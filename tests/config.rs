@@ -26,6 +26,12 @@ const VARS: &[&str] = &[
     "KERNELGATE_MAX_TIME_MS",
     "KERNELGATE_TARGET_NOISE",
     "KERNELGATE_SPIN_SCALE",
+    "KERNELGATE_SPIN_FAULT",
+    "KERNELGATE_SKIP_VERIFY",
+    "KERNELGATE_HANG_S",
+    "KERNELGATE_BASE",
+    "KERNELGATE_FLOOR_US",
+    "KERNELGATE_MACHINE_FACTOR",
 ];
 
 fn clear() {
@@ -83,6 +89,12 @@ fn environment() {
     assert_eq!((c.seed, c.device, c.spin_scale), (None, 0, 1.0));
     assert_eq!(c.timing, Policy::default());
     assert_eq!(c.suite_path(), Path::new("/proj/fixtures/default.json"));
+    // The gate across machines: the default floor, no machine factor, no A/B base.
+    assert_eq!(c.floor_us, kernelgate::config::DEFAULT_FLOOR_US);
+    assert_eq!(kernelgate::config::DEFAULT_FLOOR_US, 0.5);
+    assert!(!c.machine_factor);
+    assert_eq!((c.base.as_deref(), c.base_kernels.as_deref()), (None, None));
+    assert_eq!(c.inject_ns, None, "only the self-test injects");
 
     // Overrides.
     let ok =
@@ -118,6 +130,22 @@ fn environment() {
         0.01
     );
     assert_eq!(ok("KERNELGATE_SPIN_SCALE", "1.10").spin_scale, 1.1);
+    assert_eq!(ok("KERNELGATE_FLOOR_US", "0").floor_us, 0.0);
+    assert_eq!(ok("KERNELGATE_FLOOR_US", "2.5").floor_us, 2.5);
+    assert_eq!(
+        ok("KERNELGATE_FLOOR_US", "").floor_us,
+        kernelgate::config::DEFAULT_FLOOR_US
+    );
+    for v in ["1", "true", "yes"] {
+        assert!(ok("KERNELGATE_MACHINE_FACTOR", v).machine_factor, "{v}");
+    }
+    for v in ["0", "false", "no", ""] {
+        assert!(!ok("KERNELGATE_MACHINE_FACTOR", v).machine_factor, "{v:?}");
+    }
+    let c = ok("KERNELGATE_BASE", "HEAD~1");
+    assert_eq!(c.base.as_deref(), Some("HEAD~1"));
+    assert_eq!(c.base_kernels, None, "materialised later, by resolve_base");
+    assert_eq!(ok("KERNELGATE_BASE", "").base, None);
     for v in ["1", "true", "yes"] {
         assert!(ok("UPDATE_BASELINES", v).update_baselines, "{v}");
         assert!(ok("KERNELGATE_STRICT", v).strict, "{v}");
@@ -175,6 +203,23 @@ fn environment() {
         env_err("KERNELGATE_SPIN_SCALE", v, "must be a positive factor");
     }
     env_err("KERNELGATE_SPIN_SCALE", "x", "not a number");
+    for v in ["-1", "-0.001", "NaN", "inf", "-inf"] {
+        env_err(
+            "KERNELGATE_FLOOR_US",
+            v,
+            "must be a finite number of µs ≥ 0",
+        );
+    }
+    env_err("KERNELGATE_FLOOR_US", "0.5us", "not a number");
+    for v in ["maybe", "on", "2"] {
+        env_err("KERNELGATE_MACHINE_FACTOR", v, "expected 1 or 0");
+    }
+    // The error names the variable.
+    let e = with("KERNELGATE_FLOOR_US", "-1").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "environment variable KERNELGATE_FLOOR_US=\"-1\": must be a finite number of µs ≥ 0"
+    );
 
     // The root: KERNELGATE_ROOT, else the current directory when it has fixtures/.
     clear();

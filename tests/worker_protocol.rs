@@ -43,6 +43,9 @@ fn handshake_and_run() {
     let r = w.run(&request(), T).expect("run succeeds");
     assert_eq!(r.samples_ms, vec![0.5, 0.25]);
     assert_eq!(r.variant, "fake-op");
+    // Optional reply fields a user worker may omit take their defaults.
+    assert!(!r.graph);
+    assert_eq!(r.graph_error, None);
     // The worker is long-lived: a second request on the same process works.
     assert!(w.run(&request(), T).is_ok());
 }

@@ -23,8 +23,16 @@
 //!    op), then times the op with the same policy as the harness (warm-up by time, L2 flush
 //!    before each sample, CUDA events, batches for short ops, stop when the median's 95% CI
 //!    half-width is under `target_noise` or after `max_time_ms`) and replies
-//!    `{"ok":true,"samples_ms":[...],"batch":1,"graph":false,"flushed":true,
-//!      "variant":"torch.matmul","compile_s":0.0}`.
+//!    `{"ok":true,"samples_ms":[...],"batch":1,"graph":true,"flushed":true,
+//!      "graph_error":null,"variant":"torch.matmul","compile_s":0.0}`.
+//!    Timing is on the device, not the host: the outputs are written first (from a plain
+//!    call, never from a graph replay), then the worker always tries to capture the op in a
+//!    CUDA graph (`batch` calls for ops shorter than `min_sample_us`, one call otherwise) and
+//!    each sample is one replay between CUDA events, so host dispatch (Python, autograd,
+//!    framework overhead) stays out of the samples; `graph` says whether samples replayed a
+//!    graph. Where capture fails the worker times eager launches with CUDA events instead and
+//!    says why in `graph_error` (`null` when a graph was used). `graph`, `flushed`,
+//!    `graph_error`, `variant` and `compile_s` are optional: a user worker may omit them.
 //!    The harness then applies the same references and tolerances as for its own backends.
 //! 3. Errors: `{"ok":false,"error":"what went wrong"}`; the case fails with that message.
 //! 4. `{"op":"bye"}` (no reply) ends the worker; so does closing its stdin.
@@ -137,6 +145,10 @@ pub struct RunReply {
     /// Whether samples replayed a CUDA graph.
     #[serde(default)]
     pub graph: bool,
+    /// Why CUDA-graph capture failed, so the samples timed eager launches instead; `None` when
+    /// a graph was used, or when the worker does not report it (user workers may omit it).
+    #[serde(default)]
+    pub graph_error: Option<String>,
     /// Whether L2 was flushed before each sample.
     #[serde(default)]
     pub flushed: bool,

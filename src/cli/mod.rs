@@ -77,6 +77,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show that the gate calls injected slowdowns of a real kernel (+10%) and passes small
+    /// ones (+3%), against the stored baseline and in same-run A/B mode. Exit 1 if not.
+    Selftest {
+        /// The case to inject into (a `cuda` case of the suite).
+        #[arg(long, default_value = "rmsnorm::cuda::m65536_n4096_w32_bf16")]
+        case: String,
+        /// Suite holding the case.
+        #[arg(long, short, default_value = "default")]
+        suite: String,
+        /// Runs per level and mode.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Injected slowdowns in percent of the kernel's median (0 is always run).
+        #[arg(long, value_delimiter = ',', default_value = "3,5,10")]
+        levels: Vec<f64>,
+        /// Write the full report (every record) as JSON here.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// The spread stored in baselines per family (within and between machines) and the
+    /// absolute floor derived from tiny kernels measured on several machines.
+    Spread {
+        /// GPU slugs under the baselines directory (default: all).
+        gpus: Vec<String>,
+    },
 }
 
 /// `kernelgate run`.
@@ -121,6 +146,10 @@ pub struct RunArgs {
     /// No progress bar (it is off anyway when stderr is not a terminal).
     #[arg(long)]
     pub no_progress: bool,
+    /// Same-run A/B: compile our kernels from this git revision (or directory holding
+    /// `kernels/`) too and time both in alternation (overrides `KERNELGATE_BASE`).
+    #[arg(long)]
+    pub base: Option<String>,
 }
 
 /// `kernelgate report`.
@@ -361,6 +390,69 @@ where
                 );
             } else {
                 print!("{}", gpu_block(&g.info));
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Selftest {
+            case,
+            suite,
+            runs,
+            levels,
+            output,
+        } => config().and_then(|mut cfg| {
+            cfg.suite = suite;
+            let s = crate::suite::Suite::load(&cfg.suite_path())?;
+            let c = s
+                .cases
+                .iter()
+                .find(|c| c.name() == case)
+                .ok_or_else(|| Error::Case {
+                    case: case.clone(),
+                    message: format!("not a case of suite {}", s.name),
+                })?;
+            let r = crate::selftest::run(&cfg, c, runs.max(1), &levels)?;
+            if let Some(p) = output {
+                let text = serde_json::to_string_pretty(&r).map_err(|e| Error::Json {
+                    what: p.display().to_string(),
+                    source: e,
+                })?;
+                crate::baseline::write_atomic(&p, text.as_bytes())?;
+            }
+            print!("{}", r.render());
+            Ok(if r.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FAILED)
+            })
+        }),
+        Command::Spread { gpus } => config().and_then(|cfg| {
+            let mut slugs = gpus;
+            if slugs.is_empty() {
+                let rd = std::fs::read_dir(&cfg.baseline_dir)
+                    .map_err(|e| Error::io("listing", &cfg.baseline_dir, e))?;
+                slugs = rd
+                    .flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .collect();
+                slugs.sort();
+            }
+            for slug in slugs {
+                let dir = cfg.baseline_dir.join(&slug);
+                let rd = std::fs::read_dir(&dir).map_err(|e| Error::io("listing", &dir, e))?;
+                let mut paths: Vec<PathBuf> = rd
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .collect();
+                paths.sort();
+                let mut files = Vec::new();
+                for p in paths {
+                    if let Some(f) = crate::baseline::load_file(&p)? {
+                        files.push(f);
+                    }
+                }
+                println!("{}", crate::sensitivity::render_spread(&slug, &files));
             }
             Ok(ExitCode::SUCCESS)
         }),

@@ -43,6 +43,10 @@ pub fn configure(mut cfg: Config, a: &RunArgs) -> Result<Config> {
     } else if a.verify {
         cfg.skip_verify = false;
     }
+    if let Some(b) = &a.base {
+        cfg.base = Some(b.clone());
+        cfg.base_kernels = None;
+    }
     if let Some(t) = a.tolerance_pct {
         if !(t > 0.0 && t < 1000.0) {
             return Err(bad("--tolerance-pct", format!("{t} is not a percentage")));
@@ -165,7 +169,8 @@ fn progress(n: usize, enabled: bool) -> ProgressBar {
 
 /// Runs the selected cases; exit status 1 when any case fails.
 pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
-    let cfg = configure(cfg, a)?;
+    let mut cfg = configure(cfg, a)?;
+    cfg.resolve_base()?;
     let suite = Suite::load(&cfg.suite_path())?;
     let cases = select(&suite, a)?;
     let mut session = Session::new(cfg, &suite.name).with_workers(suite.workers.clone());
@@ -227,6 +232,7 @@ pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
         w.finish(&reference)?;
         println!("\n{}", crate::report::summary_table(&w.records()));
         print!("{}", crate::report::speedup_table(&w.records()));
+        print!("{}", w.summary().render());
         println!("results: {}", w.path().display());
     }
     if failed.is_empty() {

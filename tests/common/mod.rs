@@ -25,6 +25,8 @@ pub fn gpu_info() -> GpuInfo {
         sm_clock_max_mhz: 1980,
         sm_clock_mhz: 1980,
         mem_clock_mhz: 2619,
+        uuid: "GPU-00000000-1111-2222-3333-444444444444".into(),
+        host: "test-host".into(),
     }
 }
 
@@ -111,6 +113,13 @@ pub fn record(
         checks,
         verified: true,
         speedup_vs: None,
+        machine: String::new(),
+        baseline_machines: None,
+        machine_factor: None,
+        floor_ms: None,
+        min_detectable: None,
+        ab: None,
+        capture_error: None,
         seed: 42,
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),

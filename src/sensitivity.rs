@@ -1,0 +1,281 @@
+//! What the gate can see: per-run summaries of verdicts and of the smallest slowdown each case
+//! could have been called for, per-family tables of it, and the absolute floor derived from
+//! the machine-to-machine spread stored in baselines.
+
+use crate::baseline::BaselineFile;
+use crate::results::{Record, Verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A run is called *blind* to a slowdown of this size (fraction) when some compared case could
+/// not have called it.
+pub const BLIND_AT: f64 = 0.10;
+
+/// The distribution of the minimum detectable change over the compared cases of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// Cases with a comparison.
+    pub n: usize,
+    /// Smallest, median, 90th percentile and largest minimum detectable change (fractions).
+    pub min: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Distribution {
+    /// The distribution of `xs` (`None` when empty).
+    pub fn of(xs: &[f64]) -> Option<Distribution> {
+        let mut s: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+        if s.is_empty() {
+            return None;
+        }
+        s.sort_by(f64::total_cmp);
+        let p = |q| crate::stats::percentile(&s, q);
+        Some(Distribution {
+            n: s.len(),
+            min: s[0],
+            p50: p(50.0),
+            p90: p(90.0),
+            max: s[s.len() - 1],
+        })
+    }
+}
+
+/// What the gate saw over one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Records by verdict (`pass`, `ambiguous`, `regression`, …).
+    pub verdicts: BTreeMap<String, usize>,
+    /// Cases whose verdict is ambiguous (beyond tolerance, within noise or floor).
+    pub ambiguous: usize,
+    /// Minimum detectable change over the compared cases.
+    pub min_detectable: Option<Distribution>,
+    /// Compared cases that could not have called a slowdown of [`BLIND_AT`], by name.
+    pub blind: Vec<String>,
+    /// Records timed by replaying a CUDA graph.
+    pub graph_timed: usize,
+    /// External-backend cases whose CUDA-graph capture failed (timed eagerly).
+    pub capture_failed: Vec<String>,
+}
+
+impl RunSummary {
+    /// The summary of `records`.
+    pub fn of(records: &[Record]) -> RunSummary {
+        let mut verdicts = BTreeMap::new();
+        for r in records {
+            let key = serde_json::to_value(r.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            *verdicts.entry(key).or_insert(0) += 1;
+        }
+        let mdc: Vec<(f64, &str)> = records
+            .iter()
+            .filter_map(|r| r.min_detectable.map(|m| (m, r.case.as_str())))
+            .collect();
+        let mut blind: Vec<String> = mdc
+            .iter()
+            .filter(|(m, _)| *m >= BLIND_AT)
+            .map(|(_, c)| c.to_string())
+            .collect();
+        blind.sort();
+        RunSummary {
+            ambiguous: records
+                .iter()
+                .filter(|r| r.verdict == Verdict::Ambiguous)
+                .count(),
+            verdicts,
+            min_detectable: Distribution::of(&mdc.iter().map(|(m, _)| *m).collect::<Vec<_>>()),
+            blind,
+            graph_timed: records.iter().filter(|r| r.graph).count(),
+            capture_failed: records
+                .iter()
+                .filter(|r| r.capture_error.is_some())
+                .map(|r| r.case.clone())
+                .collect(),
+        }
+    }
+
+    /// The lines printed after a run.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let counts: Vec<String> = self
+            .verdicts
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        let _ = writeln!(s, "verdicts: {}", counts.join(", "));
+        let _ = writeln!(s, "ambiguous: {}", self.ambiguous);
+        match &self.min_detectable {
+            Some(d) => {
+                let _ = writeln!(
+                    s,
+                    "smallest slowdown the gate could call ({} compared cases): min {:.1}%, median {:.1}%, p90 {:.1}%, max {:.1}%",
+                    d.n,
+                    d.min * 100.0,
+                    d.p50 * 100.0,
+                    d.p90 * 100.0,
+                    d.max * 100.0
+                );
+            }
+            None => {
+                let _ = writeln!(s, "no case was compared with a baseline or an A/B base");
+            }
+        }
+        if !self.blind.is_empty() {
+            let _ = writeln!(
+                s,
+                "WARNING: too noisy to call a {:.0}% slowdown in {} case(s): {}",
+                BLIND_AT * 100.0,
+                self.blind.len(),
+                self.blind.join(", ")
+            );
+        }
+        if !self.capture_failed.is_empty() {
+            let _ = writeln!(
+                s,
+                "CUDA-graph capture failed (timed from the host) in {} case(s): {}",
+                self.capture_failed.len(),
+                self.capture_failed.join(", ")
+            );
+        }
+        s
+    }
+}
+
+/// Minimum detectable change per (family, backend): compared cases, median and largest.
+pub fn family_table(records: &[Record]) -> String {
+    let mut by: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for r in records {
+        if let Some(m) = r.min_detectable {
+            by.entry((r.kernel.clone(), r.backend.clone()))
+                .or_default()
+                .push(m);
+        }
+    }
+    let mut s = String::from(
+        "| family | backend | cases | median MDC | max MDC |\n|---|---|---|---|---|\n",
+    );
+    for ((k, b), v) in by {
+        let d = Distribution::of(&v).expect("non-empty");
+        let _ = writeln!(
+            s,
+            "| {k} | {b} | {} | {:.1}% | {:.1}% |",
+            d.n,
+            d.p50 * 100.0,
+            d.max * 100.0
+        );
+    }
+    s
+}
+
+/// The spread stored in one GPU model's baselines, per family.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilySpread {
+    /// Family.
+    pub kernel: String,
+    /// Entries.
+    pub entries: usize,
+    /// Fewest machines of an entry.
+    pub min_machines: usize,
+    /// Median and largest within-machine spread (fractions).
+    pub within_p50: f64,
+    /// Largest within-machine spread.
+    pub within_max: f64,
+    /// Median and largest between-machine spread (fractions).
+    pub between_p50: f64,
+    /// Largest between-machine spread.
+    pub between_max: f64,
+}
+
+/// Per-family spread of baseline files.
+pub fn family_spread(files: &[BaselineFile]) -> Vec<FamilySpread> {
+    files
+        .iter()
+        .filter(|f| !f.entries.is_empty())
+        .map(|f| {
+            let w: Vec<f64> = f.entries.values().map(|e| e.within).collect();
+            let b: Vec<f64> = f.entries.values().map(|e| e.between).collect();
+            let (dw, db) = (
+                Distribution::of(&w).expect("non-empty"),
+                Distribution::of(&b).expect("non-empty"),
+            );
+            FamilySpread {
+                kernel: f.kernel.clone(),
+                entries: f.entries.len(),
+                min_machines: f.entries.values().map(|e| e.machines).min().unwrap_or(0),
+                within_p50: dw.p50,
+                within_max: dw.max,
+                between_p50: db.p50,
+                between_max: db.max,
+            }
+        })
+        .collect()
+}
+
+/// Baseline entries below this median (ms) are the "few µs" kernels the floor is derived from.
+pub const TINY_MS: f64 = 0.020;
+
+/// The absolute machine-to-machine differences (µs) of tiny kernels in `files`: for every entry
+/// with a median under [`TINY_MS`] measured on at least two machines, the largest deviation
+/// of a machine's median from the centre, in µs. Sorted ascending, with the case names.
+pub fn tiny_spreads_us(files: &[BaselineFile]) -> Vec<(f64, String)> {
+    let mut v: Vec<(f64, String)> = files
+        .iter()
+        .flat_map(|f| f.entries.iter())
+        .filter(|(_, e)| e.median_ms < TINY_MS && e.machines >= 2)
+        .map(|(c, e)| (e.between * e.median_ms * 1e3, c.clone()))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// A floor that covers every measured machine-to-machine difference of tiny kernels, with a
+/// 25% margin, rounded up to 0.05 µs; `None` without multi-machine tiny entries.
+pub fn derived_floor_us(files: &[BaselineFile]) -> Option<f64> {
+    let v = tiny_spreads_us(files);
+    let max = v.last()?.0;
+    let steps = ((max * 1.25) / 0.05 * 1e9).round() / 1e9;
+    Some(steps.ceil() * 0.05)
+}
+
+/// The spread table and the floor derivation for one GPU model's baselines, as Markdown.
+pub fn render_spread(gpu: &str, files: &[BaselineFile]) -> String {
+    let mut s = format!("## {gpu}\n\n| family | entries | machines (min) | within p50 | within max | between p50 | between max |\n|---|---|---|---|---|---|---|\n");
+    for f in family_spread(files) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.2}% | {:.2}% | {:.2}% | {:.2}% |",
+            f.kernel,
+            f.entries,
+            f.min_machines,
+            f.within_p50 * 100.0,
+            f.within_max * 100.0,
+            f.between_p50 * 100.0,
+            f.between_max * 100.0
+        );
+    }
+    let tiny = tiny_spreads_us(files);
+    if let Some((max, case)) = tiny.last() {
+        let _ = writeln!(
+            s,
+            "\nkernels under {:.0} µs on ≥ 2 machines: {}; largest machine-to-machine difference {:.3} µs ({case}); derived floor {:.2} µs",
+            TINY_MS * 1e3,
+            tiny.len(),
+            max,
+            derived_floor_us(files).unwrap_or(0.0)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "\nno kernel under {:.0} µs measured on ≥ 2 machines: no floor can be derived",
+            TINY_MS * 1e3
+        );
+    }
+    s
+}
