@@ -28,25 +28,20 @@ __device__ __forceinline__ float kg_input_value(unsigned long long seed, unsigne
 }
 
 // Gate self-test (`kernelgate selftest`): compiled with -DKG_INJECT_NS=<ns>, a kernel that ends
-// with KG_INJECT_EPILOGUE() makes its last block to finish wait <ns> nanoseconds on the global
-// timer, so the whole launch ends exactly that much later while every other block runs as
-// before. Without the define the epilogue is empty and the kernel is unchanged. Every thread of
-// the block must reach the epilogue (it holds a barrier).
+// with KG_INJECT_EPILOGUE() makes its highest-numbered block (dispatched last, so among the
+// last to finish) wait <ns> nanoseconds on the global timer, so the launch ends about that much
+// later while every other block runs exactly as before (no barrier, no atomic: a first version
+// that counted finished blocks with one global atomic cost 37% on RMSNorm 65536x4096 by itself).
+// Without the define the epilogue is empty and the kernel is unchanged.
 #ifdef KG_INJECT_NS
-__device__ unsigned int kg_inject_blocks_done = 0;
 __device__ __forceinline__ void kg_inject_epilogue() {
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        __threadfence();
-        const unsigned int total = gridDim.x * gridDim.y * gridDim.z;
-        if (atomicAdd(&kg_inject_blocks_done, 1u) == total - 1u) {
-            unsigned long long t0, t;
-            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-            do {
-                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-            } while (t - t0 < (unsigned long long)(KG_INJECT_NS));
-            kg_inject_blocks_done = 0;  // ready for the next launch (launches are stream-ordered)
-        }
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == gridDim.x - 1 &&
+        blockIdx.y == gridDim.y - 1 && blockIdx.z == gridDim.z - 1) {
+        unsigned long long t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        do {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (t - t0 < (unsigned long long)(KG_INJECT_NS));
     }
 }
 #define KG_INJECT_EPILOGUE() kg_inject_epilogue()

@@ -7,6 +7,7 @@
 #                evidence), then two append passes onto them. (further machines)
 #   gate         a gate run against the committed baselines, then the self-test.
 # Returns under $OUT: log.txt, results-*.json, selftest.json, baselines.tar (base-* modes).
+# SELFTEST=1 adds the self-test to the base-* modes; APPENDS=N append passes in base-append.
 set -u
 OUT=${OUT:-/tmp/kgout}
 mkdir -p "$OUT"
@@ -27,7 +28,7 @@ pass() {  # pass NAME [env...]: one run of the suite, results to $OUT/results-NA
 }
 selftest() {
   local t0=$(date +%s)
-  $KG selftest --runs ${RUNS:-5} --output "$OUT/selftest.json" 2>&1 | tee -a "$OUT/log.txt" | tail -20
+  timeout ${SELFTEST_S:-200} $KG selftest --runs ${RUNS:-5} --output "$OUT/selftest.json" 2>&1 | tee -a "$OUT/log.txt" | tail -20
   log "selftest took $(( $(date +%s) - t0 )) s"
 }
 case "${1:-gate}" in
@@ -36,16 +37,16 @@ case "${1:-gate}" in
     export KERNELGATE_BASELINE_DIR=/tmp/kgb
     pass update UPDATE_BASELINES=1
     pass append1 UPDATE_BASELINES=append
-    selftest
     tar -C /tmp/kgb -cf "$OUT/baselines.tar" .
+    [ -n "${SELFTEST:-}" ] && selftest
     ;;
   base-append)
     rm -rf /tmp/kgb && cp -r baselines /tmp/kgb
     export KERNELGATE_BASELINE_DIR=/tmp/kgb
     pass gate
-    pass append1 UPDATE_BASELINES=append
-    pass append2 UPDATE_BASELINES=append
+    for i in $(seq 1 ${APPENDS:-1}); do pass append$i UPDATE_BASELINES=append; done
     tar -C /tmp/kgb -cf "$OUT/baselines.tar" "$slug"
+    [ -n "${SELFTEST:-}" ] && selftest
     ;;
   gate)
     pass gate

@@ -2,8 +2,8 @@
 //! small ones pass, in stored-baseline and in same-run A/B mode.
 //!
 //! A real kernel (default: RMSNorm 65536×4096 bf16, about 258 µs on an H200) is recompiled with
-//! `-DKG_INJECT_NS=<ns>`: its last block to finish waits that long on the global timer
-//! (`kernels/kg_common.cuh`), so the launch ends exactly `ns` later while everything else —
+//! `-DKG_INJECT_NS=<ns>`: its highest-numbered block (dispatched last) waits that long on the
+//! global timer (`kernels/kg_common.cuh`), so the launch ends about `ns` later while everything else —
 //! clocks, memory placement, host load — acts on it as on any kernel. The delay is a percentage
 //! of the kernel's median measured on this machine first.
 //!
@@ -220,6 +220,9 @@ pub fn run(cfg: &Config, case: &Case, runs: usize, levels: &[f64]) -> Result<Rep
                 c.base_kernels = Some(base_dir.clone());
                 c.base = Some("working tree, no injection".into());
             }
+            // The plain run above checked the output; the injected runs only time (their
+            // outputs are still scanned for NaN/Inf), which keeps the self-test to a minute.
+            c.skip_verify = true;
             for _ in 0..runs {
                 let r = one(&mut gpu, &c)?;
                 trials.push(Trial {
