@@ -27,13 +27,15 @@ __device__ __forceinline__ float kg_input_value(unsigned long long seed, unsigne
     return (v >= hi && lo < hi) ? nextafterf(hi, lo) : v;
 }
 
-// Gate self-test (`kernelgate selftest`): compiled with -DKG_INJECT_NS=<ns>, a kernel that ends
-// with KG_INJECT_EPILOGUE() makes its highest-numbered block (dispatched last, so among the
-// last to finish) wait <ns> nanoseconds on the global timer, so the launch ends about that much
+// Gate self-test (`kernelgate selftest`): compiled with -DKG_INJECT, a kernel that ends with
+// KG_INJECT_EPILOGUE() makes its highest-numbered block (dispatched last, so among the last to
+// finish) wait kg_inject_ns nanoseconds (a module global the harness writes before launching,
+// so every delay shares one compiled module) on the global timer, so the launch ends about that much
 // later while every other block runs exactly as before (no barrier, no atomic: a first version
 // that counted finished blocks with one global atomic cost 37% on RMSNorm 65536x4096 by itself).
 // Without the define the epilogue is empty and the kernel is unchanged.
-#ifdef KG_INJECT_NS
+#ifdef KG_INJECT
+__device__ unsigned long long kg_inject_ns = 0;
 __device__ __forceinline__ void kg_inject_epilogue() {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == gridDim.x - 1 &&
         blockIdx.y == gridDim.y - 1 && blockIdx.z == gridDim.z - 1) {
@@ -41,7 +43,7 @@ __device__ __forceinline__ void kg_inject_epilogue() {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
         do {
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-        } while (t - t0 < (unsigned long long)(KG_INJECT_NS));
+        } while (t - t0 < kg_inject_ns);
     }
 }
 #define KG_INJECT_EPILOGUE() kg_inject_epilogue()

@@ -78,7 +78,7 @@ pub struct Config {
     pub floor_us: f64,
     /// Scale baselines by the ratio of this machine's ceilings to the baseline's.
     pub machine_factor: bool,
-    /// Self-test only: compile our kernels with `-DKG_INJECT_NS=<ns>` (a known delay).
+    /// Self-test only: compile our kernels with `-DKG_INJECT` and write this delay (ns) into them.
     pub inject_ns: Option<u64>,
 }
 
@@ -256,7 +256,8 @@ impl Config {
     pub fn kernel_set(&self) -> crate::gpu::KernelSet {
         let mut k = crate::gpu::KernelSet::plain(self.root.join("kernels"));
         if let Some(ns) = self.inject_ns {
-            k.defines.push(format!("-DKG_INJECT_NS={ns}"));
+            k.defines.push("-DKG_INJECT".into());
+            k.inject_ns = Some(ns);
         }
         k
     }

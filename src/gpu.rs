@@ -63,13 +63,16 @@ impl GpuInfo {
 ///
 /// The working tree's `kernels/` is the default set; `KERNELGATE_BASE` adds a second set (the
 /// kernels of a git revision) for same-run A/B comparisons, and the self-test compiles the
-/// working tree's kernels with `-DKG_INJECT_NS=…`.
+/// working tree's kernels with `-DKG_INJECT` and a delay.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KernelSet {
     /// Directory holding the `.cu` sources and `.cuh` headers.
     pub dir: PathBuf,
-    /// Extra NVRTC options such as `-DKG_INJECT_NS=7000`.
+    /// Extra NVRTC options such as `-DKG_INJECT`.
     pub defines: Vec<String>,
+    /// Self-test: the delay written to each module's `kg_inject_ns` global (modules compiled
+    /// with `-DKG_INJECT`), so all delays share one compiled module.
+    pub inject_ns: Option<u64>,
 }
 
 impl KernelSet {
@@ -78,6 +81,7 @@ impl KernelSet {
         KernelSet {
             dir: dir.into(),
             defines: Vec::new(),
+            inject_ns: None,
         }
     }
 
@@ -849,6 +853,17 @@ impl Gpu {
         if !self.modules.contains_key(&key) {
             let m = self.compile(file)?;
             self.modules.insert(key.clone(), m);
+        }
+        if let Some(ns) = self.kernel_set.inject_ns {
+            let m = &self.modules[&key];
+            if let Ok(mut sym) = m.module.get_global("kg_inject_ns", &self.stream) {
+                self.stream
+                    .memcpy_htod(&ns.to_le_bytes(), &mut sym)
+                    .map_err(|e| Error::driver("setting the injected delay", e))?;
+                self.stream
+                    .synchronize()
+                    .map_err(|e| Error::driver("setting the injected delay", e))?;
+            }
         }
         Ok(self.modules.get_mut(&key).expect("inserted above"))
     }

@@ -2,7 +2,7 @@
 //! small ones pass, in stored-baseline and in same-run A/B mode.
 //!
 //! A real kernel (default: RMSNorm 65536×4096 bf16, about 258 µs on an H200) is recompiled with
-//! `-DKG_INJECT_NS=<ns>`: its highest-numbered block (dispatched last) waits that long on the
+//! `-DKG_INJECT` and a delay of `ns` written to the module: its highest-numbered block (dispatched last) waits that long on the
 //! global timer (`kernels/kg_common.cuh`), so the launch ends about `ns` later while everything else —
 //! clocks, memory placement, host load — acts on it as on any kernel. The delay is a percentage
 //! of the kernel's median measured on this machine first.
