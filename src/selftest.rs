@@ -53,6 +53,9 @@ pub struct Report {
     pub plain_ms: f64,
     /// Tolerance, percent.
     pub tolerance_pct: f64,
+    /// Added to every injected delay: how much earlier than the launch's end the delayed block
+    /// finished in the calibration run (ns).
+    pub slack_ns: f64,
     /// Every run.
     pub trials: Vec<Trial>,
 }
@@ -99,12 +102,13 @@ impl Report {
     /// The table printed at the end.
     pub fn render(&self) -> String {
         let mut s = format!(
-            "kernelgate selftest: {} on {} ({}), plain median {}, tolerance {}%\n\n",
+            "kernelgate selftest: {} on {} ({}), plain median {}, tolerance {}%, calibrated slack {:.2} µs\n\n",
             self.case,
             self.gpu.name,
             self.gpu.machine_key(),
             crate::report::fmt_ms(self.plain_ms),
-            self.tolerance_pct
+            self.tolerance_pct,
+            self.slack_ns / 1e3
         );
         let _ = writeln!(
             s,
@@ -203,13 +207,32 @@ pub fn run(cfg: &Config, case: &Case, runs: usize, levels: &[f64]) -> Result<Rep
     };
     let plain = one(&mut gpu, &cfg)?;
     let plain_ms = plain.latency_ms.expect("checked in one()");
+    let base_dir = cfg.root.join("kernels");
+    // Calibration: the delayed block is not always the very last to finish, so a delay d ends
+    // the launch a little less than d later (about 2 µs less on an H200). One interleaved
+    // measurement at 10% gives that slack, which every level's delay then adds, so that "+x%"
+    // is a real x% slowdown of this kernel on this machine.
+    let slack_ns = {
+        let d = (plain_ms * 1e6 * 0.10).round();
+        let mut c = cfg.clone();
+        c.skip_verify = true;
+        c.inject_ns = Some(d as u64);
+        c.base_kernels = Some(base_dir.clone());
+        c.base = Some("calibration".into());
+        let r = one(&mut gpu, &c)?;
+        let got =
+            r.ab.as_ref()
+                .and_then(|a| a.paired)
+                .map(|p| (p.ratio - 1.0) * plain_ms * 1e6)
+                .unwrap_or(d);
+        (d - got).clamp(0.0, d / 2.0)
+    };
     let mut trials = Vec::new();
     let mut all_levels = vec![0.0];
     all_levels.extend(levels.iter().copied().filter(|l| *l > 0.0));
-    let base_dir = cfg.root.join("kernels");
     for mode in ["baseline", "ab"] {
         for &level in &all_levels {
-            let ns = (plain_ms * 1e6 * level / 100.0).round() as u64;
+            let ns = (plain_ms * 1e6 * level / 100.0 + slack_ns).round() as u64;
             let mut c = cfg.clone();
             c.inject_ns = match (mode, level > 0.0) {
                 (_, true) => Some(ns),
@@ -242,6 +265,7 @@ pub fn run(cfg: &Config, case: &Case, runs: usize, levels: &[f64]) -> Result<Rep
         gpu: gpu.info.clone(),
         plain_ms,
         tolerance_pct: tol_pct,
+        slack_ns,
         trials,
     })
 }

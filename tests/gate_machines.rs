@@ -807,6 +807,7 @@ mod selftest_rule {
             gpu: common::gpu_info(),
             plain_ms: 0.258,
             tolerance_pct: 5.0,
+            slack_ns: 2000.0,
             trials,
         }
     }
