@@ -408,3 +408,68 @@ impl Drop for LockFile {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// Adds the timed records of results files to the baselines of `store` as rounds of the machines
+/// that measured them (`kernelgate baselines import`): a CI gate run's results can widen the
+/// baseline's machine spread without re-measuring. Records without a latency, without stats or
+/// verified `false`, and rounds already stored (same machine and date), are skipped. Returns
+/// the number of rounds added.
+pub fn import_results(store: &Store, files: &[crate::results::ResultsFile]) -> Result<usize> {
+    let mut added = 0;
+    for f in files {
+        let Some(gpu) = &f.gpu else { continue };
+        for r in &f.results {
+            let (Some(_), Some(stats), true) = (r.latency_ms, &r.stats, r.verified) else {
+                continue;
+            };
+            let machine = if r.machine.is_empty() {
+                gpu.machine_key()
+            } else {
+                r.machine.clone()
+            };
+            let round = Round {
+                median_ms: stats.median_ms,
+                noise: stats.noise,
+                n: stats.n,
+                machine,
+                host: gpu.host.clone(),
+                date: r.date.clone(),
+                ceilings: f.ceilings,
+            };
+            let mut rounds = store
+                .entry(&r.gpu_model, &r.kernel, &r.case)?
+                .map(|e| e.rounds)
+                .unwrap_or_default();
+            if rounds
+                .iter()
+                .any(|x| x.machine == round.machine && x.date == round.date)
+            {
+                continue;
+            }
+            rounds.push(round);
+            let keep = rounds.len().saturating_sub(MAX_ROUNDS);
+            rounds.drain(..keep);
+            let env = Provenance {
+                gpu: r.gpu_model.clone(),
+                compute_capability: r.compute_capability.clone(),
+                driver: gpu.driver.clone(),
+                cuda: gpu.cuda.clone(),
+                sm_clock_mhz: gpu.sm_clock_mhz,
+                mem_clock_mhz: gpu.mem_clock_mhz,
+                date: r.date.clone(),
+                source_hash: r.source_hash.clone(),
+            };
+            store.update(
+                &r.gpu_model,
+                &r.kernel,
+                &r.case,
+                Entry::from_rounds(stats, rounds, env),
+            )?;
+            added += 1;
+        }
+    }
+    Ok(added)
+}
+
+/// Most rounds kept per entry (the oldest go first).
+pub const MAX_ROUNDS: usize = 12;

@@ -684,7 +684,7 @@ fn external_round(
 /// Rounds measured when writing a baseline; their spread becomes part of the baseline's noise.
 pub const BASELINE_ROUNDS: usize = 3;
 /// Most round medians kept in a baseline entry (`UPDATE_BASELINES=append` adds to them).
-pub const MAX_STORED_ROUNDS: usize = 9;
+pub const MAX_STORED_ROUNDS: usize = crate::baseline::MAX_ROUNDS;
 /// Most rounds measured for a suspected regression.
 pub const GATE_ROUNDS: usize = 3;
 

@@ -96,6 +96,13 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Add the timed records of results files (e.g. CI gate runs on other machines) to the
+    /// baselines as rounds of the machines that measured them.
+    Import {
+        /// Results files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
     /// The spread stored in baselines per family (within and between machines) and the
     /// absolute floor derived from tiny kernels measured on several machines.
     Spread {
@@ -424,6 +431,20 @@ where
             } else {
                 ExitCode::from(EXIT_FAILED)
             })
+        }),
+        Command::Import { inputs } => config().and_then(|cfg| {
+            let mut files = Vec::new();
+            for p in &inputs {
+                files.push(crate::results::load(p)?);
+            }
+            let store = crate::baseline::Store::new(cfg.baseline_dir.clone());
+            let n = crate::baseline::import_results(&store, &files)?;
+            println!(
+                "added {n} rounds from {} results files to {}",
+                inputs.len(),
+                cfg.baseline_dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
         }),
         Command::Spread { gpus } => config().and_then(|cfg| {
             let mut slugs = gpus;
