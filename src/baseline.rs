@@ -331,12 +331,12 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
         )));
     }
     let mut file = file;
-    if file.schema < SCHEMA {
-        for e in file.entries.values_mut() {
+    for e in file.entries.values_mut() {
+        if file.schema < SCHEMA || e.rounds.is_empty() {
             e.migrate();
         }
-        file.schema = SCHEMA;
     }
+    file.schema = SCHEMA;
     for (case, e) in &file.entries {
         check_entry(&file.kernel, case, e).map_err(bad)?;
     }

@@ -541,7 +541,8 @@ fn invalid_contents_are_errors() {
         v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["rounds"][1]["median_ms"] = bad.into();
         assert_eq!(baseline_err(load_value(&v)).1, e, "round median {bad}");
     }
-    // Schema-2 fields a writer may omit take their defaults.
+    // Schema-2 fields a writer may omit: an entry without rounds becomes one round of an
+    // unknown machine (as a schema-1 entry would), its stored noise kept as `within`.
     let mut v = valid_file();
     for f in ["within", "between", "machines", "rounds"] {
         v["entries"]["gemm::cuda::m1_n1_k1_bf16"]
@@ -551,8 +552,10 @@ fn invalid_contents_are_errors() {
     }
     let got = load_value(&v).unwrap().unwrap();
     let e1 = &got.entries["gemm::cuda::m1_n1_k1_bf16"];
-    assert_eq!((e1.within, e1.between, e1.machines), (0.0, 0.0, 0));
-    assert!(e1.rounds.is_empty());
+    assert_eq!((e1.within, e1.between, e1.machines), (e1.noise, 0.0, 1));
+    assert_eq!(e1.rounds.len(), 1);
+    assert_eq!(e1.rounds[0].machine, "");
+    assert_eq!(e1.rounds[0].median_ms, e1.median_ms);
     let mut v = valid_file();
     v["entries"]["gemm::cuda::m1_n1_k1_bf16"]["rounds"] =
         serde_json::json!([{ "median_ms": 1.0, "noise": 0.01, "n": 10 }]);

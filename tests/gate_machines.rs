@@ -957,7 +957,7 @@ mod selftest_rule {
         let text = report(good()).render();
         assert!(
             text.starts_with(&format!(
-                "kernelgate selftest: rmsnorm::cuda::m65536_n4096_bf16 on {} (GPU-00000000-1111-2222-3333-444444444444), plain median 258.00 µs, tolerance 5%\n",
+                "kernelgate selftest: rmsnorm::cuda::m65536_n4096_bf16 on {} (GPU-00000000-1111-2222-3333-444444444444), plain median 258.00 µs, tolerance 5%, calibrated slack 2.00 µs\n",
                 common::GPU
             )),
             "{text}"
