@@ -597,36 +597,14 @@ impl Gpu {
         let bytes = (1usize << 30).min(free as usize / 8).max(1 << 20);
         let src = self.alloc(bytes, "bandwidth probe source")?;
         let dst = self.alloc(bytes, "bandwidth probe destination")?;
-        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .ctx
-            .new_event(flags)
-            .map_err(|e| Error::driver("creating timing event", e))?;
-        let end = self
-            .ctx
-            .new_event(flags)
-            .map_err(|e| Error::driver("creating timing event", e))?;
-        let mut times = Vec::new();
-        for i in 0..18 {
-            start
-                .record(&self.stream)
-                .map_err(|e| Error::driver("recording event", e))?;
+        let (sp, dp) = (src.ptr(), dst.ptr());
+        let ms = self.time_median(3, 15, "bandwidth probe", &mut |gpu: &Gpu| {
             // SAFETY: both buffers are live allocations of `bytes` bytes in this context.
-            unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr, src.ptr, bytes, self.stream.cu_stream()) }
+            unsafe { sys::cuMemcpyDtoDAsync_v2(dp, sp, bytes, gpu.stream.cu_stream()) }
                 .result()
-                .map_err(|e| Error::driver("device-to-device copy", e))?;
-            end.record(&self.stream)
-                .map_err(|e| Error::driver("recording event", e))?;
-            self.sync(Duration::from_secs(10), "bandwidth probe")?;
-            let ms = start
-                .elapsed_ms(&end)
-                .map_err(|e| Error::driver("reading event time", e))? as f64;
-            if i >= 3 {
-                times.push(ms);
-            }
-        }
-        times.sort_by(f64::total_cmp);
-        let bw = 2.0 * bytes as f64 / (times[times.len() / 2] / 1e3) / 1e9;
+                .map_err(|e| Error::driver("device-to-device copy", e))
+        })?;
+        let bw = 2.0 * bytes as f64 / (ms / 1e3) / 1e9;
         self.copy_gbps = Some(bw);
         Ok(bw)
     }
@@ -714,7 +692,7 @@ impl Gpu {
                 &[
                     KernelArg::Ptr(buf.ptr()),
                     KernelArg::U64((n * n) as u64),
-                    KernelArg::U64(0x6b67_7072_6f62_65),
+                    KernelArg::U64(0x006b_6770_726f_6265),
                     KernelArg::U32(t as u32),
                     KernelArg::F32(-1.0),
                     KernelArg::F32(1.0),
@@ -732,40 +710,16 @@ impl Gpu {
         let (pa, pb, pc) = (a.ptr(), b.ptr(), c.ptr());
         let ms = self.time_median(3, 9, "GEMM probe", &mut |gpu: &Gpu| {
             let h = *gpu.cublas.as_ref().expect("created above").handle();
-            let (alpha, beta) = (1.0f32, 0.0f32);
-            let ty = cb::cudaDataType::CUDA_R_16BF;
             let d = n as i32;
-            // SAFETY: three live n×n bf16 buffers of this context; alpha/beta outlive the call.
-            let st = unsafe {
-                cb::cublasGemmEx(
+            // SAFETY: three live n×n bf16 buffers of this context.
+            unsafe {
+                crate::backend::cublas::gemm_row_major(
                     h,
-                    cb::cublasOperation_t::CUBLAS_OP_N,
-                    cb::cublasOperation_t::CUBLAS_OP_N,
-                    d,
-                    d,
-                    d,
-                    &alpha as *const f32 as *const _,
-                    pb as *const _,
-                    ty,
-                    d,
-                    pa as *const _,
-                    ty,
-                    d,
-                    &beta as *const f32 as *const _,
-                    pc as *mut _,
-                    ty,
-                    d,
-                    cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                    cb::cudaDataType::CUDA_R_16BF,
+                    (d, d, d),
+                    (pa, pb, pc),
                 )
-            };
-            if st != cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(Error::Cublas {
-                    context: "GEMM probe".into(),
-                    message: format!("{st:?}"),
-                });
             }
-            Ok(())
         })?;
         Ok(2.0 * (n as f64).powi(3) / (ms / 1e3) / 1e12)
     }

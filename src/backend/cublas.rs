@@ -56,44 +56,14 @@ impl Backend for Cublas {
             Dtype::Fp16 => cb::cudaDataType::CUDA_R_16F,
             Dtype::Fp32 => cb::cudaDataType::CUDA_R_32F,
         };
-        let alpha: f32 = 1.0;
-        let beta: f32 = 0.0;
         let launch = move |gpu: &Gpu| -> Result<()> {
             let h = *gpu
                 .cublas
                 .as_ref()
                 .expect("handle created in prepare")
                 .handle();
-            // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, no transposes.
-            // SAFETY: pointers are live device buffers of the sizes the gemm family declares;
-            // alpha/beta live on the stack for the duration of the (enqueueing) call.
-            let st = unsafe {
-                cb::cublasGemmEx(
-                    h,
-                    cb::cublasOperation_t::CUBLAS_OP_N,
-                    cb::cublasOperation_t::CUBLAS_OP_N,
-                    n,
-                    m,
-                    k,
-                    &alpha as *const f32 as *const _,
-                    b as *const _,
-                    ty,
-                    n,
-                    a as *const _,
-                    ty,
-                    k,
-                    &beta as *const f32 as *const _,
-                    c as *mut _,
-                    ty,
-                    n,
-                    cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
-            };
-            if st != cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(cublas_err("cublasGemmEx", st));
-            }
-            Ok(())
+            // SAFETY: pointers are live device buffers of the sizes the gemm family declares.
+            unsafe { gemm_row_major(h, ty, (m, n, k), (a, b, c)) }
         };
         Ok(Prepared {
             launch: Box::new(launch),
@@ -102,4 +72,50 @@ impl Backend for Cublas {
             variant: "cublasGemmEx".into(),
         })
     }
+}
+
+/// Enqueues row-major `C[m×n] = A[m×k] · B[k×n]` (all of type `ty`, fp32 compute, no TF32)
+/// on the handle's stream.
+///
+/// # Safety
+/// `a`, `b`, `c` must be live device buffers of at least m·k, k·n and m·n elements of `ty` in
+/// the handle's context.
+pub unsafe fn gemm_row_major(
+    h: cb::cublasHandle_t,
+    ty: cb::cudaDataType,
+    (m, n, k): (i32, i32, i32),
+    (a, b, c): (u64, u64, u64),
+) -> Result<()> {
+    let alpha: f32 = 1.0;
+    let beta: f32 = 0.0;
+    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, no transposes.
+    // SAFETY: the caller guarantees the buffers; alpha/beta live on the stack for the
+    // duration of the (enqueueing) call.
+    let st = unsafe {
+        cb::cublasGemmEx(
+            h,
+            cb::cublasOperation_t::CUBLAS_OP_N,
+            cb::cublasOperation_t::CUBLAS_OP_N,
+            n,
+            m,
+            k,
+            &alpha as *const f32 as *const _,
+            b as *const _,
+            ty,
+            n,
+            a as *const _,
+            ty,
+            k,
+            &beta as *const f32 as *const _,
+            c as *mut _,
+            ty,
+            n,
+            cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+        )
+    };
+    if st != cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        return Err(cublas_err("cublasGemmEx", st));
+    }
+    Ok(())
 }
