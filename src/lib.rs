@@ -27,6 +27,7 @@ pub mod roofline;
 pub mod runner;
 pub mod selftest;
 pub mod sensitivity;
+pub mod shard;
 pub mod speedup;
 pub mod stats;
 pub mod suite;

@@ -41,6 +41,9 @@ pub enum Command {
         /// Suite name under fixtures/ or a path to a suite JSON.
         #[arg(long, short, default_value = "default")]
         suite: String,
+        /// Only shard K of N (`K/N`, as `run --shard`).
+        #[arg(long)]
+        shard: Option<crate::shard::Shard>,
     },
     /// Merge results files; (GPU, case) duplicates keep the newest record.
     Merge {
@@ -157,6 +160,10 @@ pub struct RunArgs {
     /// `kernels/`) too and time both in alternation (overrides `KERNELGATE_BASE`).
     #[arg(long)]
     pub base: Option<String>,
+    /// Run only shard K of N (`K/N`): the same cases as
+    /// `cargo nextest run --partition count:K/N` with the same filters.
+    #[arg(long)]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// `kernelgate report`.
@@ -330,10 +337,14 @@ where
     };
     let r: crate::Result<ExitCode> = match cli.command {
         Command::Run(a) => config().and_then(|cfg| run::run(cfg, &a)),
-        Command::List { suite } => config().and_then(|mut cfg| {
+        Command::List { suite, shard } => config().and_then(|mut cfg| {
             cfg.suite = suite;
             let s = crate::suite::Suite::load(&cfg.suite_path())?;
-            for c in &s.cases {
+            let cases = match shard {
+                Some(sh) => sh.select(s.cases.clone(), |c| c.name()),
+                None => s.cases.clone(),
+            };
+            for c in &cases {
                 println!("{}", c.name());
             }
             Ok(ExitCode::SUCCESS)

@@ -94,10 +94,20 @@ pub fn select(suite: &Suite, a: &RunArgs) -> Result<Vec<Case>> {
         })
         .cloned()
         .collect();
+    let cases = match a.shard {
+        Some(sh) => sh.select(cases, |c| c.name()),
+        None => cases,
+    };
     if cases.is_empty() {
         return Err(bad(
             "run",
-            format!("no case of suite {} matches the filters", suite.name),
+            format!(
+                "no case of suite {} matches the filters{}",
+                suite.name,
+                a.shard
+                    .map(|s| format!(" in shard {s}"))
+                    .unwrap_or_default()
+            ),
         ));
     }
     Ok(cases)
