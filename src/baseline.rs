@@ -142,18 +142,25 @@ pub fn spread(rounds: &[Round]) -> Spread {
     }
 }
 
+impl Round {
+    /// A round of an unknown machine (schema 1, or a hand-made entry).
+    pub fn unknown_machine(median_ms: f64, noise: f64, n: usize, date: &str) -> Round {
+        Round {
+            median_ms,
+            noise,
+            n,
+            machine: String::new(),
+            host: String::new(),
+            date: date.to_string(),
+            ceilings: None,
+        }
+    }
+}
+
 impl Entry {
     /// An entry from one round's stats on an unknown machine.
     pub fn new(stats: &Stats, env: Provenance) -> Entry {
-        let round = Round {
-            median_ms: stats.median_ms,
-            noise: stats.noise,
-            n: stats.n,
-            machine: String::new(),
-            host: String::new(),
-            date: env.date.clone(),
-            ceilings: None,
-        };
+        let round = Round::unknown_machine(stats.median_ms, stats.noise, stats.n, &env.date);
         Entry::from_rounds(stats, vec![round], env)
     }
 
@@ -212,15 +219,7 @@ impl Entry {
             };
             self.rounds = meds
                 .into_iter()
-                .map(|m| Round {
-                    median_ms: m,
-                    noise: 0.0,
-                    n: self.n,
-                    machine: String::new(),
-                    host: String::new(),
-                    date: self.env.date.clone(),
-                    ceilings: None,
-                })
+                .map(|m| Round::unknown_machine(m, 0.0, self.n, &self.env.date))
                 .collect();
             self.within = self.noise;
             self.machines = 1;

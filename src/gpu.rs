@@ -635,15 +635,7 @@ impl Gpu {
         what: &str,
         f: &mut dyn FnMut(&Gpu) -> Result<()>,
     ) -> Result<f64> {
-        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .ctx
-            .new_event(flags)
-            .map_err(|e| Error::driver("creating timing event", e))?;
-        let end = self
-            .ctx
-            .new_event(flags)
-            .map_err(|e| Error::driver("creating timing event", e))?;
+        let crate::timing::Events { start, end } = crate::timing::events(self)?;
         for _ in 0..warm {
             f(self)?;
         }

@@ -40,10 +40,9 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
         Some(k) => format!("; baseline from {k} machines"),
         None => String::new(),
     };
-    if let Some(ab) = r.ab.as_ref().filter(|_| r.floor_ms.is_none()) {
+    if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {
         let base = ab.base_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
         return match (r.verdict, ab.paired) {
-            (Verdict::Wrong, _) => r.message.clone(),
             (_, None) => format!(
                 "A/B vs {}: {} (median {now}); verdict {:?}",
                 ab.base,

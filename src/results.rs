@@ -160,6 +160,14 @@ pub struct AbOutcome {
     pub base_ms: Option<f64>,
 }
 
+impl AbOutcome {
+    /// Whether the A/B comparison gives the verdict (`measured` or `identical`); an
+    /// `unavailable` base leaves it to the stored baseline.
+    pub fn decides(&self) -> bool {
+        !self.status.starts_with("unavailable")
+    }
+}
+
 /// A speedup over another backend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speedup {

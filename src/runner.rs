@@ -193,7 +193,6 @@ impl Session {
                 }
                 reset_device(ordinal);
                 // Sticky faults cannot be recovered in-process: probe, and remember if so.
-                let _ = ordinal;
                 match open_gpu(&self.cfg) {
                     Ok(g) => slot.gpu = Some(g),
                     Err(_) => slot.lost = Some(case.name()),
@@ -424,38 +423,32 @@ fn round(
         };
         gpu.download(buf, hang, &name)
     })?;
-    let stats_of = |s: &Samples| {
-        Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
-            case: name.clone(),
-            message: "no valid timing samples".into(),
-        })
-    };
     let mut ab = None;
     let timing = if !checks.iter().all(|c| c.passed) {
         None
-    } else if let (Some(dir), true) = (&cfg.base_kernels, case.backend == "cuda") {
+    } else {
         // Same-run A/B: the base's kernels, prepared over the same buffers, timed in alternation.
-        let new_set = gpu.kernel_set.clone();
-        gpu.kernel_set = crate::gpu::KernelSet::plain(dir.clone());
-        let base = be.prepare(gpu, case, &bind, cfg);
-        gpu.kernel_set = new_set;
-        match base {
-            Err(e @ (Error::Compile { .. } | Error::Io { .. } | Error::Case { .. })) => {
-                ab = Some(AbRound::Unavailable(e.to_string()));
-                let s =
-                    timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
-                let st = stats_of(&s)?;
-                Some((s, st))
+        let mut pair = None;
+        if let (Some(dir), true) = (&cfg.base_kernels, case.backend == "cuda") {
+            let new_set = std::mem::replace(
+                &mut gpu.kernel_set,
+                crate::gpu::KernelSet::plain(dir.clone()),
+            );
+            let base = be.prepare(gpu, case, &bind, cfg);
+            gpu.kernel_set = new_set;
+            match base {
+                Err(e @ (Error::Compile { .. } | Error::Io { .. } | Error::Case { .. })) => {
+                    ab = Some(AbRound::Unavailable(e.to_string()));
+                }
+                Err(e) => return Err(e),
+                Ok(b) if b.source_hash == prepared.source_hash => {
+                    ab = Some(AbRound::Identical(b.source_hash));
+                }
+                Ok(b) => pair = Some(b),
             }
-            Err(e) => return Err(e),
-            Ok(b) if b.source_hash == prepared.source_hash => {
-                ab = Some(AbRound::Identical(b.source_hash));
-                let s =
-                    timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
-                let st = stats_of(&s)?;
-                Some((s, st))
-            }
-            Ok(mut b) => {
+        }
+        let s = match pair {
+            Some(mut b) => {
                 let (sb, sn) = timing::measure_pair(
                     gpu,
                     &name,
@@ -464,17 +457,18 @@ fn round(
                     &mut b.launch,
                     &mut prepared.launch,
                 )?;
-                let st = stats_of(&sn)?;
                 ab = Some(AbRound::Measured {
                     base: sb,
                     base_hash: b.source_hash,
                 });
-                Some((sn, st))
+                sn
             }
-        }
-    } else {
-        let s = timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?;
-        let st = stats_of(&s)?;
+            None => timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?,
+        };
+        let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
+            case: name.clone(),
+            message: "no valid timing samples".into(),
+        })?;
         Some((s, st))
     };
     Ok(Round {
@@ -683,8 +677,6 @@ fn external_round(
 
 /// Rounds measured when writing a baseline; their spread becomes part of the baseline's noise.
 pub const BASELINE_ROUNDS: usize = 3;
-/// Most round medians kept in a baseline entry (`UPDATE_BASELINES=append` adds to them).
-pub const MAX_STORED_ROUNDS: usize = crate::baseline::MAX_ROUNDS;
 /// Most rounds measured for a suspected regression.
 pub const GATE_ROUNDS: usize = 3;
 
@@ -797,7 +789,7 @@ pub fn run_case(
         return Ok(Outcome::Ran(Box::new(record)));
     };
     record.capture_error = first.capture_error.clone();
-    let machine = Round2 {
+    let machine = ThisMachine {
         key: gpu.info.machine_key(),
         host: gpu.info.host.clone(),
         ceilings: gpu.ceilings().ok(),
@@ -843,6 +835,20 @@ pub fn run_case(
         .and_then(|b| gate::machine_factor(fam_memory_bound, b.ceilings(), machine.ceilings));
     let mut cmp = None;
     let mut ab_outcome: Option<AbOutcome> = None;
+    // A base without this kernel: the stored baseline decides, as without A/B.
+    let ab_first = match first.ab {
+        Some(AbRound::Unavailable(why)) if !cfg.update_baselines => {
+            ab_outcome = Some(ab_result(
+                cfg,
+                String::new(),
+                format!("unavailable: {why}"),
+                None,
+                None,
+            ));
+            None
+        }
+        other => other,
+    };
     if cfg.update_baselines {
         // Rounds only as many as the noise needs: a second round when the first is noisier
         // than the target (the spread between processes and machines comes from appends).
@@ -863,83 +869,60 @@ pub fn run_case(
                 stats = st2;
             }
         }
-    } else if let Some(ab) = first.ab {
-        // Same-run A/B: the paired test decides; a suspected regression is re-measured.
-        let mut current = ab;
+    } else if let Some(first_ab) = ab_first {
+        // Same-run A/B: the paired test decides; a suspected regression is re-measured and the
+        // round with the smallest ratio decides.
+        let mut cur = (first_ab, samples.clone(), stats.clone());
         let mut best: Option<(gate::Paired, String)> = None;
-        let mut measurements = 1;
         loop {
-            match current {
-                AbRound::Measured {
-                    base, base_hash, ..
-                } => {
-                    let p =
-                        gate::paired(&base.ms, &samples.ms, tol).ok_or_else(|| Error::Case {
-                            case: name.clone(),
-                            message: "A/B: no valid sample pairs".into(),
-                        })?;
-                    if best.as_ref().is_none_or(|(b, _)| p.ratio < b.ratio) {
-                        best = Some((p, base_hash));
-                    }
-                }
+            let (ab, s, st) = cur;
+            let (p, hash) = match ab {
+                AbRound::Measured { base, base_hash } => (
+                    gate::paired(&base.ms, &s.ms, tol).ok_or_else(|| Error::Case {
+                        case: name.clone(),
+                        message: "A/B: no valid sample pairs".into(),
+                    })?,
+                    base_hash,
+                ),
                 AbRound::Identical(h) => {
-                    ab_outcome = Some(AbOutcome {
-                        base: cfg.base.clone().unwrap_or_default(),
-                        base_hash: h,
-                        status: "identical".into(),
-                        paired: None,
-                        base_ms: None,
-                    });
+                    ab_outcome = Some(ab_result(cfg, h, "identical".into(), None, None));
                     break;
                 }
                 AbRound::Unavailable(why) => {
-                    ab_outcome = Some(AbOutcome {
-                        base: cfg.base.clone().unwrap_or_default(),
-                        base_hash: String::new(),
-                        status: format!("unavailable: {why}"),
-                        paired: None,
-                        base_ms: None,
-                    });
+                    ab_outcome = Some(ab_result(
+                        cfg,
+                        String::new(),
+                        format!("unavailable: {why}"),
+                        None,
+                        None,
+                    ));
                     break;
                 }
+            };
+            if best.as_ref().is_none_or(|(b, _)| p.ratio < b.ratio) {
+                best = Some((p, hash));
+                samples = s;
+                stats = st;
             }
-            let (p, _) = best.as_ref().expect("set above");
-            if p.change != Change::Slow || measurements >= GATE_ROUNDS {
+            if p.change != Change::Slow || rounds.len() >= GATE_ROUNDS {
                 break;
             }
             let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
                 return Ok(Outcome::Ran(Box::new(record)));
             };
-            measurements += 1;
             let (s2, st2) = r.timing.expect("timed when correct");
             rounds.push(stored_round(&st2));
             let Some(next) = r.ab else { break };
-            if let AbRound::Measured { base, .. } = &next {
-                let p2 = gate::paired(&base.ms, &s2.ms, tol);
-                if p2.is_some_and(|p2| p2.ratio < p.ratio) {
-                    samples = s2;
-                    stats = st2;
-                }
-            }
-            current = next;
+            cur = (next, s2, st2);
         }
         if let Some((p, h)) = best {
-            ab_outcome = Some(AbOutcome {
-                base: cfg.base.clone().unwrap_or_default(),
-                base_hash: h,
-                status: "measured".into(),
-                paired: Some(p),
-                base_ms: Some(stats.median_ms / p.ratio),
-            });
-        }
-        if ab_outcome
-            .as_ref()
-            .is_some_and(|a| a.status.starts_with("unavailable"))
-        {
-            // No base kernel: fall back to the stored baseline.
-            if let Some(b) = &base {
-                cmp = Some(stored_compare(&stats, b, factor, cfg, rule));
-            }
+            ab_outcome = Some(ab_result(
+                cfg,
+                h,
+                "measured".into(),
+                Some(p),
+                Some(stats.median_ms / p.ratio),
+            ));
         }
     } else if let Some(b) = &base {
         let mut c = stored_compare(&stats, b, factor, cfg, rule);
@@ -976,7 +959,7 @@ pub fn run_case(
             }
         }
         all_rounds.extend(rounds.iter().cloned());
-        let keep = all_rounds.len().saturating_sub(MAX_STORED_ROUNDS);
+        let keep = all_rounds.len().saturating_sub(crate::baseline::MAX_ROUNDS);
         all_rounds.drain(..keep);
         store.update(
             &gpu.info.name,
@@ -985,7 +968,7 @@ pub fn run_case(
             Entry::from_rounds(&stats, all_rounds, env),
         )?;
         Verdict::Updated
-    } else if let Some(ab) = ab_outcome.as_ref().filter(|_| cmp.is_none()) {
+    } else if let Some(ab) = ab_outcome.as_ref().filter(|a| a.decides()) {
         match ab.paired.map(|p| p.change) {
             Some(Change::Slow) => Verdict::Regression,
             Some(Change::Fast) => Verdict::Faster,
@@ -1045,8 +1028,25 @@ pub fn run_case(
     Ok(Outcome::Ran(Box::new(record)))
 }
 
+/// The A/B part of a record.
+fn ab_result(
+    cfg: &Config,
+    base_hash: String,
+    status: String,
+    paired: Option<gate::Paired>,
+    base_ms: Option<f64>,
+) -> AbOutcome {
+    AbOutcome {
+        base: cfg.base.clone().unwrap_or_default(),
+        base_hash,
+        status,
+        paired,
+        base_ms,
+    }
+}
+
 /// This machine as baseline rounds record it.
-struct Round2 {
+struct ThisMachine {
     key: String,
     host: String,
     ceilings: Option<crate::gpu::Ceilings>,

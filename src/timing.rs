@@ -60,12 +60,14 @@ pub struct Samples {
     pub warmup_launches: usize,
 }
 
-struct Events {
-    start: cudarc::driver::CudaEvent,
-    end: cudarc::driver::CudaEvent,
+/// A start and an end event, both with timing enabled.
+pub(crate) struct Events {
+    pub(crate) start: cudarc::driver::CudaEvent,
+    pub(crate) end: cudarc::driver::CudaEvent,
 }
 
-fn events(gpu: &Gpu) -> Result<Events> {
+/// Two timing events on `gpu`'s context.
+pub(crate) fn events(gpu: &Gpu) -> Result<Events> {
     // Timing must be enabled: cudarc's new_event(None) disables it.
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     Ok(Events {
