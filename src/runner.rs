@@ -838,13 +838,7 @@ pub fn run_case(
     // A base without this kernel: the stored baseline decides, as without A/B.
     let ab_first = match first.ab {
         Some(AbRound::Unavailable(why)) if !cfg.update_baselines => {
-            ab_outcome = Some(ab_result(
-                cfg,
-                String::new(),
-                format!("unavailable: {why}"),
-                None,
-                None,
-            ));
+            ab_outcome = Some(ab_unavailable(cfg, &why));
             None
         }
         other => other,
@@ -889,13 +883,7 @@ pub fn run_case(
                     break;
                 }
                 AbRound::Unavailable(why) => {
-                    ab_outcome = Some(ab_result(
-                        cfg,
-                        String::new(),
-                        format!("unavailable: {why}"),
-                        None,
-                        None,
-                    ));
+                    ab_outcome = Some(ab_unavailable(cfg, &why));
                     break;
                 }
             };
@@ -1043,6 +1031,17 @@ fn ab_result(
         paired,
         base_ms,
     }
+}
+
+/// The A/B part of a record whose base could not be prepared.
+fn ab_unavailable(cfg: &Config, why: &str) -> AbOutcome {
+    ab_result(
+        cfg,
+        String::new(),
+        format!("unavailable: {why}"),
+        None,
+        None,
+    )
 }
 
 /// This machine as baseline rounds record it.
