@@ -63,6 +63,7 @@ for part in ${PARTS:-nsa mha norms}; do
   rc=$?
   echo "   exit $rc after $(( $(date +%s) - start )) s$([ $rc = 124 ] && echo " (stopped at its $(limit_of "$part") s limit)"); skipped and failed cases:"
   grep -E "SKIPPED|ERROR|WRONG|FAILED" "$OUT/peers-$part.log" | cut -c1-400 | head -40
+  case $rc in 0|1|124) ;; *) tail -5 "$OUT/peers-$part.log" ;; esac
 done
 
 files=$(ls "$OUT"/peers-*.json 2>/dev/null)
