@@ -6,7 +6,7 @@
 # short table.
 #
 #   PARTS="nsa mha norms"  which parts to run, in this order (each a `kernelgate run`)
-#   PART_S=<seconds>       time limit of every part (default: nsa 60, mha 75, norms 150, so the
+#   PART_S=<seconds>       time limit of every part (default: nsa 75, mha 90, norms 200, so the
 #                          whole script stays well inside a 10-minute device call); a part that
 #                          reaches it is stopped and keeps the records it has written
 #   MAX_TIME=500ms         sampling cap per case (`kernelgate run --max-time`)
@@ -41,7 +41,7 @@ EOF
 
 limit_of() {
   if [ -n "${PART_S:-}" ]; then echo "$PART_S"; return; fi
-  case "$1" in nsa) echo 60 ;; mha) echo 75 ;; *) echo 150 ;; esac
+  case "$1" in nsa) echo 75 ;; mha) echo 90 ;; *) echo 200 ;; esac
 }
 
 kernels_of() {
