@@ -5,7 +5,8 @@
 #
 #   scripts/peer-wheels.sh download      here (network): fetch into .whl/dl, then lay out
 #                                        .whl/a .whl/b .whl/c (one folder per device call;
-#                                        the 92 MB cu13 CuTe DSL wheel split into 40 MiB parts)
+#                                        the 92 MB cu13 CuTe DSL wheel split into 40 MiB parts:
+#                                        a 42 MB, b 45 MB, c 17 MB with fla and liger)
 #   scripts/peer-wheels.sh stash         there, calls 1 and 2: keep the carried .whl/* parts in
 #                                        /tmp/kg-wheels (outside the repo copy)
 #   . scripts/peer-wheels.sh install     there, last call: stash, join the split wheel, check
@@ -13,7 +14,8 @@
 #                                        /tmp/site and export PYTHONPATH (sourced, so the export
 #                                        stays; scripts/peers-device.sh does this)
 #
-# Device calls (the machine must stay warm between them: send them back to back):
+# Device calls (the machine must stay warm between them: send them back to back; if it was
+# handed back in between, call 3 alone still installs fla and liger, and says what is missing):
 #   1. carry [".whl/a"]             command: bash scripts/peer-wheels.sh stash
 #   2. carry [".whl/b"]             command: bash scripts/peer-wheels.sh stash
 #   3. carry [".whl/c", ".devbin"]  command: bash scripts/peers-device.sh
@@ -38,9 +40,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 PART=40m
 BIG=nvidia_cutlass_dsl_libs_cu13-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl
-A="fla_core-0.6.0-py3-none-any.whl liger_kernel-0.8.5-py3-none-any.whl"
+# Call 1 carries only part 0 of the big wheel; fla and liger travel with the last call, so they
+# install even when the machine was handed back between calls and the parts were lost.
+A=""
 B="quack_kernels-0.6.5-py3-none-any.whl flash_attn_4-4.0.0b36-py3-none-any.whl nvidia_cutlass_dsl-4.8.1-py3-none-any.whl nvidia_cutlass_dsl_libs_core-4.8.1-py3-none-any.whl"
-C="nvidia_cutlass_dsl_libs_base-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl apache_tvm_ffi-0.1.15.post2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl torch_c_dlpack_ext-0.1.5-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
+C="fla_core-0.6.0-py3-none-any.whl liger_kernel-0.8.5-py3-none-any.whl nvidia_cutlass_dsl_libs_base-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl apache_tvm_ffi-0.1.15.post2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl torch_c_dlpack_ext-0.1.5-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
 PINS="fla-core==0.6.0 liger-kernel==0.8.5 quack-kernels==0.6.5 flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-core==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1 nvidia-cutlass-dsl-libs-cu13==4.8.1 apache-tvm-ffi==0.1.15.post2 torch-c-dlpack-ext==0.1.5"
 STASH=${KG_WHEEL_STASH:-/tmp/kg-wheels}
 SITE=${KG_SITE:-/tmp/site}
