@@ -151,8 +151,11 @@ pub fn speedup_table(records: &[Record]) -> String {
         .iter()
         .find_map(|r| r.speedup_vs.as_ref().map(|s| s.backend.clone()))
         .unwrap_or_default();
+    let labels = crate::speedup::labels(records);
+    let reference = crate::speedup::label(&labels, &reference);
     let mut s = format!("speedup vs {reference} (geomean, min, max over cases):\n");
     for ((fam, be), g) in g {
+        let be = crate::speedup::label(&labels, &be);
         s.push_str(&format!(
             "  {fam:<20} {be:<14} {:6.2}x  [{:.2}x .. {:.2}x]  n={}\n",
             g.geomean, g.min.0, g.max.0, g.n

@@ -46,8 +46,8 @@ pub struct Session {
 
 struct GpuSlot {
     gpu: Option<Gpu>,
-    /// Running external workers by backend name.
-    workers: std::collections::HashMap<String, crate::backend::worker::Worker>,
+    /// External workers: running ones by backend name, and backends found unavailable.
+    workers: crate::backend::worker::Pool,
     /// Set when a hang leaves the device unusable for the rest of the process.
     wedged: Option<String>,
     /// Set when a fault left this process unable to create a CUDA context again (sticky
@@ -178,7 +178,7 @@ impl Session {
             && gpu.ctx.check_err().is_ok();
         if let Err(Error::Worker { .. }) = &result {
             // A worker that failed a request is restarted for the next case.
-            slot.workers.remove(&case.backend);
+            slot.workers.running.remove(&case.backend);
         }
         match &result {
             Err(Error::Hang { .. }) => {
@@ -187,7 +187,7 @@ impl Session {
             _ if !healthy || matches!(result, Err(Error::Driver { .. })) => {
                 // A fault poisons the context: drop it and reset so the next case starts clean.
                 let ordinal = self.cfg.device;
-                slot.workers.clear();
+                slot.workers.running.clear();
                 if let Some(g) = slot.gpu.take() {
                     g.discard();
                 }
@@ -484,8 +484,9 @@ fn round(
 
 /// External backends available to a case: the running workers and the suite's definitions.
 pub struct Externals<'a> {
-    /// Running workers by backend name (kept across cases, restarted after a failure).
-    pub pool: &'a mut std::collections::HashMap<String, crate::backend::worker::Worker>,
+    /// Running workers by backend name (kept across cases, restarted after a failure) and
+    /// the backends whose worker could not start.
+    pub pool: &'a mut crate::backend::worker::Pool,
     /// The suite's `workers` entries.
     pub suite_workers: &'a std::collections::BTreeMap<String, String>,
 }
@@ -542,21 +543,31 @@ fn external_round(
         backend: be.clone(),
         message,
     };
-    if !ext.pool.contains_key(&case.backend) {
+    if let Some(why) = ext.pool.unavailable.get(&case.backend) {
+        return Err(unavailable(why.clone()));
+    }
+    if !ext.pool.running.contains_key(&case.backend) {
         let argv =
             worker::command(&case.backend, &cfg.root, ext.suite_workers).ok_or_else(|| {
                 unavailable(format!(
                     "backend {be} is neither built in nor an external worker"
                 ))
             })?;
-        let w = Worker::spawn(&case.backend, &argv, hang.max(Duration::from_secs(120))).map_err(
-            |e| match e {
-                WorkerError::Unavailable(m) | WorkerError::Failed(m) => unavailable(m),
-            },
-        )?;
-        ext.pool.insert(case.backend.clone(), w);
+        match Worker::spawn(&case.backend, &argv, hang.max(Duration::from_secs(120))) {
+            Ok(w) => {
+                ext.pool.running.insert(case.backend.clone(), w);
+            }
+            Err(WorkerError::Unavailable(m) | WorkerError::Failed(m)) => {
+                ext.pool.unavailable.insert(case.backend.clone(), m.clone());
+                return Err(unavailable(m));
+            }
+        }
     }
-    let w = ext.pool.get_mut(&case.backend).expect("inserted above");
+    let w = ext
+        .pool
+        .running
+        .get_mut(&case.backend)
+        .expect("inserted above");
     let dt = case.dtype.to_string();
     if !w
         .hello
@@ -621,7 +632,9 @@ fn external_round(
     };
     let budget = hang + Duration::from_secs_f64((t.warmup_ms + t.max_time_ms) / 1e3 * 2.0 + 30.0);
     let reply = w.run(&req, budget).map_err(|e| match e {
-        WorkerError::Unavailable(m) | WorkerError::Failed(m) => failed(m),
+        // The worker declined this case (outside what its library implements): ignored.
+        WorkerError::Unavailable(m) => unavailable(m),
+        WorkerError::Failed(m) => failed(m),
     })?;
     let fam = family_of(case)?;
     let specs: Vec<_> = outputs.iter().map(|(spec, _)| spec.clone()).collect();

@@ -143,6 +143,37 @@ pub fn baseline_backend(family: &str, requested: &str, present: &[String]) -> Op
     }
 }
 
+/// Report labels of the external backends: backend → `name version` as its worker reported
+/// them in the handshake (records of external backends keep that as their `source_hash`), e.g.
+/// `liger` → `liger 0.8.5 (triton 3.6.0)`; versions differing between records (merged files)
+/// are joined with ` / `. Backends without such records (our own kernels) have no entry.
+pub fn labels(records: &[Record]) -> BTreeMap<String, String> {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in records {
+        let prefix = format!("{} ", r.backend);
+        if r.source_hash.starts_with(&prefix) && r.source_hash.len() > prefix.len() {
+            let v = seen.entry(r.backend.clone()).or_default();
+            if !v.contains(&r.source_hash) {
+                v.push(r.source_hash.clone());
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(b, mut v)| {
+            v.sort();
+            (b, v.join(" / "))
+        })
+        .collect()
+}
+
+/// `backend`'s label from [`labels`], or the bare name.
+pub fn label(labels: &BTreeMap<String, String>, backend: &str) -> String {
+    labels
+        .get(backend)
+        .cloned()
+        .unwrap_or_else(|| backend.to_string())
+}
+
 /// The `<dims>_<dtype>` part of a case name.
 pub fn problem_of(case: &str) -> String {
     case.splitn(3, "::").nth(2).unwrap_or(case).to_string()

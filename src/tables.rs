@@ -8,6 +8,7 @@
 
 use crate::results::{Record, ResultsFile};
 use crate::speedup::{self, FamilyTable, Geomean, Metric};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 pub use crate::report::fmt_ms;
@@ -38,7 +39,7 @@ fn fmt_geo(g: &Geomean) -> String {
     )
 }
 
-fn family_heading(t: &FamilyTable, requested: &str) -> String {
+fn family_heading(t: &FamilyTable, requested: &str, labels: &BTreeMap<String, String>) -> String {
     let base = match &t.baseline {
         Some(b) if b == requested => format!("speedup vs `{b}`"),
         Some(b) => format!(
@@ -47,7 +48,17 @@ fn family_heading(t: &FamilyTable, requested: &str) -> String {
         ),
         None => format!("no speedups: no `{requested}` records"),
     };
-    format!("### {} — {}\n\n", t.family, base)
+    let versions: Vec<String> = t
+        .backends
+        .iter()
+        .filter_map(|b| labels.get(b).map(|l| format!("`{b}` = {l}")))
+        .collect();
+    let versions = if versions.is_empty() {
+        String::new()
+    } else {
+        format!("Versions: {}.\n\n", versions.join(", "))
+    };
+    format!("### {} — {}\n\n{versions}", t.family, base)
 }
 
 fn family_table(t: &FamilyTable) -> String {
@@ -139,6 +150,7 @@ fn gpu_line(f: &ResultsFile) -> String {
 pub fn markdown(file: &ResultsFile, baseline: &str) -> String {
     let mut s = String::new();
     let tables = speedup::tables(&file.results, baseline);
+    let labels = speedup::labels(&file.results);
     let gpus = gpu_order(file);
     let _ = writeln!(s, "# kernelgate report\n");
     let _ = writeln!(
@@ -161,7 +173,7 @@ pub fn markdown(file: &ResultsFile, baseline: &str) -> String {
         let _ = writeln!(s, "## {gpu}\n");
         let mut overall: BTreeMapVec = BTreeMapVec::default();
         for t in tables.iter().filter(|t| &t.gpu == gpu) {
-            s.push_str(&family_heading(t, baseline));
+            s.push_str(&family_heading(t, baseline, &labels));
             s.push_str(&family_table(t));
             s.push('\n');
             if let Some(base) = &t.baseline {
@@ -195,6 +207,7 @@ pub fn markdown(file: &ResultsFile, baseline: &str) -> String {
             "| GPU | family | backend | vs | geomean | min | max | cases |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"
         );
         for (gpu, fam, b, base, g) in &summary {
+            let (b, base) = (speedup::label(&labels, b), speedup::label(&labels, base));
             let _ = writeln!(
                 s,
                 "| {gpu} | {fam} | {b} | {base} | {:.2}× | {:.2}× | {:.2}× | {} |",

@@ -106,3 +106,46 @@ fn cross_gpu_columns_when_the_input_spans_gpus() {
     assert_eq!(ratios.len(), 8);
     assert!(ratios.iter().all(|r| *r == "1.00×"), "{ratios:?}");
 }
+
+#[test]
+fn external_backends_are_named_with_their_versions() {
+    // Records of external backends keep the worker's `name version` (its handshake) as their
+    // source_hash: the report names each peer's version beside its speedups.
+    let mut f = kernelgate::merge::load(&fixture("h200-default-torch.json")).unwrap();
+    let peers: Vec<_> = f
+        .results
+        .iter()
+        .filter(|r| r.kernel == "rmsnorm" && r.backend == "torch" && r.latency_ms.is_some())
+        .map(|r| {
+            let mut p = r.clone();
+            p.backend = "liger".into();
+            p.case = p.case.replace("::torch::", "::liger::");
+            p.source_hash = "liger 0.8.5 (triton 3.6.0)".into();
+            p.latency_ms = r.latency_ms.map(|l| l * 0.8);
+            p
+        })
+        .collect();
+    assert!(!peers.is_empty());
+    f.results.extend(peers);
+    let labels = speedup::labels(&f.results);
+    assert_eq!(labels["liger"], "liger 0.8.5 (triton 3.6.0)");
+    assert_eq!(labels["torch"], "torch 2.11.0+cu130");
+    assert!(!labels.contains_key("cuda") && !labels.contains_key("cublas"));
+    let md = kernelgate::tables::markdown(&f, "torch");
+    assert!(
+        md.contains("### rmsnorm — speedup vs `torch`\n\nVersions: `torch` = torch 2.11.0+cu130, `liger` = liger 0.8.5 (triton 3.6.0).\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| rmsnorm | liger 0.8.5 (triton 3.6.0) | torch 2.11.0+cu130 | 1.25× |"),
+        "{md}"
+    );
+    let mut recs = f.results.clone();
+    kernelgate::results::annotate_speedups(&mut recs, "torch");
+    let t = kernelgate::report::speedup_table(&recs);
+    assert!(t.starts_with("speedup vs torch 2.11.0+cu130 "), "{t}");
+    assert!(
+        t.contains("rmsnorm              liger 0.8.5 (triton 3.6.0)   1.25x"),
+        "{t}"
+    );
+}

@@ -1,5 +1,6 @@
 //! The external-backend protocol without a GPU: handshake, replies, and every way a worker
-//! can misbehave (cannot start, refuses, garbage, crash, hang, its own error, bad samples).
+//! can misbehave (cannot start, refuses, garbage, crash, hang, its own error, bad samples);
+//! the built-in workers' handshakes and declines without torch, a GPU or their library.
 
 use kernelgate::backend::worker::{self, RunRequest, TimingRequest, Worker, WorkerError};
 use std::collections::BTreeMap;
@@ -109,6 +110,158 @@ fn torch_worker_without_torch_or_gpu_is_unavailable_not_a_crash() {
         }
         Err(e) => panic!("{e:?}"),
     }
+}
+
+#[test]
+fn a_declined_case_is_unavailable_and_the_worker_keeps_serving() {
+    let mut w = Worker::spawn("fake", &fake("unsupported"), T).expect("handshake succeeds");
+    for _ in 0..2 {
+        match w.run(&request(), T) {
+            Err(WorkerError::Unavailable(m)) => {
+                assert_eq!(m, "backend fake: no such shape here")
+            }
+            other => panic!("expected a declined case, got {other:?}"),
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The built-in worker of `backend`, run with `PYTHONPATH=dir` (through `env`).
+fn builtin_with_pythonpath(backend: &str, dir: &str) -> Vec<String> {
+    let mut argv = worker::command(backend, &root(), &BTreeMap::new()).expect("built in");
+    argv.splice(
+        0..0,
+        [
+            "env".to_string(),
+            format!("PYTHONPATH={}", root().join(dir).display()),
+        ],
+    );
+    argv
+}
+
+/// The peers, their worker scripts and the install hint their handshake gives when they
+/// cannot run.
+const PEERS: [(&str, &str, &str); 4] = [
+    ("fla", "fla_worker.py", "pip install fla-core"),
+    ("liger", "liger_worker.py", "pip install liger-kernel"),
+    ("quack", "quack_worker.py", "pip install quack-kernels"),
+    (
+        "flash-attn",
+        "flash_attn_worker.py",
+        "pip install flash-attn-4",
+    ),
+];
+
+#[test]
+fn builtin_peers_resolve_to_their_workers() {
+    for (backend, script, _) in PEERS {
+        assert!(worker::BUILTIN.contains(&backend), "{backend}");
+        assert!(worker::is_external(backend, &BTreeMap::new()), "{backend}");
+        let argv = worker::command(backend, &root(), &BTreeMap::new()).expect("built in");
+        assert_eq!(argv[1], "-u");
+        assert_eq!(
+            argv[2],
+            root()
+                .join("src/backend")
+                .join(script)
+                .display()
+                .to_string()
+        );
+        assert_eq!(argv.len(), 3, "{argv:?}");
+        assert!(root().join("src/backend").join(script).is_file());
+    }
+}
+
+#[test]
+fn peers_that_cannot_run_here_say_why_and_how_to_install() {
+    // Here: no torch, or torch without a GPU, or without the peer's library. Where all of
+    // them are present the handshake succeeds and names the library's version.
+    for (backend, _, hint) in PEERS {
+        let argv = worker::command(backend, &root(), &BTreeMap::new()).unwrap();
+        match Worker::spawn(backend, &argv, Duration::from_secs(120)) {
+            Ok(w) => {
+                assert_eq!(w.hello.name, backend);
+                assert!(!w.hello.version.is_empty());
+            }
+            Err(WorkerError::Unavailable(m)) => {
+                assert!(m.contains(backend) && m.contains(hint), "{backend}: {m}")
+            }
+            Err(e) => panic!("{backend}: {e:?}"),
+        }
+    }
+}
+
+#[test]
+fn peers_without_their_library_are_unavailable_with_the_install_hint() {
+    // A stand-in torch (tests/workers/stub) that imports and sees a "GPU", and no peer library
+    // except a stand-in fla: the handshake names the missing package and how to install it.
+    for (backend, _, hint) in PEERS {
+        if backend == "fla" {
+            continue;
+        }
+        let argv = builtin_with_pythonpath(backend, "tests/workers/stub");
+        match Worker::spawn(backend, &argv, T) {
+            Err(WorkerError::Unavailable(m)) => {
+                assert!(m.starts_with("handshake: backend"), "{m}");
+                assert!(m.contains(hint), "{backend}: {m}");
+                assert!(m.contains("No module named"), "{backend}: {m}");
+            }
+            other => panic!("{backend}: {:?}", other.map(|w| w.hello.clone())),
+        }
+    }
+}
+
+fn nsa_request(hq: u64, h: u64, bs: u64, w: u64) -> RunRequest {
+    let mut r = request();
+    r.kernel = "nsa".into();
+    r.case = format!("nsa::fla::b1_t256_hq{hq}_h{h}_d64_s2_bs{bs}_w{w}_bf16");
+    r.shape =
+        serde_json::json!({"b": 1, "t": 256, "hq": hq, "h": h, "d": 64, "s": 2, "bs": bs, "w": w});
+    r
+}
+
+#[test]
+fn fla_declines_what_its_nsa_kernel_cannot_match() {
+    // With stand-ins for torch and fla (no FlashAttention 2 beside it), the fla worker
+    // starts, reports fla's version and declines before touching the GPU: G below 16 or not
+    // a power of two, a block size that is not a power of two, and a sliding window.
+    let mut w = Worker::spawn(
+        "fla",
+        &builtin_with_pythonpath("fla", "tests/workers/stub"),
+        T,
+    )
+    .expect("fla worker starts on the stand-ins");
+    assert_eq!(w.hello.name, "fla");
+    assert_eq!(w.hello.version, "0.0-stub (triton 0.0-stub)");
+    assert_eq!(
+        w.hello.families["nsa"],
+        vec!["bf16".to_string(), "fp16".into()]
+    );
+    let declined = |w: &mut Worker, r: RunRequest| match w.run(&r, T) {
+        Err(WorkerError::Unavailable(m)) => m,
+        other => panic!("{}: expected a decline, got {other:?}", r.case),
+    };
+    let m = declined(&mut w, nsa_request(16, 2, 32, 0));
+    assert!(
+        m.contains("power of two >= 16") && m.contains("G = 16/2 = 8"),
+        "{m}"
+    );
+    let m = declined(&mut w, nsa_request(48, 1, 32, 0));
+    assert!(m.contains("G = 48/1 = 48"), "{m}");
+    let m = declined(&mut w, nsa_request(16, 1, 96, 0));
+    assert!(m.contains("bs = 96"), "{m}");
+    let m = declined(&mut w, nsa_request(16, 1, 32, 64));
+    assert!(
+        m.contains("sliding-window") && m.contains("pip install flash-attn"),
+        "{m}"
+    );
+    let mut gemm = request();
+    gemm.case = "gemm::fla::m1_n1_k1_bf16".into();
+    let m = declined(&mut w, gemm);
+    assert!(m.contains("does not implement gemm bf16"), "{m}");
 }
 
 #[test]

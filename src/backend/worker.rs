@@ -35,14 +35,34 @@
 //!    `graph_error`, `variant` and `compile_s` are optional: a user worker may omit them.
 //!    The harness then applies the same references and tolerances as for its own backends.
 //! 3. Errors: `{"ok":false,"error":"what went wrong"}`; the case fails with that message.
+//!    A case the worker declines because it lies outside what its library implements with
+//!    the family's semantics (a shape, dtype or weight layout it lacks) is answered
+//!    `{"ok":false,"unsupported":true,"error":"why"}`: the case is reported *ignored* with that
+//!    reason, and the worker keeps serving (`unsupported` is optional: a harness that predates
+//!    it fails the case with the same message).
 //! 4. `{"op":"bye"}` (no reply) ends the worker; so does closing its stdin.
 //!
 //! A worker that cannot start or fails the handshake makes its cases *ignored* with the
-//! reason; a worker that crashes, hangs past the hang limit or answers garbage fails that
-//! case, is killed, and is started afresh for the next case.
+//! reason (one attempt per process: the reason is remembered for the backend's other cases);
+//! a worker that crashes, hangs past the hang limit or answers garbage fails that case, is
+//! killed, and is started afresh for the next case.
+//!
+//! # Built-in workers
+//!
+//! Python files in this directory sharing `worker_common.py` (protocol, raw files, the timing
+//! policy), run with `KERNELGATE_PYTHON` (default `python3`); see [`BUILTIN`]. Each reports the
+//! library's version in its handshake and declines with the reason what it cannot match:
+//!
+//! | backend | worker | library | families |
+//! | --- | --- | --- | --- |
+//! | `torch`, `torch-compile` | `torch_worker.py` | PyTorch eager, `torch.compile` | all |
+//! | `fla` | `fla_worker.py` | flash-linear-attention's Triton NSA (`fla-core`) | `nsa` (G = hq/h a power of two ≥ 16) |
+//! | `liger` | `liger_worker.py` | Liger-Kernel's Triton kernels (`liger-kernel`) | `rmsnorm`, `rmsnorm_bwd`, `fused_add_rmsnorm`, `layernorm`, `softmax`, `softmax_bwd`, `cross_entropy_bwd` |
+//! | `quack` | `quack_worker.py` | Quack's CuTe DSL kernels (`quack-kernels`) | `rmsnorm`, `rmsnorm_bwd`, `layernorm`, `softmax`, `softmax_bwd`, `cross_entropy`, `cross_entropy_bwd` |
+//! | `flash-attn` | `flash_attn_worker.py` | FlashAttention 3, 4 (CuTe) or 2 | `mha` |
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -55,7 +75,8 @@ pub const PROTOCOL: u32 = 1;
 /// How a worker can fail.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkerError {
-    /// It could not be started or refused the handshake: its cases are ignored.
+    /// It could not be started or refused the handshake (its cases are ignored), or it
+    /// declined one case as unsupported (that case is ignored).
     Unavailable(String),
     /// It failed a request (crash, hang, garbage, or its own error): the case fails.
     Failed(String),
@@ -244,7 +265,8 @@ impl Worker {
         Ok(w)
     }
 
-    /// Sends one request and waits up to `timeout` for its reply; `ok:false` becomes an error.
+    /// Sends one request and waits up to `timeout` for its reply; `ok:false` becomes an error
+    /// ([`WorkerError::Unavailable`] with `"unsupported":true`, else [`WorkerError::Failed`]).
     pub fn request(
         &mut self,
         req: &serde_json::Value,
@@ -286,19 +308,26 @@ impl Worker {
         })?;
         match v.get("ok").and_then(|o| o.as_bool()) {
             Some(true) => Ok(v),
-            Some(false) => Err(WorkerError::Failed(format!(
-                "backend {b}: {}",
-                v.get("error")
-                    .and_then(|e| e.as_str())
-                    .unwrap_or("worker reported failure without a message")
-            ))),
+            Some(false) => {
+                let msg = format!(
+                    "backend {b}: {}",
+                    v.get("error")
+                        .and_then(|e| e.as_str())
+                        .unwrap_or("worker reported failure without a message")
+                );
+                if v.get("unsupported").and_then(|u| u.as_bool()) == Some(true) {
+                    Err(WorkerError::Unavailable(msg))
+                } else {
+                    Err(WorkerError::Failed(msg))
+                }
+            }
             None => Err(WorkerError::Failed(format!(
                 "backend {b}: reply lacks a boolean `ok`: {reply}"
             ))),
         }
     }
 
-    /// Runs one case; errors name the backend.
+    /// Runs one case; errors name the backend. A declined case is [`WorkerError::Unavailable`].
     pub fn run(&mut self, req: &RunRequest, timeout: Duration) -> Result<RunReply, WorkerError> {
         let v = self.request(
             &serde_json::to_value(req).expect("requests serialise"),
@@ -332,7 +361,27 @@ impl Worker {
 }
 
 /// The names of the built-in external backends.
-pub const BUILTIN: [&str; 2] = ["torch", "torch-compile"];
+pub const BUILTIN: [&str; 6] = [
+    "torch",
+    "torch-compile",
+    "fla",
+    "liger",
+    "quack",
+    "flash-attn",
+];
+
+/// The worker script (under `src/backend/`) and extra arguments of built-in backend `backend`.
+pub fn builtin_script(backend: &str) -> Option<(&'static str, &'static [&'static str])> {
+    Some(match backend {
+        "torch" => ("torch_worker.py", &[]),
+        "torch-compile" => ("torch_worker.py", &["--compile"]),
+        "fla" => ("fla_worker.py", &[]),
+        "liger" => ("liger_worker.py", &[]),
+        "quack" => ("quack_worker.py", &[]),
+        "flash-attn" => ("flash_attn_worker.py", &[]),
+        _ => return None,
+    })
+}
 
 /// The environment variable naming a user-defined worker command for `backend`
 /// (`KERNELGATE_WORKER_<NAME>`, upper-cased, `-` as `_`).
@@ -344,8 +393,9 @@ pub fn env_var(backend: &str) -> String {
 }
 
 /// The command line that starts `backend`'s worker, if it is an external backend:
-/// `KERNELGATE_WORKER_<NAME>` or the suite's `workers` entry (run through `sh -c`), or the
-/// built-in torch worker (`KERNELGATE_PYTHON`, default `python3`, on `src/backend/torch_worker.py`).
+/// `KERNELGATE_WORKER_<NAME>` or the suite's `workers` entry (run through `sh -c`), or a
+/// built-in worker (`KERNELGATE_PYTHON`, default `python3`, on its script under `src/backend/`,
+/// see [`builtin_script`]).
 pub fn command(
     backend: &str,
     root: &Path,
@@ -360,19 +410,15 @@ pub fn command(
     if let Some(c) = suite_workers.get(backend) {
         return Some(shell(c.clone()));
     }
-    if BUILTIN.contains(&backend) {
-        let py = std::env::var("KERNELGATE_PYTHON")
-            .ok()
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| "python3".into());
-        let script = root.join("src").join("backend").join("torch_worker.py");
-        let mut v = vec![py, "-u".into(), script.display().to_string()];
-        if backend == "torch-compile" {
-            v.push("--compile".into());
-        }
-        return Some(v);
-    }
-    None
+    let (script, args) = builtin_script(backend)?;
+    let py = std::env::var("KERNELGATE_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into());
+    let script = root.join("src").join("backend").join(script);
+    let mut v = vec![py, "-u".into(), script.display().to_string()];
+    v.extend(args.iter().map(|a| a.to_string()));
+    Some(v)
 }
 
 /// Whether `backend` names an external backend (built-in, env or suite-defined).
@@ -380,4 +426,15 @@ pub fn is_external(backend: &str, suite_workers: &BTreeMap<String, String>) -> b
     BUILTIN.contains(&backend)
         || suite_workers.contains_key(backend)
         || std::env::var(env_var(backend)).is_ok_and(|v| !v.is_empty())
+}
+
+/// The workers of one process: the running ones by backend name, and the backends whose
+/// worker could not start or refused the handshake, with the reason, so that a missing
+/// library costs one start per process rather than one per case.
+#[derive(Default)]
+pub struct Pool {
+    /// Running workers by backend name (kept across cases, restarted after a failure).
+    pub running: HashMap<String, Worker>,
+    /// Backends found unavailable, with why.
+    pub unavailable: HashMap<String, String>,
 }

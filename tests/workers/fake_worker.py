@@ -24,6 +24,8 @@ for line in sys.stdin:
         time.sleep(30)
     elif mode == "error":
         print(json.dumps({"ok": False, "error": "op exploded"}), flush=True)
+    elif mode == "unsupported":
+        print(json.dumps({"ok": False, "unsupported": True, "error": "no such shape here"}), flush=True)
     elif mode == "nosamples":
         print(json.dumps({"ok": True, "samples_ms": [], "batch": 1}), flush=True)
     else:
