@@ -5,7 +5,9 @@
 # is device call 3 there). Writes results, Markdown/CSV reports and logs under $OUT and prints a
 # short table.
 #
-#   PARTS="nsa mha norms"  which parts to run, in this order (each a `kernelgate run`)
+#   PARTS="nsa mha norms"  which parts to run, in this order (each a `kernelgate run`); also
+#                          `dtypes` (fp16/fp32 of every peer family) and `dsv3` (bf16 DeepSeek-V3
+#                          shapes), both from fixtures/peers-wide.json
 #   PART_S=<seconds>       time limit of every part (default: nsa 75, mha 90, norms 200, so the
 #                          whole script stays well inside a 10-minute device call); a part that
 #                          reaches it is stopped and keeps the records it has written
@@ -41,15 +43,17 @@ EOF
 
 limit_of() {
   if [ -n "${PART_S:-}" ]; then echo "$PART_S"; return; fi
-  case "$1" in nsa) echo 75 ;; mha) echo 90 ;; *) echo 200 ;; esac
+  case "$1" in nsa) echo 75 ;; mha) echo 90 ;; dtypes|dsv3) echo 280 ;; *) echo 200 ;; esac
 }
 
-kernels_of() {
+args_of() {  # the `kernelgate run` selection of a part
   case "$1" in
-    nsa) echo nsa ;;
-    mha) echo mha ;;
-    norms) echo rmsnorm,rmsnorm_bwd,layernorm,softmax,softmax_bwd,cross_entropy,cross_entropy_bwd ;;
-    *) echo "$1" ;;
+    nsa) echo "--suite peers --kernels nsa" ;;
+    mha) echo "--suite peers --kernels mha" ;;
+    norms) echo "--suite peers --kernels rmsnorm,rmsnorm_bwd,layernorm,softmax,softmax_bwd,cross_entropy,cross_entropy_bwd" ;;
+    dtypes) echo "--suite peers-wide --dtype fp16,fp32" ;;
+    dsv3) echo "--suite peers-wide --dtype bf16" ;;
+    *) echo "--suite peers --kernels $1" ;;
   esac
 }
 
@@ -57,7 +61,8 @@ rm -f "$OUT"/peers-*.json
 for part in ${PARTS:-nsa mha norms}; do
   echo "== $part"
   start=$(date +%s)
-  timeout "$(limit_of "$part")" "$BIN" run --suite peers --kernels "$(kernels_of "$part")" \
+  # shellcheck disable=SC2046
+  timeout "$(limit_of "$part")" "$BIN" run $(args_of "$part") \
     --max-time "${MAX_TIME:-500ms}" --no-progress --output "$OUT/peers-$part.json" \
     > "$OUT/peers-$part.log" 2>&1
   rc=$?

@@ -19,12 +19,10 @@ in the case's weight dtype, outputs in the input dtype.
 * `layernorm`: `LigerLayerNormFunction` (fp32 statistics, one rounding).
 * `softmax`: `LigerSoftmaxFunction`; `softmax_bwd`: `liger_kernel.ops.softmax._softmax_backward`,
   the kernel wrapper `LigerSoftmaxFunction.backward` runs, on the family's given `y` and `dy`.
-* `cross_entropy_bwd`: Liger computes the gradient inside its forward kernel (written in place
-  into the logits) and its backward scales it by the upstream gradient, so the op is
-  `LigerCrossEntropyFunction` (reduction "none", ignore_index -100) then autograd with the
-  per-row `dloss`, every call. Its forward reads host values (`.item()`), so it cannot be
-  captured in a CUDA graph: it is timed eagerly and `graph_error` says why. Timed repeats run on
-  the previous repeat's gradient (the checked output comes from the first call).
+* `cross_entropy_bwd` is declined: Liger computes the gradient inside its forward kernel (in
+  place into the logits, reading host values) and its backward only scales it, so it has no
+  backward to time against the family's; the fused forward+backward measured 722 us against our
+  backward's 8.8 us at 4096x1000 bf16 on an H200, timed eagerly.
 * `cross_entropy` is declined: Liger returns the per-row loss in the logits' dtype and no
   logsumexp, while the family's outputs are the fp32 loss and the fp32 logsumexp.
 
@@ -119,19 +117,12 @@ def fam_softmax_bwd(t, shape, dtype):
     return (lambda: [bwd(dy, y, block, warps, False)]), "liger_kernel.ops.softmax._softmax_backward"
 
 
-def fam_cross_entropy_bwd(t, shape, dtype):
-    m, n = shape["m"], shape["n"]
-    logits = wc.rows(t["logits"], m, n).detach().requires_grad_(True)
-    tg = t["targets"].long()
-    dloss = t["dloss"].to(logits.dtype)  # Liger's per-row loss has the logits' dtype
-    f = L["ce"].LigerCrossEntropyFunction
-
-    def fn():
-        loss = f.apply(logits, tg, None, IGNORE_INDEX, 0.0, 0.0, "none")[0]
-        (g,) = torch.autograd.grad(loss, (logits,), dloss)
-        return [g]
-
-    return fn, "LigerCrossEntropyFunction(reduction=none) fwd (gradient in place) + backward x dloss"
+def check_ce_bwd(shape, dtype):
+    return ("Liger has no standalone cross-entropy backward: its forward kernel writes the gradient "
+            "in place of the logits (reading host values, so no CUDA graph) and its backward only "
+            "scales it, so timing it against the family's backward alone would compare a fused "
+            "forward+backward (measured 722 us vs our 8.8 us at 4096x1000 on an H200) with a "
+            "backward")
 
 
 FAMILIES = {
@@ -142,7 +133,7 @@ FAMILIES = {
     "softmax": (fam_softmax, MEM, check_row),
     "softmax_bwd": (fam_softmax_bwd, MEM, check_row),
     "cross_entropy": (None, MEM, check_ce),
-    "cross_entropy_bwd": (fam_cross_entropy_bwd, MEM),
+    "cross_entropy_bwd": (None, MEM, check_ce_bwd),
 }
 
 WORKER = wc.Worker("liger", hello, FAMILIES, first_call_is_compile=True)

@@ -57,7 +57,7 @@
 //! | --- | --- | --- | --- |
 //! | `torch`, `torch-compile` | `torch_worker.py` | PyTorch eager, `torch.compile` | all |
 //! | `fla` | `fla_worker.py` | flash-linear-attention's Triton NSA (`fla-core`) | `nsa` (G = hq/h a power of two ≥ 16) |
-//! | `liger` | `liger_worker.py` | Liger-Kernel's Triton kernels (`liger-kernel`) | `rmsnorm`, `rmsnorm_bwd`, `fused_add_rmsnorm`, `layernorm`, `softmax`, `softmax_bwd`, `cross_entropy_bwd` |
+//! | `liger` | `liger_worker.py` | Liger-Kernel's Triton kernels (`liger-kernel`) | `rmsnorm`, `rmsnorm_bwd`, `fused_add_rmsnorm`, `layernorm`, `softmax`, `softmax_bwd` |
 //! | `quack` | `quack_worker.py` | Quack's CuTe DSL kernels (`quack-kernels`) | `rmsnorm`, `rmsnorm_bwd`, `layernorm`, `softmax`, `softmax_bwd`, `cross_entropy`, `cross_entropy_bwd` |
 //! | `flash-attn` | `flash_attn_worker.py` | FlashAttention 3, 4 (CuTe) or 2 | `mha` |
 
