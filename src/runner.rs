@@ -307,6 +307,13 @@ fn check_outputs(
         let spec = &outputs[exp.output];
         let host = fetch(exp.output)?;
         let d = spec.dtype;
+        // An output stored in another dtype than the case's (a 16-bit `dw` of an fp32 case
+        // with 16-bit weights) is held to its own dtype's bounds, never tighter than the case's.
+        let tol = if d == case.dtype {
+            tol
+        } else {
+            tol.loosest(fam.tolerance(&case.shape, d))
+        };
         checks.push(verify::check(
             spec.name,
             spec.len,

@@ -20,6 +20,15 @@ pub struct Tolerance {
 }
 
 impl Tolerance {
+    /// Each bound the larger of `self`'s and `other`'s.
+    pub fn loosest(self, other: Tolerance) -> Tolerance {
+        Tolerance {
+            rel_l2: self.rel_l2.max(other.rel_l2),
+            atol: self.atol.max(other.atol),
+            rtol: self.rtol.max(other.rtol),
+        }
+    }
+
     /// The default bounds for outputs stored in `dtype` (fp32 accumulation assumed).
     pub fn for_dtype(dtype: Dtype) -> Tolerance {
         match dtype {
