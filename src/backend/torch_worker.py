@@ -13,6 +13,9 @@ Timing is on the device: after the checked outputs are written, each op (eager o
 captured in a CUDA graph (`batch` calls for short ops, one otherwise) and the graph's replays
 are timed with CUDA events, so host dispatch (Python, autograd, Dynamo guards) stays out of
 the samples. Where capture fails the op is timed eagerly and the reply's `graph_error` says why.
+
+Device: the worker uses its first visible device (`cuda`); the harness starts one worker per
+device it runs cases on, with `CUDA_VISIBLE_DEVICES` naming only that device.
 """
 import json
 import math
