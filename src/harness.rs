@@ -172,6 +172,17 @@ pub fn main() -> std::process::ExitCode {
             args.test_threads.unwrap_or(1)
         );
     }
+    if devices > 1 && !args.exact {
+        // Open every device (and measure its ceilings) before the first trial, so no device's
+        // probes overlap another device's case; a device that cannot be opened is retired.
+        if let Ok(opened) = session.open_all() {
+            for (ordinal, r) in opened {
+                if let Err(e) = r {
+                    eprintln!("kernelgate: GPU {ordinal} cannot be used: {e}");
+                }
+            }
+        }
+    }
     let trials = trials(&suite, session.clone(), &args);
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(w) = session.writer() {

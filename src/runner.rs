@@ -195,19 +195,26 @@ impl Session {
         Ok(out)
     }
 
+    /// Opens the slot's device if it is not open. The first device opened creates the results
+    /// writer with its facts and ceilings; with several devices every device measures its
+    /// ceilings here, one device at a time (under the writer's lock), so the probes of one do
+    /// not overlap those of another (opened together before the first case, they overlap no
+    /// case either: see [`Session::open_all`]).
     fn ensure_open(&self, slot: &mut GpuSlot, ordinal: usize, multi: bool) -> Result<()> {
         if slot.gpu.is_none() {
             let mut g = open_gpu_on(&self.cfg, ordinal)?;
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            let ceilings = if w.is_none() || multi {
+                let _t = crate::timing::exclusive(self.cfg.exclusive_timing);
+                g.ceilings().ok()
+            } else {
+                None
+            };
             if w.is_none() {
                 let info = Some(g.info.clone());
                 let writer = match &self.results_file {
                     Some(p) => Writer::at(p, &self.suite, info, self.seed),
                     None => Writer::new(&self.cfg.results_dir, &self.suite, info, self.seed),
-                };
-                let ceilings = {
-                    let _t = crate::timing::exclusive(self.cfg.exclusive_timing);
-                    g.ceilings().ok()
                 };
                 writer.set_run_facts(ceilings, self.cfg.base.clone());
                 *w = Some(Arc::new(writer));
