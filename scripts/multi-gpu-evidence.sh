@@ -15,6 +15,7 @@
 #         table of medians alone vs with neighbours
 #   b     the test binary, KERNELGATE_DEVICES=all: wall time
 #   fault (not in the default STEPS) calibration suite with one faulting case on --devices all
+# A step skipped for lack of time can be run alone in a second call: STEPS="warm b" ...
 # Returns under $OUT: log.txt (the summary), log-<step>.txt.gz (full output), results-<step>.json,
 # contention.txt (the table), contention-suite.json.
 set -u
@@ -110,18 +111,23 @@ EOF
 }
 
 # neighbour_start [env...]: a second process looping over the default suite on device 1.
+# It runs in its own session; its process group id (written by the loop itself) is what
+# neighbour_stop kills, so the kernelgate process and its torch worker go with it.
 NB_PID=
 neighbour_start() {
-  setsid bash -c 'while :; do env "$@" KERNELGATE_DEVICE=1 '"$KG"' run --suite default --no-progress --output /tmp/kg-neighbour.json >> '"$OUT"'/log-neighbour.txt 2>&1; done' _ "$@" &
+  rm -f /tmp/kg-neighbour.pgid
+  setsid bash -c 'echo $$ > /tmp/kg-neighbour.pgid; while :; do env "$@" KERNELGATE_DEVICE=1 '"$KG"' run --suite default --no-progress --output /tmp/kg-neighbour.json >> '"$OUT"'/log-neighbour.txt 2>&1; done' _ "$@" &
   NB_PID=$!
   sleep "${NEIGHBOUR_WARM_S:-8}"
   apps "neighbour running" >> "$OUT/log.txt"
-  log "neighbour on device 1 started (pgid $NB_PID): $(grep -c '^\[' "$OUT/log-neighbour.txt" 2>/dev/null) cases so far"
+  log "neighbour on device 1 started (pgid $(cat /tmp/kg-neighbour.pgid 2>/dev/null)): $(grep -c '^\[' "$OUT/log-neighbour.txt" 2>/dev/null) cases so far"
 }
 neighbour_stop() {
   [ -n "$NB_PID" ] || return
   log "neighbour: $(grep -c '^\[' "$OUT/log-neighbour.txt" 2>/dev/null) cases ran on device 1 in all"
-  kill -- -"$NB_PID" 2>/dev/null; wait "$NB_PID" 2>/dev/null; NB_PID=
+  local g; g=$(cat /tmp/kg-neighbour.pgid 2>/dev/null)
+  [ -n "$g" ] && kill -- -"$g" 2>/dev/null
+  wait "$NB_PID" 2>/dev/null; NB_PID=
 }
 trap neighbour_stop EXIT
 

@@ -598,13 +598,14 @@ fn the_harness_runs_a_thread_per_device() {
 #[test]
 fn workers_see_only_their_device() {
     use kernelgate::backend::worker::{device_env, visible_device};
-    assert_eq!(visible_device(1, "GPU-b", None), "GPU-b");
-    assert_eq!(visible_device(1, "", None), "1");
-    assert_eq!(visible_device(1, "GPU-b", Some("")), "GPU-b");
+    assert_eq!(visible_device(1, None), "1");
+    assert_eq!(visible_device(0, None), "0");
+    assert_eq!(visible_device(1, Some("")), "1");
     // Under a CUDA_VISIBLE_DEVICES of our own, ordinal k is its k-th entry.
-    assert_eq!(visible_device(1, "GPU-b", Some("3, 5")), "5");
-    assert_eq!(visible_device(0, "GPU-b", Some("GPU-x,GPU-y")), "GPU-x");
-    assert_eq!(visible_device(2, "GPU-b", Some("3,5")), "GPU-b");
+    assert_eq!(visible_device(1, Some("3, 5")), "5");
+    assert_eq!(visible_device(0, Some("GPU-x,GPU-y")), "GPU-x");
+    assert_eq!(visible_device(1, Some("MIG-a,MIG-b")), "MIG-b");
+    assert_eq!(visible_device(2, Some("3,5")), "2");
     let mut g = common::gpu_info();
     g.ordinal = 1;
     let env = device_env(&g);

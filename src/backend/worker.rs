@@ -349,17 +349,14 @@ impl Worker {
 }
 
 /// The environment that pins a worker to the harness's device `info`: `CUDA_VISIBLE_DEVICES`
-/// naming only that device, plus `KERNELGATE_DEVICE_ORDINAL` and `KERNELGATE_DEVICE_UUID`.
-///
-/// The device is named as the harness's own process sees it: when this process runs under a
-/// `CUDA_VISIBLE_DEVICES` list, the entry at the device's ordinal (the same physical device,
-/// whatever the list's form); else its UUID; else the ordinal.
+/// naming only that device ([`visible_device`]), plus `KERNELGATE_DEVICE_ORDINAL` and
+/// `KERNELGATE_DEVICE_UUID` saying which one it is.
 pub fn device_env(info: &crate::gpu::GpuInfo) -> Vec<(String, String)> {
     let inherited = std::env::var("CUDA_VISIBLE_DEVICES").ok();
     vec![
         (
             "CUDA_VISIBLE_DEVICES".to_string(),
-            visible_device(info.ordinal, &info.uuid, inherited.as_deref()),
+            visible_device(info.ordinal, inherited.as_deref()),
         ),
         (
             "KERNELGATE_DEVICE_ORDINAL".to_string(),
@@ -370,18 +367,16 @@ pub fn device_env(info: &crate::gpu::GpuInfo) -> Vec<(String, String)> {
 }
 
 /// The `CUDA_VISIBLE_DEVICES` value that shows a child process only device `ordinal` of this
-/// process: entry `ordinal` of this process's own list `inherited` when it has one, else
-/// `uuid` (`GPU-…`), else the ordinal.
-pub fn visible_device(ordinal: usize, uuid: &str, inherited: Option<&str>) -> String {
+/// process: entry `ordinal` of this process's own list `inherited` when it has one (whatever
+/// its form: indices, `GPU-…` or `MIG-…` UUIDs), else the ordinal itself (the child inherits
+/// `CUDA_DEVICE_ORDER`, so it numbers the devices as this process does).
+pub fn visible_device(ordinal: usize, inherited: Option<&str>) -> String {
     if let Some(list) = inherited.map(str::trim).filter(|l| !l.is_empty()) {
         if let Some(entry) = list.split(',').map(str::trim).nth(ordinal) {
             if !entry.is_empty() {
                 return entry.to_string();
             }
         }
-    }
-    if !uuid.is_empty() {
-        return uuid.to_string();
     }
     ordinal.to_string()
 }
