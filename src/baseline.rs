@@ -368,7 +368,11 @@ fn check_entry(kernel: &str, case: &str, e: &Entry) -> std::result::Result<(), S
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    // Unique per write, not only per process: the devices of one run write concurrently
+    // (two devices compiling the same kernel write the same cached cubin).
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp.{}.{n}", std::process::id()));
     std::fs::write(&tmp, bytes).map_err(|e| Error::io("writing", &tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming into", path, e))
 }

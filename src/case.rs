@@ -148,6 +148,12 @@ pub struct Case {
     pub flush_l2: bool,
 }
 
+impl AsRef<Case> for Case {
+    fn as_ref(&self) -> &Case {
+        self
+    }
+}
+
 impl Case {
     /// The stable name: `kernel::backend::<shape>_<dtype>`.
     pub fn name(&self) -> String {

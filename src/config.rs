@@ -13,6 +13,8 @@
 //! | `KERNELGATE_ROOT` | the project root holding `fixtures/`, `kernels/`, `baselines/` |
 //! | `KERNELGATE_SEED` | fixes the input seed (default: fresh per run, printed on failure) |
 //! | `KERNELGATE_DEVICE` | CUDA device ordinal (default 0) |
+//! | `KERNELGATE_DEVICES` | several devices at once: `all` or a comma list of ordinals (`0,1`); each case runs on one of them, longest cases first (overrides `KERNELGATE_DEVICE`; `kernelgate run --devices` overrides both) |
+//! | `KERNELGATE_EXCLUSIVE_TIMING=1` | with several devices (or several processes on one host): the timed phase of each case (warm-up and samples) holds a host-wide lock, so no two cases are timed at once; checks, inputs, references and compilation still overlap (default off) |
 //! | `KERNELGATE_WARMUP_MS` | warm-up time per case (default 50) |
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
 //! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
@@ -60,8 +62,15 @@ pub struct Config {
     pub cache_dir: PathBuf,
     /// Fixed seed, if any.
     pub seed: Option<u64>,
-    /// Device ordinal.
+    /// Device ordinal (with `devices`, the first of them; `all`: 0).
     pub device: usize,
+    /// Several devices (`KERNELGATE_DEVICES`, `kernelgate run --devices`); `None`: the one
+    /// device `device`.
+    pub devices: Option<crate::devices::DeviceSpec>,
+    /// Where `devices` came from (`KERNELGATE_DEVICES` or `--devices`), for error messages.
+    pub devices_origin: &'static str,
+    /// Serialise the timed phase of cases host-wide (`KERNELGATE_EXCLUSIVE_TIMING`).
+    pub exclusive_timing: bool,
     /// Timing policy knobs.
     pub timing: crate::timing::Policy,
     /// Calibration: factor on the spin kernel's duration.
@@ -113,6 +122,19 @@ fn num<T: std::str::FromStr>(name: &'static str) -> Result<Option<T>> {
             value: v,
             message: "not a number".into(),
         }),
+    }
+}
+
+fn devices() -> Result<Option<crate::devices::DeviceSpec>> {
+    match var("KERNELGATE_DEVICES") {
+        None => Ok(None),
+        Some(v) => crate::devices::DeviceSpec::parse(&v)
+            .map(Some)
+            .map_err(|message| Error::Env {
+                var: "KERNELGATE_DEVICES",
+                value: v,
+                message,
+            }),
     }
 }
 
@@ -211,6 +233,11 @@ impl Config {
             });
         }
         let target = root.join("target").join("kernelgate");
+        let devices = devices()?;
+        let device = match &devices {
+            Some(d) => d.first(),
+            None => num("KERNELGATE_DEVICE")?.unwrap_or(0),
+        };
         Ok(Config {
             root: root.to_path_buf(),
             suite: var("KERNELGATE_SUITE").unwrap_or_else(|| "default".into()),
@@ -229,7 +256,10 @@ impl Config {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| target.join("cache")),
             seed: num("KERNELGATE_SEED")?,
-            device: num("KERNELGATE_DEVICE")?.unwrap_or(0),
+            device,
+            devices,
+            devices_origin: "KERNELGATE_DEVICES",
+            exclusive_timing: flag("KERNELGATE_EXCLUSIVE_TIMING")?,
             timing,
             spin_scale,
             skip_verify: flag("KERNELGATE_SKIP_VERIFY")?,
@@ -240,6 +270,14 @@ impl Config {
             machine_factor: flag("KERNELGATE_MACHINE_FACTOR")?,
             inject_ns: None,
         })
+    }
+
+    /// Sets several devices from the command line (`--devices all|0,1`), overriding the
+    /// environment.
+    pub fn set_devices(&mut self, spec: crate::devices::DeviceSpec, origin: &'static str) {
+        self.device = spec.first();
+        self.devices = Some(spec);
+        self.devices_origin = origin;
     }
 
     /// Materialises `KERNELGATE_BASE` (a git revision or a directory) into `base_kernels`.

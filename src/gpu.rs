@@ -145,6 +145,26 @@ pub fn detect(ordinal: usize) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// The number of CUDA devices, or the reason there is none to count (never panics; loads
+/// `libcuda` only after checking that it exists).
+pub fn device_count() -> std::result::Result<usize, String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("the CUDA driver library (libcuda.so) is not installed".into());
+    }
+    dres::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
+    let n = dres::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {e:?}"))?;
+    Ok(n.max(0) as usize)
+}
+
+/// The model name of device `ordinal` as the driver reports it, without creating a context
+/// (`None` when there is no driver or no such device).
+pub fn device_name(ordinal: usize) -> Option<String> {
+    device_count().ok().filter(|&n| ordinal < n)?;
+    let dev = dres::device::get(ordinal as i32).ok()?;
+    dres::device::get_name(dev).ok()
+}
+
 /// Device memory owned by the harness (raw `cuMemAlloc`), freed on drop.
 #[derive(Debug)]
 pub struct DeviceBuffer {
@@ -607,6 +627,16 @@ impl Gpu {
         let bw = 2.0 * bytes as f64 / (ms / 1e3) / 1e9;
         self.copy_gbps = Some(bw);
         Ok(bw)
+    }
+
+    /// The copy bandwidth measured so far (by [`Gpu::copy_bandwidth_gbps`]), if any.
+    pub fn measured_copy_gbps(&self) -> Option<f64> {
+        self.copy_gbps
+    }
+
+    /// The ceilings measured so far (by [`Gpu::ceilings`]), if any.
+    pub fn measured_ceilings(&self) -> Option<Ceilings> {
+        self.ceilings
     }
 
     /// This machine's ceilings (copy bandwidth, a fixed cuBLAS GEMM, graph-replayed launch

@@ -3,6 +3,10 @@
 //! Listing never touches the GPU or compiles anything. With `--exact NAME` only the
 //! matching trial is built (cheap for nextest's process-per-test). Without a GPU every
 //! case is reported ignored with the reason.
+//!
+//! With several devices (`KERNELGATE_DEVICES`) the trials are ordered longest first
+//! ([`crate::schedule`]) and libtest runs them on at least as many threads as devices; each
+//! trial leases whichever device is free, so every device stays busy.
 
 use crate::case::Case;
 use crate::config::Config;
@@ -15,15 +19,28 @@ use std::sync::Arc;
 /// Builds the trials of `suite` for `args`.
 pub fn trials(suite: &Suite, session: Arc<Session>, args: &Arguments) -> Vec<Trial> {
     let listing = args.list;
-    let no_gpu = if listing {
+    let devices = if listing {
         None
     } else {
-        crate::gpu::detect(session.cfg.device).err()
+        Some(session.devices())
     };
+    let no_gpu = devices.as_ref().and_then(|d| d.as_ref().err().cloned());
     let mut cases: Vec<&Case> = suite.cases.iter().collect();
     if args.exact {
         if let Some(f) = &args.filter {
             cases.retain(|c| &c.name() == f);
+        }
+    }
+    // Several devices: longest first, so the run does not end on one device with a long case.
+    if let Some(Ok(d)) = &devices {
+        if d.len() > 1 && cases.len() > 1 {
+            let model = crate::gpu::device_name(d[0]);
+            cases = crate::schedule::order(
+                cases,
+                &session.store,
+                model.as_deref(),
+                &session.cfg.timing,
+            );
         }
     }
     cases
@@ -83,7 +100,14 @@ fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
     if let Some(lost_in) = session.context_lost() {
         return run_in_child(case, &lost_in);
     }
-    match session.run(case) {
+    let (device, result) = session.run_on(case);
+    if device.is_none() {
+        // Another trial's fault lost the last device while this one waited for it.
+        if let Some(lost_in) = session.context_lost() {
+            return run_in_child(case, &lost_in);
+        }
+    }
+    match result {
         Ok(Outcome::Skipped(reason)) => Ok(Completion::ignored_with(reason)),
         Ok(Outcome::Ran(r)) => {
             if r.verdict.passed() {
@@ -102,14 +126,19 @@ fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
     }
 }
 
+/// libtest's thread count for a run on `devices` devices when the command line said `given`.
+///
+/// One device: trials run one at a time in the order given (GPU work is serialised anyway, and
+/// one at a time in name order makes the device's thermal and clock history the same from run
+/// to run). Several: one thread per device, so each device has a trial to run. A count given
+/// on the command line (`--test-threads N`) is kept.
+pub fn test_threads(given: Option<usize>, devices: usize) -> Option<usize> {
+    given.or(Some(devices.max(1)))
+}
+
 /// The whole test binary: loads the configured suite, runs the trials, prints a summary.
 pub fn main() -> std::process::ExitCode {
     let mut args = Arguments::from_args();
-    // GPU work is serialised anyway; running trials one at a time in name order makes the
-    // device's thermal and clock history the same from run to run (`--test-threads N` overrides).
-    if args.test_threads.is_none() {
-        args.test_threads = Some(1);
-    }
     let cfg = match Config::from_env().and_then(|mut c| {
         if !args.list {
             c.resolve_base()?;
@@ -131,6 +160,29 @@ pub fn main() -> std::process::ExitCode {
         }
     };
     let session = Arc::new(Session::new(cfg, &suite.name).with_workers(suite.workers.clone()));
+    let devices = if args.list {
+        1
+    } else {
+        session.devices().map(|d| d.len()).unwrap_or(1)
+    };
+    args.test_threads = test_threads(args.test_threads, devices);
+    if devices > 1 && !args.exact && args.test_threads.is_some_and(|t| t < devices) {
+        eprintln!(
+            "kernelgate: --test-threads {} runs fewer trials at once than the {devices} devices",
+            args.test_threads.unwrap_or(1)
+        );
+    }
+    if devices > 1 && !args.exact {
+        // Open every device (and measure its ceilings) before the first trial, so no device's
+        // probes overlap another device's case; a device that cannot be opened is retired.
+        if let Ok(opened) = session.open_all() {
+            for (ordinal, r) in opened {
+                if let Err(e) = r {
+                    eprintln!("kernelgate: GPU {ordinal} cannot be used: {e}");
+                }
+            }
+        }
+    }
     let trials = trials(&suite, session.clone(), &args);
     let conclusion = libtest_mimic::run(&args, trials);
     if let Some(w) = session.writer() {
@@ -148,6 +200,10 @@ pub fn main() -> std::process::ExitCode {
             );
             print!("{}", crate::report::speedup_table(&recs));
             print!("{}", w.summary().render());
+            print!(
+                "{}",
+                crate::report::device_summary(&w.snapshot().devices, &recs)
+            );
             println!("results: {}", w.path().display());
         }
     }

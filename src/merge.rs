@@ -181,6 +181,7 @@ pub fn merge(inputs: &[(String, ResultsFile)]) -> ResultsFile {
         },
         results: best.into_values().map(|(_, _, r)| r).collect(),
         gpus,
+        devices: Vec::new(),
         sources,
         ceilings: None,
         ab_base: None,

@@ -163,3 +163,35 @@ pub fn speedup_table(records: &[Record]) -> String {
     }
     s
 }
+
+/// For a run on several devices: one line per device with its model, UUID, the cases it ran
+/// and how many of them failed (empty for a one-device run).
+pub fn device_summary(devices: &[crate::gpu::GpuInfo], records: &[Record]) -> String {
+    if devices.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("devices:\n");
+    for d in devices {
+        let mine: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.device_ordinal == Some(d.ordinal))
+            .collect();
+        let failed = mine.iter().filter(|r| !r.verdict.passed()).count();
+        let _ = std::fmt::Write::write_fmt(
+            &mut s,
+            format_args!(
+                "  gpu{} {} {}: {} cases{}\n",
+                d.ordinal,
+                d.name,
+                d.uuid,
+                mine.len(),
+                if failed > 0 {
+                    format!(", {failed} failed")
+                } else {
+                    String::new()
+                }
+            ),
+        );
+    }
+    s
+}

@@ -59,6 +59,12 @@ pub struct Record {
     pub arch: String,
     /// GPU model name.
     pub gpu_model: String,
+    /// The ordinal of the device that ran the case (absent in files from before several-device runs).
+    #[serde(default)]
+    pub device_ordinal: Option<usize>,
+    /// The UUID of the device that ran the case (`GPU-…`; absent in older files).
+    #[serde(default)]
+    pub device_uuid: Option<String>,
     /// "X.Y".
     pub compute_capability: String,
     /// Dimensions as an object.
@@ -240,10 +246,15 @@ pub struct ResultsFile {
     pub seed: u64,
     /// Records in run order.
     pub results: Vec<Record>,
-    /// Every GPU the records were measured on. Empty in the file of one run (`gpu` says it);
-    /// a merged file (`kernelgate merge`) lists them all and sets `gpu` only when there is one.
+    /// Every GPU model the records were measured on. Empty in the file of a run on one model
+    /// (`gpu` says it); a merged file (`kernelgate merge`) and a run on several devices of
+    /// different models list them all (a merged file sets `gpu` only when there is one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuInfo>,
+    /// A run on several devices (`KERNELGATE_DEVICES`): every device it used, by ordinal
+    /// (records say theirs in `device_ordinal`/`device_uuid`). Empty for a one-device run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<GpuInfo>,
     /// The runs a merged file was made from (empty for the file of one run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<Source>,
@@ -342,6 +353,7 @@ impl Writer {
                 seed,
                 results: Vec::new(),
                 gpus: Vec::new(),
+                devices: Vec::new(),
                 sources: Vec::new(),
                 ceilings: None,
                 ab_base: None,
@@ -369,6 +381,31 @@ impl Writer {
             source: e,
         })?;
         crate::baseline::write_atomic(&self.path, text.as_bytes())
+    }
+
+    /// Adds a device of a run on several devices to `devices` (kept in ordinal order), and its
+    /// model to `gpus` when it differs from the run's `gpu`, so a run over mixed models lists
+    /// every model its records name.
+    pub fn add_device(&self, info: &GpuInfo) {
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if !f.devices.iter().any(|d| d.ordinal == info.ordinal) {
+            f.devices.push(info.clone());
+            f.devices.sort_by_key(|d| d.ordinal);
+        }
+        let first = f.gpu.clone();
+        if let Some(g) = first.filter(|g| g.name != info.name) {
+            if f.gpus.is_empty() {
+                f.gpus.push(g);
+            }
+            if !f.gpus.iter().any(|x| x.name == info.name) {
+                f.gpus.push(info.clone());
+            }
+        }
+    }
+
+    /// A copy of the whole file as it stands.
+    pub fn snapshot(&self) -> ResultsFile {
+        self.file.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Records the machine's ceilings and the A/B base of the run.

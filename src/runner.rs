@@ -1,13 +1,16 @@
 //! One case end to end: inputs → run → verify → time → compare with the baseline → record.
 //!
-//! GPU work is serialised per process by the [`Session`]'s lock, whatever libtest's
-//! `--test-threads` says. After a fault or hang the device context is torn down and the
-//! next case starts on a fresh one, so one case's fault is never blamed on the next.
+//! GPU work is serialised per device by the [`Session`]'s device slots, whatever libtest's
+//! `--test-threads` says: one case at a time per device, each case pinned to one device. After
+//! a fault the device's context is torn down and its next case starts on a fresh one, so one
+//! case's fault is never blamed on the next; a device whose context cannot be recreated (a
+//! sticky fault) or that hung is retired and the run goes on on the others.
 
 use crate::backend::{self, Bindings};
 use crate::baseline::{Entry, Provenance, Store};
 use crate::case::Case;
 use crate::config::Config;
+use crate::devices::{AllDead, Dead, Pool, Step};
 use crate::error::{Error, Result};
 use crate::family::{self, Init};
 use crate::gate::{self, Change};
@@ -16,7 +19,7 @@ use crate::results::{AbOutcome, Record, Verdict, Writer};
 use crate::stats::Stats;
 use crate::timing::{self, Samples};
 use crate::verify;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// What happened to a case.
@@ -28,31 +31,34 @@ pub enum Outcome {
     Skipped(String),
 }
 
-/// Per-process state shared by all trials: configuration, the device, stores.
+/// Per-process state shared by all trials: configuration, the devices, stores.
+///
+/// The devices are a [`Pool`] of slots, one per device of the run (one unless
+/// `KERNELGATE_DEVICES` or `--devices` names several), each with a lazily opened [`Gpu`]
+/// (its NVRTC modules, cuBLAS handle and external workers) behind its own lock. A case leases
+/// whichever slot is free and keeps it from its checked run to its last timed round.
 pub struct Session {
     /// Configuration.
     pub cfg: Config,
     /// Run seed.
     pub seed: u64,
-    gpu: Mutex<GpuSlot>,
+    devices: OnceLock<std::result::Result<Pool<GpuSlot>, String>>,
     /// Baseline store.
     pub store: Store,
-    /// Results writer (created with the device).
-    writer: Mutex<Option<std::sync::Arc<Writer>>>,
+    /// Results writer (created with the first device opened), shared by all devices.
+    writer: Mutex<Option<Arc<Writer>>>,
     suite: String,
     suite_workers: std::collections::BTreeMap<String, String>,
     results_file: Option<std::path::PathBuf>,
 }
 
+/// One device's state.
+#[derive(Default)]
 struct GpuSlot {
     gpu: Option<Gpu>,
-    /// External workers: running ones by backend name, and backends found unavailable.
+    /// External workers pinned to this device: running ones by backend name, and backends
+    /// found unavailable.
     workers: crate::backend::worker::Pool,
-    /// Set when a hang leaves the device unusable for the rest of the process.
-    wedged: Option<String>,
-    /// Set when a fault left this process unable to create a CUDA context again (sticky
-    /// errors such as an illegal address end the process's use of the device).
-    lost: Option<String>,
 }
 
 /// A fresh run seed from the clock and the process id.
@@ -74,6 +80,20 @@ pub fn case_seed(run_seed: u64, case: &Case) -> u64 {
     crate::inputs::fmix64(run_seed ^ h)
 }
 
+/// The ordinals of `cfg`'s devices. Several devices (`cfg.devices`) are resolved against the
+/// driver's device count; a single device is only checked when `check` is set.
+pub fn device_ordinals(cfg: &Config, check: bool) -> std::result::Result<Vec<usize>, String> {
+    match &cfg.devices {
+        None => {
+            if check {
+                crate::gpu::detect(cfg.device)?;
+            }
+            Ok(vec![cfg.device])
+        }
+        Some(spec) => spec.resolve(crate::gpu::device_count()?, cfg.devices_origin),
+    }
+}
+
 impl Session {
     /// A session for `suite` under `cfg`.
     pub fn new(cfg: Config, suite: &str) -> Session {
@@ -82,12 +102,7 @@ impl Session {
             store: Store::new(cfg.baseline_dir.clone()),
             cfg,
             seed,
-            gpu: Mutex::new(GpuSlot {
-                gpu: None,
-                workers: Default::default(),
-                wedged: None,
-                lost: None,
-            }),
+            devices: OnceLock::new(),
             writer: Mutex::new(None),
             suite: suite.to_string(),
             suite_workers: Default::default(),
@@ -108,70 +123,198 @@ impl Session {
     }
 
     /// The results writer, if any case has run.
-    pub fn writer(&self) -> Option<std::sync::Arc<Writer>> {
+    pub fn writer(&self) -> Option<Arc<Writer>> {
         self.writer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    /// The case whose fault lost this process's CUDA context, if one did: later cases must
-    /// run in a fresh process (the test harness re-runs each in a child process).
+    fn pool(&self) -> Result<&Pool<GpuSlot>> {
+        self.devices
+            .get_or_init(|| {
+                device_ordinals(&self.cfg, false).map(|v| Pool::new(v, |_| GpuSlot::default()))
+            })
+            .as_ref()
+            .map_err(|e| Error::NoGpu(e.clone()))
+    }
+
+    /// The ordinals of the devices this session runs on, or why there is none (checks the
+    /// driver; opens nothing).
+    pub fn devices(&self) -> std::result::Result<Vec<usize>, String> {
+        device_ordinals(&self.cfg, true)
+    }
+
+    /// The case whose fault lost this process's CUDA context, if one did and no other device
+    /// is left: later cases must run in a fresh process (the test harness re-runs each in a
+    /// child process).
     pub fn context_lost(&self) -> Option<String> {
-        self.gpu
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .lost
-            .clone()
+        let pool = self.devices.get()?.as_ref().ok()?;
+        let dead = pool.dead();
+        if dead.len() < pool.len() {
+            return None;
+        }
+        dead.into_iter().find_map(|(_, d)| match d {
+            Dead::Lost(c) => Some(c),
+            _ => None,
+        })
     }
 
-    /// Opens the device (as the first case would) and returns its facts.
+    /// Opens the (first) device, as the first case would, and returns its facts.
     pub fn open(&self) -> Result<crate::gpu::GpuInfo> {
-        let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
-        self.ensure_open(&mut slot)?;
-        Ok(slot.gpu.as_ref().expect("opened above").info.clone())
+        let pool = self.pool()?;
+        let multi = pool.len() > 1;
+        let mut lease = pool
+            .acquire_slot(0)
+            .map_err(|d| self.no_device(AllDead(vec![(pool.ordinals()[0], d)]), multi))?;
+        let ordinal = lease.ordinal();
+        self.ensure_open(&mut lease, ordinal, multi)?;
+        Ok(lease.gpu.as_ref().expect("opened above").info.clone())
     }
 
-    fn ensure_open(&self, slot: &mut GpuSlot) -> Result<()> {
-        if let Some(c) = &slot.lost {
-            return Err(Error::Driver {
-                context: "opening the device".into(),
-                message: format!("this process lost its CUDA context to a fault in {c}; run the case in a fresh process"),
-            });
+    /// Opens every device of the session and returns each one's facts or error, by ordinal.
+    /// With several devices, one that cannot be opened is retired (its cases go to the others).
+    pub fn open_all(&self) -> Result<Vec<(usize, Result<crate::gpu::GpuInfo>)>> {
+        let pool = self.pool()?;
+        let multi = pool.len() > 1;
+        let mut out = Vec::new();
+        for (i, &ordinal) in pool.ordinals().iter().enumerate() {
+            let r = match pool.acquire_slot(i) {
+                Err(d) => Err(self.no_device(AllDead(vec![(ordinal, d)]), multi)),
+                Ok(mut lease) => match self.ensure_open(&mut lease, ordinal, multi) {
+                    Ok(()) => Ok(lease.gpu.as_ref().expect("opened above").info.clone()),
+                    Err(e) => {
+                        if multi {
+                            lease.retire(Dead::Unusable(e.to_string()));
+                        }
+                        Err(e)
+                    }
+                },
+            };
+            out.push((ordinal, r));
         }
-        if let Some(w) = &slot.wedged {
-            return Err(Error::NoGpu(format!(
-                "the device is unusable after an earlier hang ({w})"
-            )));
-        }
+        Ok(out)
+    }
+
+    /// Opens the slot's device if it is not open. The first device opened creates the results
+    /// writer with its facts and ceilings; with several devices every device measures its
+    /// ceilings here, one device at a time (under the writer's lock), so the probes of one do
+    /// not overlap those of another (opened together before the first case, they overlap no
+    /// case either: see [`Session::open_all`]).
+    fn ensure_open(&self, slot: &mut GpuSlot, ordinal: usize, multi: bool) -> Result<()> {
         if slot.gpu.is_none() {
-            let mut g = open_gpu(&self.cfg)?;
+            let mut g = open_gpu_on(&self.cfg, ordinal)?;
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            let ceilings = if w.is_none() || multi {
+                let _t = crate::timing::exclusive(self.cfg.exclusive_timing);
+                g.ceilings().ok()
+            } else {
+                None
+            };
             if w.is_none() {
                 let info = Some(g.info.clone());
                 let writer = match &self.results_file {
                     Some(p) => Writer::at(p, &self.suite, info, self.seed),
                     None => Writer::new(&self.cfg.results_dir, &self.suite, info, self.seed),
                 };
-                writer.set_run_facts(g.ceilings().ok(), self.cfg.base.clone());
-                *w = Some(std::sync::Arc::new(writer));
+                writer.set_run_facts(ceilings, self.cfg.base.clone());
+                *w = Some(Arc::new(writer));
+            }
+            if multi {
+                w.as_ref().expect("created above").add_device(&g.info);
             }
             slot.gpu = Some(g);
         }
         Ok(())
     }
 
-    /// Runs one case under the device lock.
+    /// The error of a case that found no device left.
+    fn no_device(&self, all: AllDead, multi: bool) -> Error {
+        let lost = all.0.iter().find_map(|(_, d)| match d {
+            Dead::Lost(c) => Some(c.clone()),
+            _ => None,
+        });
+        match (multi, lost) {
+            (false, Some(c)) => Error::Driver {
+                context: "opening the device".into(),
+                message: format!("this process lost its CUDA context to a fault in {c}; run the case in a fresh process"),
+            },
+            (true, Some(_)) => Error::Driver {
+                context: "choosing a device".into(),
+                message: format!("{all}; run the case in a fresh process"),
+            },
+            (false, None) => match all.0.first() {
+                Some((_, Dead::Wedged(w))) => {
+                    Error::NoGpu(format!("the device is unusable after an earlier hang ({w})"))
+                }
+                _ => Error::NoGpu(all.to_string()),
+            },
+            (true, None) => Error::NoGpu(all.to_string()),
+        }
+    }
+
+    /// Runs one case on a free device (waiting for one), pinned to it for the whole case.
     pub fn run(&self, case: &Case) -> Result<Outcome> {
-        let mut slot = self.gpu.lock().unwrap_or_else(|p| p.into_inner());
-        self.ensure_open(&mut slot)?;
-        let GpuSlot { gpu, workers, .. } = &mut *slot;
-        let gpu = gpu.as_mut().expect("opened above");
+        self.run_on(case).1
+    }
+
+    /// Runs one case as [`Session::run`] does and also says on which device ordinal it ran
+    /// (`None` when it found no device).
+    pub fn run_on(&self, case: &Case) -> (Option<usize>, Result<Outcome>) {
+        let pool = match self.pool() {
+            Ok(p) => p,
+            Err(e) => return (None, Err(e)),
+        };
+        let multi = pool.len() > 1;
+        let ran = pool.run(|lease| {
+            let ordinal = lease.ordinal();
+            if let Err(e) = self.ensure_open(lease, ordinal, multi) {
+                return if multi {
+                    Step::Retry(Dead::Unusable(e.to_string()))
+                } else {
+                    Step::Done(Err(e))
+                };
+            }
+            match self.run_in_slot(lease, ordinal, case) {
+                (r, Some(dead)) => Step::Retire(r, dead),
+                (r, None) => Step::Done(r),
+            }
+        });
+        match ran {
+            Err(all) => (None, Err(self.no_device(all, multi))),
+            Ok((ordinal, result)) => {
+                if let Ok(Outcome::Ran(r)) = &result {
+                    if let Some(w) = self.writer() {
+                        if let Err(e) = w.push((**r).clone()) {
+                            return (Some(ordinal), Err(e));
+                        }
+                    }
+                }
+                (Some(ordinal), result)
+            }
+        }
+    }
+
+    /// Runs `case` on the opened device of `slot`; a fault or hang says how the slot died
+    /// (after a fault the context is reset and reopened: only if that fails is it lost).
+    fn run_in_slot(
+        &self,
+        slot: &mut GpuSlot,
+        ordinal: usize,
+        case: &Case,
+    ) -> (Result<Outcome>, Option<Dead>) {
+        let GpuSlot { gpu, workers } = slot;
+        let gpu = gpu.as_mut().expect("opened by ensure_open");
         let ext = Externals {
             pool: workers,
             suite_workers: &self.suite_workers,
         };
-        let result = run_case(gpu, case, &self.cfg, self.seed, &self.store, ext);
+        // The slot may have been used from another thread before: make its context current here.
+        let result = gpu
+            .ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver(format!("binding the context of device {ordinal}"), e))
+            .and_then(|_| run_case(gpu, case, &self.cfg, self.seed, &self.store, ext));
         let healthy = gpu
             .sync(Duration::from_secs(5), "the end of the case")
             .is_ok()
@@ -181,37 +324,34 @@ impl Session {
             slot.workers.running.remove(&case.backend);
         }
         match &result {
-            Err(Error::Hang { .. }) => {
-                slot.wedged = Some(case.name());
-            }
+            Err(Error::Hang { .. }) => return (result, Some(Dead::Wedged(case.name()))),
             _ if !healthy || matches!(result, Err(Error::Driver { .. })) => {
                 // A fault poisons the context: drop it and reset so the next case starts clean.
-                let ordinal = self.cfg.device;
                 slot.workers.running.clear();
                 if let Some(g) = slot.gpu.take() {
                     g.discard();
                 }
                 reset_device(ordinal);
                 // Sticky faults cannot be recovered in-process: probe, and remember if so.
-                match open_gpu(&self.cfg) {
+                match open_gpu_on(&self.cfg, ordinal) {
                     Ok(g) => slot.gpu = Some(g),
-                    Err(_) => slot.lost = Some(case.name()),
+                    Err(_) => return (result, Some(Dead::Lost(case.name()))),
                 }
             }
             _ => {}
         }
-        if let Ok(Outcome::Ran(r)) = &result {
-            if let Some(w) = self.writer() {
-                w.push((**r).clone())?;
-            }
-        }
-        result
+        (result, None)
     }
 }
 
 /// Opens the configured device with the configured kernel set.
 pub fn open_gpu(cfg: &Config) -> Result<Gpu> {
-    let mut g = Gpu::open(cfg.device, &cfg.root.join("kernels"), &cfg.cache_dir)?;
+    open_gpu_on(cfg, cfg.device)
+}
+
+/// Opens device `ordinal` with the configured kernel set.
+pub fn open_gpu_on(cfg: &Config, ordinal: usize) -> Result<Gpu> {
+    let mut g = Gpu::open(ordinal, &cfg.root.join("kernels"), &cfg.cache_dir)?;
     g.kernel_set = cfg.kernel_set();
     Ok(g)
 }
@@ -454,6 +594,8 @@ fn round(
                 Ok(b) => pair = Some(b),
             }
         }
+        // Only the timed phase holds the host-wide lock (KERNELGATE_EXCLUSIVE_TIMING).
+        let exclusive = crate::timing::exclusive(cfg.exclusive_timing);
         let s = match pair {
             Some(mut b) => {
                 let (sb, sn) = timing::measure_pair(
@@ -472,6 +614,7 @@ fn round(
             }
             None => timing::measure(gpu, &name, &cfg.timing, case.flush_l2, &mut prepared.launch)?,
         };
+        drop(exclusive);
         let st = Stats::from_samples(&s.ms).ok_or_else(|| Error::Case {
             case: name.clone(),
             message: "no valid timing samples".into(),
@@ -560,7 +703,12 @@ fn external_round(
                     "backend {be} is neither built in nor an external worker"
                 ))
             })?;
-        match Worker::spawn(&case.backend, &argv, hang.max(Duration::from_secs(120))) {
+        match Worker::spawn_with_env(
+            &case.backend,
+            &argv,
+            &worker::device_env(&gpu.info),
+            hang.max(Duration::from_secs(120)),
+        ) {
             Ok(w) => {
                 ext.pool.running.insert(case.backend.clone(), w);
             }
@@ -638,7 +786,11 @@ fn external_round(
         },
     };
     let budget = hang + Duration::from_secs_f64((t.warmup_ms + t.max_time_ms) / 1e3 * 2.0 + 30.0);
-    let reply = w.run(&req, budget).map_err(|e| match e {
+    // The worker checks and times in one request: all of it holds the timing lock.
+    let exclusive = crate::timing::exclusive(cfg.exclusive_timing);
+    let reply = w.run(&req, budget);
+    drop(exclusive);
+    let reply = reply.map_err(|e| match e {
         // The worker declined this case (outside what its library implements): ignored.
         WorkerError::Unavailable(m) => unavailable(m),
         WorkerError::Failed(m) => failed(m),
@@ -759,6 +911,8 @@ pub fn run_case(
         dtype: case.dtype.to_string(),
         arch: gpu.info.arch.clone(),
         gpu_model: gpu.info.name.clone(),
+        device_ordinal: Some(gpu.info.ordinal),
+        device_uuid: Some(gpu.info.uuid.clone()).filter(|u| !u.is_empty()),
         compute_capability: gpu.info.compute_capability.clone(),
         problem_size: case.shape.to_json(),
         latency_ms: None,
@@ -809,10 +963,17 @@ pub fn run_case(
         return Ok(Outcome::Ran(Box::new(record)));
     };
     record.capture_error = first.capture_error.clone();
+    let ceilings = match gpu.measured_ceilings() {
+        Some(c) => Some(c),
+        None => {
+            let _t = crate::timing::exclusive(cfg.exclusive_timing);
+            gpu.ceilings().ok()
+        }
+    };
     let machine = ThisMachine {
         key: gpu.info.machine_key(),
         host: gpu.info.host.clone(),
-        ceilings: gpu.ceilings().ok(),
+        ceilings,
     };
     let stored_round = |st: &Stats| crate::baseline::Round {
         median_ms: st.median_ms,
@@ -1002,7 +1163,13 @@ pub fn run_case(
     let gbps = fam.bytes(&case.shape, case.dtype) / t_s / 1e9;
     record.gbps = Some(gbps);
     if fam_memory_bound {
-        let ceiling = gpu.copy_bandwidth_gbps()?;
+        let ceiling = match gpu.measured_copy_gbps() {
+            Some(c) => c,
+            None => {
+                let _t = crate::timing::exclusive(cfg.exclusive_timing);
+                gpu.copy_bandwidth_gbps()?
+            }
+        };
         record.roofline_gbps = Some(ceiling);
         record.roofline_frac = Some(gbps / ceiling);
     }

@@ -328,3 +328,56 @@ fn capture(
         None
     }
 }
+
+/// The host-wide lock of `KERNELGATE_EXCLUSIVE_TIMING=1`, held while a case is timed (warm-up
+/// and samples; an external worker's whole request): a process-wide mutex for the devices of
+/// one run, plus an advisory lock on [`timing_lock_path`] for other kernelgate processes on the
+/// same host that have the variable set too. Released on drop.
+pub struct TimingLock {
+    _file: Option<std::fs::File>,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+/// The file other processes lock to serialise their timing: `kernelgate-timing.lock` in the
+/// system's temporary directory.
+pub fn timing_lock_path() -> std::path::PathBuf {
+    std::env::temp_dir().join("kernelgate-timing.lock")
+}
+
+/// Takes the host-wide timing lock when `on` (blocking until it is free); `None` when off.
+///
+/// When the lock file cannot be opened or locked only this process's devices are serialised
+/// (said once on stderr).
+pub fn exclusive(on: bool) -> Option<TimingLock> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if !on {
+        return None;
+    }
+    let guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let path = timing_lock_path();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .or_else(|_| std::fs::File::open(&path))
+        .and_then(|f| f.lock().map(|_| f));
+    let file = match file {
+        Ok(f) => Some(f),
+        Err(e) => {
+            WARNED.call_once(|| {
+                eprintln!(
+                    "kernelgate: KERNELGATE_EXCLUSIVE_TIMING: cannot lock {} ({e}); timing is serialised within this process only",
+                    path.display()
+                )
+            });
+            None
+        }
+    };
+    Some(TimingLock {
+        _file: file,
+        _guard: guard,
+    })
+}

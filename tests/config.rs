@@ -20,6 +20,8 @@ const VARS: &[&str] = &[
     "KERNELGATE_ROOT",
     "KERNELGATE_SEED",
     "KERNELGATE_DEVICE",
+    "KERNELGATE_DEVICES",
+    "KERNELGATE_EXCLUSIVE_TIMING",
     "KERNELGATE_WARMUP_MS",
     "KERNELGATE_MIN_SAMPLES",
     "KERNELGATE_MAX_SAMPLES",
@@ -87,6 +89,8 @@ fn environment() {
     assert_eq!(c.results_dir, Path::new("/proj/target/kernelgate/results"));
     assert_eq!(c.cache_dir, Path::new("/proj/target/kernelgate/cache"));
     assert_eq!((c.seed, c.device, c.spin_scale), (None, 0, 1.0));
+    assert_eq!(c.devices, None, "one device unless told otherwise");
+    assert!(!c.exclusive_timing);
     assert_eq!(c.timing, Policy::default());
     assert_eq!(c.suite_path(), Path::new("/proj/fixtures/default.json"));
     // The gate across machines: the default floor, no machine factor, no A/B base.
@@ -118,6 +122,42 @@ fn environment() {
         Some(u64::MAX)
     );
     assert_eq!(ok("KERNELGATE_DEVICE", "3").device, 3);
+    assert_eq!(ok("KERNELGATE_DEVICE", "3").devices, None);
+    // Several devices.
+    use kernelgate::devices::DeviceSpec;
+    let c = ok("KERNELGATE_DEVICES", "all");
+    assert_eq!((c.devices, c.device), (Some(DeviceSpec::All), 0));
+    assert_eq!(c.devices_origin, "KERNELGATE_DEVICES");
+    let c = ok("KERNELGATE_DEVICES", "2,1");
+    assert_eq!(
+        (c.devices, c.device),
+        (Some(DeviceSpec::List(vec![2, 1])), 2)
+    );
+    assert_eq!(ok("KERNELGATE_DEVICES", "").devices, None);
+    // KERNELGATE_DEVICES wins over KERNELGATE_DEVICE; the command line over both.
+    clear();
+    std::env::set_var("KERNELGATE_DEVICE", "3");
+    std::env::set_var("KERNELGATE_DEVICES", "0,1");
+    let mut c = Config::from_env_with_root(Path::new("/proj")).unwrap();
+    assert_eq!(
+        (c.devices.clone(), c.device),
+        (Some(DeviceSpec::List(vec![0, 1])), 0)
+    );
+    c.set_devices(DeviceSpec::List(vec![1]), "--devices");
+    assert_eq!(
+        (c.devices.clone(), c.device, c.devices_origin),
+        (Some(DeviceSpec::List(vec![1])), 1, "--devices")
+    );
+    clear();
+    for v in ["1", "true", "yes"] {
+        assert!(ok("KERNELGATE_EXCLUSIVE_TIMING", v).exclusive_timing, "{v}");
+    }
+    for v in ["0", "false", "no", ""] {
+        assert!(
+            !ok("KERNELGATE_EXCLUSIVE_TIMING", v).exclusive_timing,
+            "{v:?}"
+        );
+    }
     assert_eq!(ok("KERNELGATE_WARMUP_MS", "0").timing.warmup_ms, 0.0);
     assert_eq!(ok("KERNELGATE_MIN_SAMPLES", "5").timing.min_samples, 5);
     assert_eq!(ok("KERNELGATE_MAX_SAMPLES", "50").timing.max_samples, 50);
@@ -187,6 +227,23 @@ fn environment() {
     env_err("KERNELGATE_SEED", "-1", "not a number");
     env_err("KERNELGATE_DEVICE", "-1", "not a number");
     env_err("KERNELGATE_DEVICE", "gpu0", "not a number");
+    env_err(
+        "KERNELGATE_DEVICES",
+        "0,x",
+        "\"x\" is not a device ordinal (expected `all` or a comma list of device ordinals such as 0,1)",
+    );
+    env_err("KERNELGATE_DEVICES", "0,0", "device 0 is listed twice");
+    env_err(
+        "KERNELGATE_DEVICES",
+        "0,,1",
+        "empty entry in the device list (expected `all` or a comma list of device ordinals such as 0,1)",
+    );
+    let e = with("KERNELGATE_DEVICES", "0,x").unwrap_err().to_string();
+    assert!(
+        e.starts_with("environment variable KERNELGATE_DEVICES=\"0,x\": "),
+        "{e}"
+    );
+    env_err("KERNELGATE_EXCLUSIVE_TIMING", "maybe", "expected 1 or 0");
     env_err("KERNELGATE_MIN_SAMPLES", "1.5", "not a number");
     env_err("KERNELGATE_MAX_SAMPLES", "lots", "not a number");
     env_err("KERNELGATE_WARMUP_MS", "fast", "not a number");

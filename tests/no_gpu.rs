@@ -140,3 +140,41 @@ fn tolerance_precedence() {
     );
     assert_eq!(tolerance_pct(&cfg(Some(2.0)), &case(None)), 2.0);
 }
+
+#[test]
+fn several_devices_without_a_device_report_no_gpu() {
+    if kernelgate::gpu::device_count().is_ok_and(|n| n > 0) {
+        return; // a GPU machine
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for spec in ["all", "0,1"] {
+        let mut cfg = config(dir.path());
+        cfg.set_devices(
+            kernelgate::devices::DeviceSpec::parse(spec).unwrap(),
+            "KERNELGATE_DEVICES",
+        );
+        let session = Session::new(cfg, "smoke");
+        let reason = session.devices().unwrap_err();
+        assert!(!reason.is_empty());
+        for _ in 0..2 {
+            match session.run_on(&gemm("cublas", 8, Dtype::Bf16)) {
+                (None, Err(Error::NoGpu(r))) => assert_eq!(r, reason),
+                other => panic!("expected NoGpu, got {other:?}"),
+            }
+        }
+        assert!(session.context_lost().is_none());
+        assert!(session.writer().is_none());
+        // Listing still never touches the device and keeps the suite's order.
+        let suite = Suite::load(&root().join("fixtures/smoke.json")).unwrap();
+        let session = Arc::new(session);
+        let trials = kernelgate::harness::trials(
+            &suite,
+            session.clone(),
+            &Arguments::from_iter(["kernels", "--list"]),
+        );
+        let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
+        let want: Vec<String> = suite.cases.iter().map(|c| c.name()).collect();
+        assert_eq!(names, want);
+    }
+    assert!(!dir.path().join("results").exists());
+}

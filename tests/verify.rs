@@ -429,7 +429,6 @@ fn loosest_takes_each_bound_from_the_looser_tolerance() {
 fn an_fp32_rmsnorm_bwd_with_16_bit_weights_has_a_16_bit_weight_gradient() {
     // The runner holds such an output to its own dtype's bounds (a bf16 `dw` cannot meet
     // fp32's 1e-5): the case that made every backend fail on an H200.
-    use kernelgate::family::Family;
     let f = kernelgate::family::by_name("rmsnorm_bwd").unwrap();
     let s = kernelgate::case::Shape::new([("m", 4096u64), ("n", 1000), ("w", 16)]);
     let outs = f.outputs(&s, Dtype::Fp32);

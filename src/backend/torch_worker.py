@@ -9,6 +9,9 @@ Each family maps the harness's named input tensors to the PyTorch op users run t
 returns the outputs in the family's order. The protocol, the raw input/output files and the
 timing (CUDA-graph replays between CUDA events, eager fallback with the reason) are shared with
 the other built-in workers: see worker_common.py.
+
+Device: the worker uses its first visible device (`cuda`); the harness starts one worker per
+device it runs cases on, with `CUDA_VISIBLE_DEVICES` naming only that device.
 """
 import math
 import sys

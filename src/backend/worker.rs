@@ -42,6 +42,11 @@
 //!    it fails the case with the same message).
 //! 4. `{"op":"bye"}` (no reply) ends the worker; so does closing its stdin.
 //!
+//! Device: the harness starts one worker per device it runs cases on, each with
+//! `CUDA_VISIBLE_DEVICES` naming only that device (so the worker's `cuda:0` is the case's device)
+//! and `KERNELGATE_DEVICE_ORDINAL` / `KERNELGATE_DEVICE_UUID` saying which one it is in the
+//! harness's numbering. A worker should use its first visible device.
+//!
 //! A worker that cannot start or fails the handshake makes its cases *ignored* with the
 //! reason (one attempt per process: the reason is remembered for the backend's other cases);
 //! a worker that crashes, hangs past the hang limit or answers garbage fails that case, is
@@ -211,11 +216,23 @@ impl Drop for Worker {
 impl Worker {
     /// Starts `argv` as the worker for `backend` and performs the handshake within `timeout`.
     pub fn spawn(backend: &str, argv: &[String], timeout: Duration) -> Result<Worker, WorkerError> {
+        Worker::spawn_with_env(backend, argv, &[], timeout)
+    }
+
+    /// As [`Worker::spawn`], with extra environment variables for the worker process (the
+    /// device it must use: [`device_env`]).
+    pub fn spawn_with_env(
+        backend: &str,
+        argv: &[String],
+        env: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<Worker, WorkerError> {
         let (prog, args) = argv.split_first().ok_or_else(|| {
             WorkerError::Unavailable(format!("backend {backend}: empty worker command"))
         })?;
         let mut child = Command::new(prog)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -358,6 +375,39 @@ impl Worker {
             _ => String::new(),
         }
     }
+}
+
+/// The environment that pins a worker to the harness's device `info`: `CUDA_VISIBLE_DEVICES`
+/// naming only that device ([`visible_device`]), plus `KERNELGATE_DEVICE_ORDINAL` and
+/// `KERNELGATE_DEVICE_UUID` saying which one it is.
+pub fn device_env(info: &crate::gpu::GpuInfo) -> Vec<(String, String)> {
+    let inherited = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    vec![
+        (
+            "CUDA_VISIBLE_DEVICES".to_string(),
+            visible_device(info.ordinal, inherited.as_deref()),
+        ),
+        (
+            "KERNELGATE_DEVICE_ORDINAL".to_string(),
+            info.ordinal.to_string(),
+        ),
+        ("KERNELGATE_DEVICE_UUID".to_string(), info.uuid.clone()),
+    ]
+}
+
+/// The `CUDA_VISIBLE_DEVICES` value that shows a child process only device `ordinal` of this
+/// process: entry `ordinal` of this process's own list `inherited` when it has one (whatever
+/// its form: indices, `GPU-…` or `MIG-…` UUIDs), else the ordinal itself (the child inherits
+/// `CUDA_DEVICE_ORDER`, so it numbers the devices as this process does).
+pub fn visible_device(ordinal: usize, inherited: Option<&str>) -> String {
+    if let Some(list) = inherited.map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(entry) = list.split(',').map(str::trim).nth(ordinal) {
+            if !entry.is_empty() {
+                return entry.to_string();
+            }
+        }
+    }
+    ordinal.to_string()
 }
 
 /// The names of the built-in external backends.

@@ -164,6 +164,11 @@ pub struct RunArgs {
     /// `cargo nextest run --partition count:K/N` with the same filters.
     #[arg(long)]
     pub shard: Option<crate::shard::Shard>,
+    /// Run on several GPUs at once: `all` or a comma list of ordinals (`0,1`); each case runs
+    /// on one device, the longest cases first (overrides `KERNELGATE_DEVICES` and
+    /// `KERNELGATE_DEVICE`).
+    #[arg(long)]
+    pub devices: Option<String>,
 }
 
 /// `kernelgate report`.

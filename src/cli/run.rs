@@ -9,8 +9,11 @@ use crate::results::{Record, Verdict};
 use crate::runner::{Outcome, Session};
 use crate::suite::Suite;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 fn bad(flag: &str, message: String) -> Error {
     Error::Case {
@@ -55,6 +58,10 @@ pub fn configure(mut cfg: Config, a: &RunArgs) -> Result<Config> {
     }
     if a.seed.is_some() {
         cfg.seed = a.seed;
+    }
+    if let Some(d) = &a.devices {
+        let spec = crate::devices::DeviceSpec::parse(d).map_err(|m| bad("--devices", m))?;
+        cfg.set_devices(spec, "--devices");
     }
     Ok(cfg)
 }
@@ -177,24 +184,102 @@ fn progress(n: usize, enabled: bool) -> ProgressBar {
     pb
 }
 
+/// The line of a finished case (`device`: the ordinal, shown with several devices); a failed
+/// case's name goes to `failed`.
+fn outcome_line(
+    i: usize,
+    n: usize,
+    case: &Case,
+    device: Option<usize>,
+    result: Result<Outcome>,
+    failed: &mut Vec<String>,
+) -> String {
+    let head = |word: &str| {
+        let dev = device.map(|d| format!("gpu{d} ")).unwrap_or_default();
+        format!(
+            "[{i}/{n}] {dev}{} {} {} {word}",
+            case.kernel,
+            case.backend,
+            dims_brief(case)
+        )
+    };
+    match result {
+        Ok(Outcome::Ran(r)) => {
+            let mut l = case_line(i, n, case, &r);
+            if let Some(d) = device {
+                l = l.replacen("] ", &format!("] gpu{d} "), 1);
+            }
+            if !r.verdict.passed() {
+                failed.push(case.name());
+                l.push_str(&format!("\n    {}", r.message.replace('\n', "\n    ")));
+            }
+            l
+        }
+        Ok(Outcome::Skipped(why)) => head(&format!("SKIPPED: {why}")),
+        Err(e) => {
+            failed.push(case.name());
+            head(&format!("ERROR: {e}"))
+        }
+    }
+}
+
 /// Runs the selected cases; exit status 1 when any case fails.
+///
+/// On one device the cases run in order on this thread. On several (`--devices`), one thread
+/// per usable device takes the next case from a queue sorted longest first, and each case runs
+/// on whichever device is free.
 pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
     let mut cfg = configure(cfg, a)?;
     cfg.resolve_base()?;
     let suite = Suite::load(&cfg.suite_path())?;
-    let cases = select(&suite, a)?;
+    let mut cases = select(&suite, a)?;
     let mut session = Session::new(cfg, &suite.name).with_workers(suite.workers.clone());
     if let Some(p) = &a.output {
         session = session.with_results_file(p);
     }
-    let info = session.open()?;
-    print!("{}", gpu_block(&info));
+    let devices = session.devices().map_err(Error::NoGpu)?;
+    let multi = devices.len() > 1;
+    let mut usable = 1;
+    if multi {
+        let mut first_err = None;
+        let mut models = Vec::new();
+        for (ordinal, r) in session.open_all()? {
+            match r {
+                Ok(info) => {
+                    print!("{}", gpu_block(&info));
+                    models.push(info.name);
+                }
+                Err(e) => {
+                    println!("GPU {ordinal}: cannot be used: {e}");
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if models.is_empty() {
+            return Err(first_err.unwrap_or_else(|| Error::NoGpu("no device opened".into())));
+        }
+        usable = models.len();
+        cases = crate::schedule::order(
+            cases,
+            &session.store,
+            models.first().map(String::as_str),
+            &session.cfg.timing,
+        );
+    } else {
+        let info = session.open()?;
+        print!("{}", gpu_block(&info));
+    }
     println!(
-        "suite {} ({} of {} cases), seed {}{}\n",
+        "suite {} ({} of {} cases), seed {}{}{}\n",
         suite.name,
         cases.len(),
         suite.cases.len(),
         session.seed,
+        if multi {
+            format!(", {usable} devices, longest cases first")
+        } else {
+            String::new()
+        },
         if session.cfg.skip_verify {
             ", reference comparison SKIPPED"
         } else {
@@ -203,48 +288,59 @@ pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
     );
     let n = cases.len();
     let pb = progress(n, !a.no_progress);
+    let started = std::time::Instant::now();
     let mut failed = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        pb.set_message(case.name());
-        let line = match session.run(case) {
-            Ok(Outcome::Ran(r)) => {
-                let mut l = case_line(i + 1, n, case, &r);
-                if !r.verdict.passed() {
-                    failed.push(case.name());
-                    l.push_str(&format!("\n    {}", r.message.replace('\n', "\n    ")));
-                }
-                l
+    if multi {
+        let queue = Mutex::new(cases.iter().collect::<VecDeque<&Case>>());
+        let done = AtomicUsize::new(0);
+        let failed_all = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..usable {
+                s.spawn(|| loop {
+                    let Some(case) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
+                    else {
+                        break;
+                    };
+                    pb.set_message(case.name());
+                    let (device, result) = session.run_on(case);
+                    let i = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    let mut f = Vec::new();
+                    let line = outcome_line(i, n, case, device, result, &mut f);
+                    failed_all
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend(f);
+                    pb.suspend(|| println!("{line}"));
+                    pb.inc(1);
+                });
             }
-            Ok(Outcome::Skipped(why)) => format!(
-                "[{}/{n}] {} {} {} SKIPPED: {why}",
-                i + 1,
-                case.kernel,
-                case.backend,
-                dims_brief(case)
-            ),
-            Err(e) => {
-                failed.push(case.name());
-                format!(
-                    "[{}/{n}] {} {} {} ERROR: {e}",
-                    i + 1,
-                    case.kernel,
-                    case.backend,
-                    dims_brief(case)
-                )
-            }
-        };
-        pb.suspend(|| println!("{line}"));
-        pb.inc(1);
+        });
+        failed = failed_all.into_inner().unwrap_or_else(|p| p.into_inner());
+        failed.sort();
+    } else {
+        for (i, case) in cases.iter().enumerate() {
+            pb.set_message(case.name());
+            let result = session.run(case);
+            let line = outcome_line(i + 1, n, case, None, result, &mut failed);
+            pb.suspend(|| println!("{line}"));
+            pb.inc(1);
+        }
     }
     pb.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
     if let Some(w) = session.writer() {
         let reference = std::env::var("KERNELGATE_SPEEDUP_VS").unwrap_or_else(|_| "torch".into());
         w.finish(&reference)?;
         println!("\n{}", crate::report::summary_table(&w.records()));
         print!("{}", crate::report::speedup_table(&w.records()));
         print!("{}", w.summary().render());
+        print!(
+            "{}",
+            crate::report::device_summary(&w.snapshot().devices, &w.records())
+        );
         println!("results: {}", w.path().display());
     }
+    println!("wall time {wall:.1} s");
     if failed.is_empty() {
         println!("{n} cases, all passed");
         Ok(ExitCode::SUCCESS)

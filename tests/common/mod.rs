@@ -86,6 +86,8 @@ pub fn record(
         dtype: "bf16".into(),
         arch: "sm_90a".into(),
         gpu_model: GPU.into(),
+        device_ordinal: None,
+        device_uuid: None,
         compute_capability: "9.0".into(),
         problem_size: shape.to_json(),
         latency_ms,
