@@ -17,6 +17,7 @@
 //! | `KERNELGATE_EXCLUSIVE_TIMING=1` | with several devices (or several processes on one host): the timed phase of each case (warm-up and samples) holds a host-wide lock, so no two cases are timed at once; checks, inputs, references and compilation still overlap (default off) |
 //! | `KERNELGATE_WARMUP_MS` | warm-up time per case (default 50) |
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
+//! | `KERNELGATE_HOLD_US` | hold kernel in front of every sample, µs (default 20; the external workers get it too) |
 //! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
 //! | `KERNELGATE_TARGET_NOISE` | stop sampling once the median's relative CI is below this (default 0.005) |
 //! | `KERNELGATE_SKIP_VERIFY=1` | skip the comparison with the reference (quick timing runs only; results say `verified: false`) |
@@ -198,6 +199,16 @@ impl Config {
         }
         if let Some(v) = num("KERNELGATE_TARGET_NOISE")? {
             timing.target_noise = v;
+        }
+        if let Some(v) = num::<f64>("KERNELGATE_HOLD_US")? {
+            if !(0.0..=10_000.0).contains(&v) {
+                return Err(Error::Env {
+                    var: "KERNELGATE_HOLD_US",
+                    value: v.to_string(),
+                    message: "must be between 0 and 10000 µs".into(),
+                });
+            }
+            timing.hold_us = v;
         }
         // timing::measure turns these into durations and comparisons: NaN, negative or
         // huge values would panic (Duration) or silently disable the policy.

@@ -783,6 +783,7 @@ fn external_round(
             min_sample_us: t.min_sample_us,
             max_batch: t.max_batch,
             flush_l2: case.flush_l2,
+            hold_us: t.hold_us,
         },
     };
     let budget = hang + Duration::from_secs_f64((t.warmup_ms + t.max_time_ms) / 1e3 * 2.0 + 30.0);

@@ -28,6 +28,15 @@ pub struct Policy {
     pub max_batch: usize,
     /// Hang limit for any single synchronisation, in seconds.
     pub hang_limit_s: f64,
+    /// How long the hold kernel in front of every sample keeps the stream busy, µs
+    /// (`KERNELGATE_HOLD_US`, default [`HOLD_US`]); it must outlast the host's enqueue of the
+    /// start event and the timed launch.
+    #[serde(default = "default_hold_us")]
+    pub hold_us: f64,
+}
+
+fn default_hold_us() -> f64 {
+    HOLD_US
 }
 
 impl Default for Policy {
@@ -41,6 +50,7 @@ impl Default for Policy {
             min_sample_us: 20.0,
             max_batch: 256,
             hang_limit_s: 60.0,
+            hold_us: HOLD_US,
         }
     }
 }
@@ -82,7 +92,7 @@ pub(crate) fn events(gpu: &Gpu) -> Result<Events> {
     })
 }
 
-/// Every sample starts behind a kernel that holds the stream this long (µs), plus
+/// By default every sample starts behind a kernel that holds the stream this long (µs), plus
 /// [`HOLD_PER_LAUNCH_US`] per launch enqueued eagerly, so the host's launch latency never falls
 /// between the start and end events (nvbench's "blocking kernel"). Without it, a kernel of
 /// 50 µs timed alone read 55.8 µs in one process and 60.0 µs in the next on one H200.
@@ -96,6 +106,7 @@ struct Timed<'a> {
     batch: usize,
     graph: Option<cudarc::driver::CudaGraph>,
     warmup_launches: usize,
+    hold_us: f64,
 }
 
 impl Timed<'_> {
@@ -113,6 +124,7 @@ impl Timed<'_> {
             batch: 1,
             graph: None,
             warmup_launches: 0,
+            hold_us: policy.hold_us,
         };
         // Warm-up by time: double the batch until the warm-up budget is spent.
         let mut spent = 0.0;
@@ -149,7 +161,7 @@ impl Timed<'_> {
         if flush {
             gpu.flush_l2()?;
         }
-        gpu.hold(HOLD_US + HOLD_PER_LAUNCH_US * n as f64)?;
+        gpu.hold(self.hold_us + HOLD_PER_LAUNCH_US * n as f64)?;
         ev.start
             .record(&gpu.stream)
             .map_err(|e| Error::driver("recording start event", e))?;
@@ -180,7 +192,7 @@ impl Timed<'_> {
                 if flush {
                     gpu.flush_l2()?;
                 }
-                gpu.hold(HOLD_US)?;
+                gpu.hold(self.hold_us)?;
                 ev.start
                     .record(&gpu.stream)
                     .map_err(|e| Error::driver("recording start event", e))?;

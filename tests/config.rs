@@ -27,6 +27,7 @@ const VARS: &[&str] = &[
     "KERNELGATE_MAX_SAMPLES",
     "KERNELGATE_MAX_TIME_MS",
     "KERNELGATE_TARGET_NOISE",
+    "KERNELGATE_HOLD_US",
     "KERNELGATE_SPIN_SCALE",
     "KERNELGATE_SPIN_FAULT",
     "KERNELGATE_SKIP_VERIFY",
@@ -169,6 +170,7 @@ fn environment() {
         ok("KERNELGATE_TARGET_NOISE", "0.01").timing.target_noise,
         0.01
     );
+    assert_eq!(ok("KERNELGATE_HOLD_US", "50").timing.hold_us, 50.0);
     assert_eq!(ok("KERNELGATE_SPIN_SCALE", "1.10").spin_scale, 1.1);
     assert_eq!(ok("KERNELGATE_FLOOR_US", "0").floor_us, 0.0);
     assert_eq!(ok("KERNELGATE_FLOOR_US", "2.5").floor_us, 2.5);
@@ -258,6 +260,9 @@ fn environment() {
     }
     for v in ["0", "-1", "inf", "NaN"] {
         env_err("KERNELGATE_SPIN_SCALE", v, "must be a positive factor");
+    }
+    for v in ["-1", "NaN", "20000"] {
+        env_err("KERNELGATE_HOLD_US", v, "must be between 0 and 10000 µs");
     }
     env_err("KERNELGATE_SPIN_SCALE", "x", "not a number");
     for v in ["-1", "-0.001", "NaN", "inf", "-inf"] {

@@ -30,6 +30,7 @@ fn request() -> RunRequest {
             min_sample_us: 20.0,
             max_batch: 8,
             flush_l2: true,
+            hold_us: 20.0,
         },
     }
 }

@@ -138,6 +138,13 @@ pub struct TimingRequest {
     pub max_batch: usize,
     /// Flush L2 before each sample.
     pub flush_l2: bool,
+    /// Hold in front of each sample, µs (optional in the protocol; workers default to 20).
+    #[serde(default = "default_hold_us")]
+    pub hold_us: f64,
+}
+
+fn default_hold_us() -> f64 {
+    crate::timing::HOLD_US
 }
 
 /// A `run` request.

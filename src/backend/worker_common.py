@@ -192,14 +192,15 @@ def _after_failed_capture(g, stream):
     return "; ".join(notes)
 
 
-HOLD_CYCLES = 40000  # ~20 µs at 2 GHz
+HOLD_CYCLES = 40000  # ~20 µs at 2 GHz (the default hold; the request's `hold_us` scales it)
+HOLD_SCALE = [1.0]  # hold_us / 20 of the current request
 
 
 def hold(units):
-    """Keeps the stream busy (~20 µs per unit, at most ~10 ms) before a sample's start event, so
-    the host enqueues the event and the timed work while the GPU is still busy: host launch
-    latency never falls between the two events (the harness does the same for its kernels)."""
-    torch.cuda._sleep(HOLD_CYCLES * min(units, 500))
+    """Keeps the stream busy (~20 µs per unit by default, at most ~10 ms) before a sample's start
+    event, so the host enqueues the event and the timed work while the GPU is still busy: host
+    launch latency never falls between the two events (the harness does the same for its kernels)."""
+    torch.cuda._sleep(int(HOLD_CYCLES * HOLD_SCALE[0] * min(units, 500)))
 
 
 # The wall-clock check: a sample's event time must not be far below the wall time of the same
@@ -227,6 +228,7 @@ def measure(fn, pol):
     back to eager launches timed with events and returns why in graph_error.
 
     Returns (samples_ms, batch, graph, flushed, graph_error)."""
+    HOLD_SCALE[0] = float(pol.get("hold_us", 20.0)) / 20.0
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     flush = None
