@@ -16,8 +16,9 @@
 #   b     the test binary, KERNELGATE_DEVICES=all: wall time
 #   fault (not in the default STEPS) calibration suite with one faulting case on --devices all
 # A step skipped for lack of time can be run alone in a second call: STEPS="warm b" ...
-# Returns under $OUT: log.txt (the summary), log-<step>.txt.gz (full output), results-<step>.json,
-# contention.txt (the table), contention-suite.json.
+# Returns under $OUT (at most 8 files come back from a device call): log.txt (the summary),
+# logs.tgz (log-<step>.txt, full output), results.tgz (results-<step>.json), contention.txt (the
+# table), contention-suite.json.
 set -u
 OUT=${OUT:-/tmp/kgout}
 mkdir -p "$OUT"
@@ -206,6 +207,8 @@ for s in $STEPS; do
   esac
 done
 nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw --format=csv | tee -a "$OUT/log.txt"
-for f in "$OUT"/log-*.txt; do [ -f "$f" ] && gzip -f "$f"; done
 log "done"
+# The device returns at most 8 files: pack the per-step logs and results into two archives.
+(cd "$OUT" && tar czf logs.tgz log-*.txt 2>/dev/null && rm -f log-*.txt)
+(cd "$OUT" && tar czf results.tgz results-*.json 2>/dev/null && rm -f results-*.json)
 ls -la "$OUT"
