@@ -16,7 +16,7 @@ one() {  # one NAME BIN: a run, its wall seconds and libtest's result line
   t0=$(date +%s.%N)
   "$2" "$f" > "$OUT/dvr-$1.log" 2>&1
   t1=$(date +%s.%N)
-  printf '%-8s %6.1f s  %s\n' "$1" "$(echo "$t1 - $t0" | bc)" "$(grep '^test result' "$OUT/dvr-$1.log")" | tee -a "$OUT/debug-vs-release.txt"
+  printf '%-8s %6.1f s  %s\n' "$1" "$(python3 -c "print($t1 - $t0)")" "$(grep '^test result' "$OUT/dvr-$1.log")" | tee -a "$OUT/debug-vs-release.txt"
 }
 one warm .devbin/kernels > /dev/null
 for i in 1 2; do one debug .devbin/kernels-debug; one release .devbin/kernels; done
