@@ -17,6 +17,7 @@
 //! | `KERNELGATE_EXCLUSIVE_TIMING=1` | with several devices (or several processes on one host): the timed phase of each case (warm-up and samples) holds a host-wide lock, so no two cases are timed at once; checks, inputs, references and compilation still overlap (default off) |
 //! | `KERNELGATE_WARMUP_MS` | warm-up time per case (default 50) |
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
+//! | `KERNELGATE_DEVICE_CHECK_MB` | outputs above this size (MiB, default 256; 0 = all) are scanned for NaN/Inf on the device and only the sampled spans are copied to the host |
 //! | `KERNELGATE_HOLD_US` | hold kernel in front of every sample, µs (default 20; the external workers get it too) |
 //! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
 //! | `KERNELGATE_TARGET_NOISE` | stop sampling once the median's relative CI is below this (default 0.005) |
@@ -90,6 +91,9 @@ pub struct Config {
     pub machine_factor: bool,
     /// Self-test only: compile our kernels with `-DKG_INJECT` and write this delay (ns) into them.
     pub inject_ns: Option<u64>,
+    /// Outputs larger than this many bytes are scanned for NaN/Inf on the device and only the
+    /// reference's sampled spans are copied to the host (`KERNELGATE_DEVICE_CHECK_MB`).
+    pub device_check_bytes: usize,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -138,6 +142,10 @@ fn devices() -> Result<Option<crate::devices::DeviceSpec>> {
             }),
     }
 }
+
+/// Outputs above this many MiB are checked on the device (NaN/Inf scan) with only the sampled
+/// spans copied to the host.
+pub const DEFAULT_DEVICE_CHECK_MB: usize = 256;
 
 fn floor_us() -> Result<f64> {
     let v = num::<f64>("KERNELGATE_FLOOR_US")?.unwrap_or(DEFAULT_FLOOR_US);
@@ -280,6 +288,9 @@ impl Config {
             floor_us: floor_us()?,
             machine_factor: flag("KERNELGATE_MACHINE_FACTOR")?,
             inject_ns: None,
+            device_check_bytes: num::<usize>("KERNELGATE_DEVICE_CHECK_MB")?
+                .unwrap_or(DEFAULT_DEVICE_CHECK_MB)
+                .saturating_mul(1 << 20),
         })
     }
 

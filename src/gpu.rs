@@ -514,6 +514,64 @@ impl Gpu {
         Ok(out)
     }
 
+    /// Copies `len` bytes from `offset` of a buffer to the host (after the stream is idle).
+    pub fn download_range(
+        &self,
+        buf: &DeviceBuffer,
+        offset: usize,
+        len: usize,
+        limit: Duration,
+        what: &str,
+    ) -> Result<Vec<u8>> {
+        assert!(offset + len <= buf.bytes, "range beyond the buffer");
+        self.sync(limit, what)?;
+        let mut out = vec![0u8; len];
+        // SAFETY: the buffer holds offset + len bytes and `out` len bytes; the stream is idle.
+        unsafe { dres::memcpy_dtoh_sync(&mut out, buf.ptr + offset as u64) }
+            .map_err(|e| Error::driver(format!("copying part of {what} to the host"), e))?;
+        Ok(out)
+    }
+
+    /// Counts the NaN/Inf elements of a buffer of `dtype` on the device (a grid-stride scan,
+    /// `kg_nonfinite` in `kernels/probe.cu`): the count and the first such index.
+    pub fn count_non_finite(
+        &mut self,
+        buf: &DeviceBuffer,
+        dtype: crate::case::Dtype,
+        limit: Duration,
+        what: &str,
+    ) -> Result<(usize, Option<usize>)> {
+        use crate::case::Dtype;
+        let (size, mask): (u32, u32) = match dtype {
+            Dtype::Bf16 => (2, 0x7F80),
+            Dtype::Fp16 => (2, 0x7C00),
+            Dtype::Fp32 => (4, 0x7F80_0000),
+        };
+        let n = buf.bytes / size as usize;
+        let f = self.probe_function("kg_nonfinite")?;
+        let out = self.alloc(16, "the non-finite count")?;
+        let init: Vec<u8> = [0u64.to_le_bytes(), u64::MAX.to_le_bytes()].concat();
+        self.upload(&out, &init)?;
+        let blocks = n.div_ceil(256).clamp(1, self.info.sm_count as usize * 8);
+        let dims = Dims {
+            grid: (blocks as u32, 1, 1),
+            block: (256, 1, 1),
+            smem: 0,
+        };
+        let args = [
+            KernelArg::Ptr(buf.ptr),
+            KernelArg::U64(n as u64),
+            KernelArg::U32(size),
+            KernelArg::U32(mask),
+            KernelArg::Ptr(out.ptr),
+        ];
+        self.launch(f, dims, &args)?;
+        let r = self.download(&out, limit, what)?;
+        let count = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes")) as usize;
+        let first = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
+        Ok((count, (count > 0).then_some(first as usize)))
+    }
+
     /// Copies host bytes into a buffer (synchronously).
     pub fn upload(&self, buf: &DeviceBuffer, data: &[u8]) -> Result<()> {
         assert!(data.len() <= buf.bytes);

@@ -439,13 +439,13 @@ fn check_outputs(
     case: &Case,
     outputs: &[crate::family::TensorSpec],
     expected: &[verify::Expected],
-    mut fetch: impl FnMut(usize) -> Result<Vec<u8>>,
+    mut fetch: impl FnMut(usize, &verify::Expected) -> Result<Fetched>,
 ) -> Result<Vec<verify::Check>> {
     let tol = fam.tolerance(&case.shape, case.dtype);
     let mut checks = Vec::new();
     for exp in expected {
         let spec = &outputs[exp.output];
-        let host = fetch(exp.output)?;
+        let fetched = fetch(exp.output, exp)?;
         let d = spec.dtype;
         // An output stored in another dtype than the case's (a 16-bit `dw` of an fp32 case
         // with 16-bit weights) is held to its own dtype's bounds, never tighter than the case's.
@@ -454,15 +454,66 @@ fn check_outputs(
         } else {
             tol.loosest(fam.tolerance(&case.shape, d))
         };
-        checks.push(verify::check(
-            spec.name,
-            spec.len,
-            |i| d.decode(&host, i),
-            exp,
-            tol,
-        ));
+        checks.push(match fetched {
+            Fetched::Whole(host) => {
+                verify::check(spec.name, spec.len, |i| d.decode(&host, i), exp, tol)
+            }
+            Fetched::Sampled { scan, spans } => verify::check_scanned(
+                spec.name,
+                spec.len,
+                scan,
+                |i| {
+                    let k = spans.partition_point(|(start, _)| *start <= i) - 1;
+                    d.decode(&spans[k].1, i - spans[k].0)
+                },
+                exp,
+                tol,
+            ),
+        });
     }
     Ok(checks)
+}
+
+/// An output brought to the host for checking.
+enum Fetched {
+    /// All of it.
+    Whole(Vec<u8>),
+    /// Scanned for NaN/Inf on the device (count, first index); only the spans holding the
+    /// reference's indices were copied, as (first element, bytes).
+    Sampled {
+        scan: (usize, Option<usize>),
+        spans: Vec<(usize, Vec<u8>)>,
+    },
+}
+
+/// Elements between two reference indices that are still copied as one span rather than two.
+const SPAN_GAP: usize = 64;
+
+/// Fetches output buffer `buf` of `spec` for checking against `exp`: whole when it is at most
+/// `cfg.device_check_bytes`, else scanned on the device with only the sampled spans copied.
+fn fetch_output(
+    gpu: &mut Gpu,
+    cfg: &Config,
+    spec: &crate::family::TensorSpec,
+    buf: &crate::gpu::DeviceBuffer,
+    exp: &verify::Expected,
+    hang: Duration,
+    name: &str,
+) -> Result<Fetched> {
+    if buf.bytes() <= cfg.device_check_bytes {
+        return Ok(Fetched::Whole(gpu.download(buf, hang, name)?));
+    }
+    let scan = gpu.count_non_finite(buf, spec.dtype, hang, name)?;
+    let size = spec.dtype.size();
+    let spans = verify::index_spans(&exp.indices, SPAN_GAP)
+        .into_iter()
+        .map(|r| {
+            let bytes =
+                gpu.download_range(buf, r.start * size, (r.end - r.start) * size, hang, name)?;
+            Ok((r.start, bytes))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Fetched::Sampled { scan, spans })
 }
 
 /// One independent measurement of a case: fresh buffers and inputs, one checked run, timing.
@@ -562,13 +613,13 @@ fn round(
     (prepared.launch)(gpu)?;
     gpu.sync(hang, &name)?;
     let specs: Vec<_> = outputs.iter().map(|(spec, _)| spec.clone()).collect();
-    let checks = check_outputs(fam, case, &specs, expected, |k| {
+    let checks = check_outputs(fam, case, &specs, expected, |k, exp| {
         let buf = match (specs[k].init, &outputs[k].1) {
             (Init::Alias(i), _) => &inputs[i].1,
             (_, Some(b)) => b,
             (_, None) => unreachable!("non-alias outputs are allocated"),
         };
-        gpu.download(buf, hang, &name)
+        fetch_output(gpu, cfg, &specs[k], buf, exp, hang, &name)
     })?;
     let mut ab = None;
     let timing = if !checks.iter().all(|c| c.passed) {
@@ -798,7 +849,7 @@ fn external_round(
     })?;
     let fam = family_of(case)?;
     let specs: Vec<_> = outputs.iter().map(|(spec, _)| spec.clone()).collect();
-    let checks = check_outputs(fam, case, &specs, expected, |k| {
+    let checks = check_outputs(fam, case, &specs, expected, |k, _| {
         let (spec, f) = (&specs[k], &out_files[k]);
         let host = std::fs::read(&f.path).map_err(|e| {
             failed(format!(
@@ -817,7 +868,7 @@ fn external_round(
                 spec.dtype
             )));
         }
-        Ok(host)
+        Ok(Fetched::Whole(host))
     })?;
     let timing = if checks.iter().all(|c| c.passed) {
         let st = Stats::from_samples(&reply.samples_ms)

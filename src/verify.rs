@@ -149,6 +149,22 @@ mod nonfinite {
     }
 }
 
+/// The reference's `indices` as sorted, disjoint element ranges to copy from the device: indices
+/// closer than `gap` elements share a range.
+pub fn index_spans(indices: &[usize], gap: usize) -> Vec<std::ops::Range<usize>> {
+    let mut v = indices.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for i in v {
+        match out.last_mut() {
+            Some(r) if i <= r.end + gap => r.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
 /// Compares one output (given as all its elements decoded to f64 by `got`) with the reference.
 ///
 /// `got(i)` returns element `i` of the device output; `total` is the output's length.
@@ -169,6 +185,21 @@ pub fn check(
             first_non_finite.get_or_insert(i);
         }
     }
+    check_scanned(tensor, total, (non_finite, first_non_finite), got, exp, tol)
+}
+
+/// As [`check`], for an output whose NaN/Inf scan was done elsewhere (on the device, for
+/// outputs too large to download): `scan` is the count of non-finite elements and the first
+/// one's index; `got` is only asked for the reference's indices.
+pub fn check_scanned(
+    tensor: &str,
+    total: usize,
+    scan: (usize, Option<usize>),
+    got: impl Fn(usize) -> f64,
+    exp: &Expected,
+    tol: Tolerance,
+) -> Check {
+    let (non_finite, first_non_finite) = scan;
     let mut diff2 = 0.0;
     let mut ref2 = 0.0;
     let mut max_abs: f64 = 0.0;

@@ -28,6 +28,7 @@ const VARS: &[&str] = &[
     "KERNELGATE_MAX_TIME_MS",
     "KERNELGATE_TARGET_NOISE",
     "KERNELGATE_HOLD_US",
+    "KERNELGATE_DEVICE_CHECK_MB",
     "KERNELGATE_SPIN_SCALE",
     "KERNELGATE_SPIN_FAULT",
     "KERNELGATE_SKIP_VERIFY",
@@ -171,6 +172,11 @@ fn environment() {
         0.01
     );
     assert_eq!(ok("KERNELGATE_HOLD_US", "50").timing.hold_us, 50.0);
+    assert_eq!(ok("KERNELGATE_DEVICE_CHECK_MB", "0").device_check_bytes, 0);
+    assert_eq!(
+        ok("KERNELGATE_DEVICE_CHECK_MB", "3").device_check_bytes,
+        3 << 20
+    );
     assert_eq!(ok("KERNELGATE_SPIN_SCALE", "1.10").spin_scale, 1.1);
     assert_eq!(ok("KERNELGATE_FLOOR_US", "0").floor_us, 0.0);
     assert_eq!(ok("KERNELGATE_FLOOR_US", "2.5").floor_us, 2.5);
@@ -264,6 +270,7 @@ fn environment() {
     for v in ["-1", "NaN", "20000"] {
         env_err("KERNELGATE_HOLD_US", v, "must be between 0 and 10000 µs");
     }
+    env_err("KERNELGATE_DEVICE_CHECK_MB", "big", "not a number");
     env_err("KERNELGATE_SPIN_SCALE", "x", "not a number");
     for v in ["-1", "-0.001", "NaN", "inf", "-inf"] {
         env_err(

@@ -443,3 +443,53 @@ fn an_fp32_rmsnorm_bwd_with_16_bit_weights_has_a_16_bit_weight_gradient() {
         "the measured 1.66e-3 rel L2 of a bf16 dw must pass"
     );
 }
+
+#[test]
+fn index_spans_merge_close_indices_and_keep_far_ones_apart() {
+    use kernelgate::verify::index_spans;
+    assert_eq!(index_spans(&[], 4), vec![]);
+    assert_eq!(index_spans(&[5], 4), vec![5..6]);
+    // unsorted, duplicated, a run, a near one and a far one
+    assert_eq!(
+        index_spans(&[12, 10, 11, 11, 15, 100, 3], 4),
+        vec![3..4, 10..16, 100..101]
+    );
+    assert_eq!(index_spans(&[0, 1, 2, 3], 0), vec![0..4]);
+    assert_eq!(index_spans(&[0, 2], 0), vec![0..1, 2..3]);
+}
+
+proptest! {
+    #[test]
+    fn index_spans_cover_every_index_in_disjoint_sorted_ranges(
+        idx in proptest::collection::vec(0usize..10_000, 0..300), gap in 0usize..100
+    ) {
+        let spans = kernelgate::verify::index_spans(&idx, gap);
+        for i in &idx {
+            prop_assert!(spans.iter().any(|r| r.contains(i)));
+        }
+        for w in spans.windows(2) {
+            prop_assert!(w[0].end + gap < w[1].start, "{:?} then {:?}", w[0], w[1]);
+        }
+        for r in &spans {
+            prop_assert!(idx.contains(&r.start) && idx.contains(&(r.end - 1)));
+        }
+    }
+
+    #[test]
+    fn check_scanned_with_the_host_scan_equals_check(
+        vals in proptest::collection::vec(-4.0f64..4.0, 1..200), poison in proptest::option::of(0usize..200)
+    ) {
+        use kernelgate::verify::check_scanned;
+        let mut got = vals.clone();
+        if let Some(p) = poison { if p < got.len() { got[p] = f64::NAN; } }
+        let exp = Expected { output: 0, indices: (0..vals.len()).step_by(3).collect(),
+                             values: (0..vals.len()).step_by(3).map(|i| vals[i]).collect() };
+        let tol = Tolerance::for_dtype(Dtype::Bf16);
+        let whole = check("y", got.len(), |i| got[i], &exp, tol);
+        let nf = got.iter().filter(|v| !v.is_finite()).count();
+        let first = got.iter().position(|v| !v.is_finite());
+        let scanned = check_scanned("y", got.len(), (nf, first), |i| got[i], &exp, tol);
+        // NaN fields (a poisoned element that was compared) defeat ==; the JSON form spells them.
+        prop_assert_eq!(serde_json::to_string(&whole).unwrap(), serde_json::to_string(&scanned).unwrap());
+    }
+}
