@@ -165,6 +165,14 @@ pub fn device_name(ordinal: usize) -> Option<String> {
     dres::device::get_name(dev).ok()
 }
 
+/// The UUID of device `ordinal` as the driver reports it (`GPU-…`), without creating a
+/// context (`None` when there is no driver or no such device).
+pub fn device_uuid(ordinal: usize) -> Option<String> {
+    device_count().ok().filter(|&n| ordinal < n)?;
+    let dev = dres::device::get(ordinal as i32).ok()?;
+    dres::device::get_uuid(dev).ok().map(|u| uuid_string(&u))
+}
+
 /// Device memory owned by the harness (raw `cuMemAlloc`), freed on drop.
 #[derive(Debug)]
 pub struct DeviceBuffer {

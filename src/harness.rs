@@ -6,7 +6,9 @@
 //!
 //! With several devices (`KERNELGATE_DEVICES`) the trials are ordered longest first
 //! ([`crate::schedule`]) and libtest runs them on at least as many threads as devices; each
-//! trial leases whichever device is free, so every device stays busy.
+//! trial leases whichever device is free, so every device stays busy. Configured devices are
+//! also locked host-wide per case ([`crate::runner::device_locks`]), so under cargo-nextest
+//! (a process per case, `--exact NAME`) each process takes a device no other process is using.
 
 use crate::case::Case;
 use crate::config::Config;

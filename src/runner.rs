@@ -10,7 +10,7 @@ use crate::backend::{self, Bindings};
 use crate::baseline::{Entry, Provenance, Store};
 use crate::case::Case;
 use crate::config::Config;
-use crate::devices::{AllDead, Dead, Pool, Step};
+use crate::devices::{AllDead, Dead, HostLocks, Pool, Step};
 use crate::error::{Error, Result};
 use crate::family::{self, Init};
 use crate::gate::{self, Change};
@@ -37,6 +37,12 @@ pub enum Outcome {
 /// `KERNELGATE_DEVICES` or `--devices` names several), each with a lazily opened [`Gpu`]
 /// (its NVRTC modules, cuBLAS handle and external workers) behind its own lock. A case leases
 /// whichever slot is free and keeps it from its checked run to its last timed round.
+///
+/// When the devices are configured (`KERNELGATE_DEVICES` or `--devices`, even naming one), a
+/// lease also holds its device's host-wide lock ([`device_locks`]), so kernelgate processes on
+/// one host (cargo-nextest's process per case, two `cargo test` runs) never use a device at
+/// once: each case takes the first device that is free here and in every other process. The
+/// default single device (`KERNELGATE_DEVICE`) takes no lock, as before.
 pub struct Session {
     /// Configuration.
     pub cfg: Config,
@@ -94,6 +100,20 @@ pub fn device_ordinals(cfg: &Config, check: bool) -> std::result::Result<Vec<usi
     }
 }
 
+/// The host-wide locks a session under `cfg` takes for its devices `ordinals`: none for the
+/// default single device (no `KERNELGATE_DEVICES`, no `--devices`); otherwise one per device in
+/// the system's temporary directory ([`HostLocks::default_dir`]), keyed by the device's UUID
+/// (one physical GPU has one UUID in every process, whatever `CUDA_VISIBLE_DEVICES` makes its
+/// ordinal there), or by its ordinal when the driver does not say.
+pub fn device_locks(cfg: &Config, ordinals: &[usize]) -> Option<HostLocks> {
+    cfg.devices.as_ref()?;
+    let keys = ordinals
+        .iter()
+        .map(|&d| crate::gpu::device_uuid(d).unwrap_or_else(|| d.to_string()))
+        .collect();
+    Some(HostLocks::new(HostLocks::default_dir(), keys))
+}
+
 impl Session {
     /// A session for `suite` under `cfg`.
     pub fn new(cfg: Config, suite: &str) -> Session {
@@ -133,7 +153,15 @@ impl Session {
     fn pool(&self) -> Result<&Pool<GpuSlot>> {
         self.devices
             .get_or_init(|| {
-                device_ordinals(&self.cfg, false).map(|v| Pool::new(v, |_| GpuSlot::default()))
+                device_ordinals(&self.cfg, false).map(|v| {
+                    // Configured devices are shared with the host's other kernelgate processes.
+                    let locks = device_locks(&self.cfg, &v);
+                    let pool = Pool::new(v, |_| GpuSlot::default());
+                    match locks {
+                        Some(l) => pool.with_host_locks(l),
+                        None => pool,
+                    }
+                })
             })
             .as_ref()
             .map_err(|e| Error::NoGpu(e.clone()))

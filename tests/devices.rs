@@ -1,12 +1,15 @@
 //! Several GPUs without a GPU: the device list, the longest-first schedule, the device pool
 //! (with a fake device that faults), the results fields that say which device ran a case,
-//! the worker's device pinning and the exclusive-timing lock.
+//! the worker's device pinning, the exclusive-timing lock and the host-wide device locks that
+//! keep concurrent processes (cargo-nextest's process per case) off each other's devices.
 
 mod common;
 
 use kernelgate::baseline::{Entry, Provenance, Round, Store};
 use kernelgate::case::{Case, Dtype, Shape};
-use kernelgate::devices::{AllDead, Dead, DeviceSpec, Pool, Step};
+use kernelgate::devices::{
+    claim_device, lock_path, try_claim_device, AllDead, Dead, DeviceSpec, HostLocks, Pool, Step,
+};
 use kernelgate::results::{Record, ResultsFile, Writer};
 use kernelgate::schedule::{estimate_s, longest_first, nominal_ms, order};
 use kernelgate::stats::Stats;
@@ -677,4 +680,298 @@ fn exclusive_timing_is_host_wide() {
     drop(g);
     holder.wait().unwrap();
     assert!(waited >= Duration::from_millis(200), "waited {waited:?}");
+}
+
+// ---- host-wide device locks ------------------------------------------------------------
+
+/// Waits up to `limit` for `rx` to say something.
+fn within<T>(rx: &std::sync::mpsc::Receiver<T>, limit: Duration) -> Option<T> {
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn claimants_get_different_devices_and_a_third_waits_for_a_release() {
+    // Each claim opens its own file, so claims in one process exclude each other as
+    // processes do (flock locks belong to the open file).
+    let dir = tempfile::tempdir().unwrap();
+    let a = claim_device(&[0, 1], dir.path()).unwrap();
+    let b = claim_device(&[0, 1], dir.path()).unwrap();
+    assert_eq!((a.ordinal, b.ordinal), (0, 1), "first free device in order");
+    assert_eq!(a.lock.path(), lock_path(dir.path(), "0"));
+    assert_eq!(a.lock.path(), dir.path().join("kernelgate-device-0.lock"));
+    assert!(try_claim_device(&[0, 1], dir.path()).unwrap().is_none());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dir.path().to_path_buf();
+    let third = std::thread::spawn(move || {
+        let c = claim_device(&[0, 1], &d).unwrap();
+        tx.send(c.ordinal).unwrap();
+        c
+    });
+    assert_eq!(within(&rx, Duration::from_millis(300)), None, "both held");
+    drop(b);
+    assert_eq!(within(&rx, Duration::from_secs(10)), Some(1));
+    let c = third.join().unwrap();
+    // Released claims leave their files; a later claimant takes the freed device.
+    drop(a);
+    let d = try_claim_device(&[0, 1], dir.path()).unwrap().unwrap();
+    assert_eq!(d.ordinal, 0);
+    drop((c, d));
+    assert!(claim_device(&[], dir.path()).is_err());
+}
+
+#[test]
+fn a_device_locked_by_another_process_is_skipped() {
+    // flock(1) holds device 0's lock from another process, as another kernelgate would.
+    let dir = tempfile::tempdir().unwrap();
+    let path = lock_path(dir.path(), "0");
+    std::fs::write(&path, "").unwrap();
+    let holder = std::process::Command::new("flock")
+        .arg(&path)
+        .args(["sleep", "0.8"])
+        .spawn();
+    let Ok(mut holder) = holder else {
+        return; // no flock(1) here
+    };
+    let t0 = std::time::Instant::now();
+    // Wait until the holder has the lock.
+    while try_claim_device(&[0], dir.path()).unwrap().is_some() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "flock(1) never locked"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let c = claim_device(&[0, 1], dir.path()).unwrap();
+    assert_eq!(c.ordinal, 1);
+    // Only device 0 configured: wait for the other process to let go.
+    let c0 = claim_device(&[0], dir.path()).unwrap();
+    assert_eq!(c0.ordinal, 0);
+    holder.wait().unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(500));
+}
+
+/// Set in a child process of this test binary: claim a device in this lock directory and hold
+/// it until the file named by `KG_TEST_RELEASE` appears.
+const CHILD_DIR: &str = "KG_TEST_CLAIM_DIR";
+const CHILD_RELEASE: &str = "KG_TEST_RELEASE";
+
+#[test]
+fn claim_child() {
+    // A no-op unless started by `processes_share_the_devices` below.
+    let Ok(dir) = std::env::var(CHILD_DIR) else {
+        return;
+    };
+    let release = std::path::PathBuf::from(std::env::var(CHILD_RELEASE).unwrap());
+    let c = claim_device(&[0, 1], std::path::Path::new(&dir)).unwrap();
+    println!("claimed {}", c.ordinal);
+    use std::io::Write;
+    std::io::stdout().flush().unwrap();
+    let t0 = std::time::Instant::now();
+    while !release.exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(c);
+}
+
+/// Starts this test binary as a claimant; the receiver gets the device once it has claimed one.
+fn claimant(
+    dir: &std::path::Path,
+    release: &std::path::Path,
+) -> (std::process::Child, std::sync::mpsc::Receiver<usize>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "claim_child",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD_DIR, dir)
+        .env(CHILD_RELEASE, release)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            // libtest prints `test claim_child ... ` in front of it.
+            if let Some((_, d)) = line.split_once("claimed ") {
+                let _ = tx.send(d.trim().parse::<usize>().unwrap());
+            }
+        }
+    });
+    (child, rx)
+}
+
+#[test]
+fn processes_share_the_devices() {
+    // Three processes, two devices: the first two get one each, the third waits until one of
+    // them exits and then gets its device.
+    let dir = tempfile::tempdir().unwrap();
+    let locks = dir.path().join("locks");
+    std::fs::create_dir(&locks).unwrap();
+    let rel = |i: usize| dir.path().join(format!("release{i}"));
+    let (mut p0, r0) = claimant(&locks, &rel(0));
+    let first = within(&r0, Duration::from_secs(20)).expect("first claimant");
+    let (mut p1, r1) = claimant(&locks, &rel(1));
+    let second = within(&r1, Duration::from_secs(20)).expect("second claimant");
+    assert_eq!((first, second), (0, 1));
+    let (mut p2, r2) = claimant(&locks, &rel(2));
+    assert_eq!(within(&r2, Duration::from_millis(500)), None, "both held");
+    // This process, too, finds both held.
+    assert!(try_claim_device(&[0, 1], &locks).unwrap().is_none());
+    std::fs::write(rel(1), "").unwrap();
+    assert!(p1.wait().unwrap().success());
+    assert_eq!(within(&r2, Duration::from_secs(20)), Some(1));
+    std::fs::write(rel(0), "").unwrap();
+    std::fs::write(rel(2), "").unwrap();
+    assert!(p0.wait().unwrap().success());
+    assert!(p2.wait().unwrap().success());
+    assert_eq!(
+        try_claim_device(&[0, 1], &locks).unwrap().unwrap().ordinal,
+        0
+    );
+}
+
+#[test]
+fn pools_of_two_processes_never_share_a_device() {
+    // Two pools over one lock directory stand for two kernelgate processes on one host.
+    let dir = tempfile::tempdir().unwrap();
+    let locks = HostLocks::by_ordinal(dir.path(), &[0, 1]);
+    let a = Pool::new(vec![0, 1], |_| ()).with_host_locks(locks.clone());
+    let b = Pool::new(vec![0, 1], |_| ()).with_host_locks(locks.clone());
+    assert_eq!(a.host_locks(), Some(&locks));
+    let la = a.acquire().unwrap();
+    assert_eq!(la.ordinal(), 0);
+    assert_eq!(la.host_lock(), Some(locks.path(0).as_path()));
+    let lb = b.acquire().unwrap();
+    assert_eq!(lb.ordinal(), 1, "device 0 is held by the other process");
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let a = &a;
+        s.spawn(move || {
+            // Device 0 is busy in this process, device 1 in the other.
+            let l = a.acquire().unwrap();
+            tx.send(l.ordinal()).unwrap();
+        });
+        assert_eq!(within(&rx, Duration::from_millis(300)), None);
+        drop(lb);
+        assert_eq!(within(&rx, Duration::from_secs(10)), Some(1));
+    });
+    // Waiting for a slot held elsewhere.
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = &b;
+        s.spawn(move || {
+            let l = b.acquire_slot(0).unwrap();
+            tx.send(l.ordinal()).unwrap();
+        });
+        assert_eq!(within(&rx, Duration::from_millis(300)), None);
+        drop(la);
+        assert_eq!(within(&rx, Duration::from_secs(10)), Some(0));
+    });
+}
+
+#[test]
+fn pools_of_two_processes_share_the_work_one_case_per_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let locks = HostLocks::by_ordinal(dir.path(), &[0, 1]);
+    let pools: Vec<Pool<()>> = (0..2)
+        .map(|_| Pool::new(vec![0, 1], |_| ()).with_host_locks(locks.clone()))
+        .collect();
+    let inside = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    let most = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    let ran = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    std::thread::scope(|s| {
+        for pool in &pools {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..6 {
+                        pool.run(|lease| {
+                            let d = lease.ordinal();
+                            let now = inside[d].fetch_add(1, Ordering::SeqCst) + 1;
+                            most[d].fetch_max(now, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(3));
+                            inside[d].fetch_sub(1, Ordering::SeqCst);
+                            ran[d].fetch_add(1, Ordering::SeqCst);
+                            Step::Done(())
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        }
+    });
+    for (d, m) in most.iter().enumerate() {
+        assert_eq!(m.load(Ordering::SeqCst), 1, "device {d}");
+    }
+    let total: usize = ran.iter().map(|r| r.load(Ordering::SeqCst)).sum();
+    assert_eq!(total, 24);
+    assert!(ran.iter().all(|r| r.load(Ordering::SeqCst) > 0));
+}
+
+#[test]
+fn a_pool_without_host_locks_takes_none() {
+    let pool = Pool::new(vec![0, 1], |_| ());
+    assert!(pool.host_locks().is_none());
+    let l = pool.acquire().unwrap();
+    assert_eq!(l.host_lock(), None);
+    // An unusable lock directory: the device is still used (said on stderr).
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("no such dir");
+    let pool = Pool::new(vec![3], |_| ()).with_host_locks(HostLocks::by_ordinal(&gone, &[3]));
+    let l = pool.acquire().unwrap();
+    assert_eq!((l.ordinal(), l.host_lock()), (3, None));
+    drop(l);
+    assert_eq!(pool.acquire_slot(0).unwrap().host_lock(), None);
+}
+
+#[test]
+fn only_configured_devices_take_host_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::test_config(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        dir.path(),
+    );
+    cfg.devices = None;
+    assert_eq!(kernelgate::runner::device_locks(&cfg, &[0]), None);
+    cfg.set_devices(DeviceSpec::List(vec![1, 0]), "--devices");
+    let l = kernelgate::runner::device_locks(&cfg, &[1, 0]).unwrap();
+    assert_eq!(l.dir(), HostLocks::default_dir());
+    assert_eq!(l.keys().len(), 2);
+    if kernelgate::gpu::device_count().is_err() {
+        assert_eq!(l.keys(), ["1", "0"], "no driver: keyed by ordinal");
+    }
+}
+
+#[test]
+fn listing_and_no_gpu_runs_take_no_device_lock() {
+    if kernelgate::gpu::detect(0).is_ok() {
+        return; // a GPU machine would run the cases
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for args in [
+        vec!["list", "--suite", "smoke"],
+        vec!["run", "--suite", "smoke", "--devices", "all"],
+        vec!["run", "--suite", "smoke", "--devices", "0,1"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .args(&args)
+            .env("TMPDIR", &tmp)
+            .env("KERNELGATE_DEVICES", "all")
+            .env("KERNELGATE_RESULTS_DIR", dir.path().join("results"))
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("kernelgate-device"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
