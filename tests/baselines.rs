@@ -1,6 +1,8 @@
 //! The baseline store: one JSON file per GPU model and kernel family, atomic writes,
 //! corrupt files reported and never overwritten.
 
+mod common;
+
 use kernelgate::baseline::{
     gpu_slug, load_file, write_atomic, BaselineFile, Entry, Provenance, Round, Store, SCHEMA,
 };
@@ -60,15 +62,6 @@ fn entry(median: f64) -> Entry {
         rounds_ms: Vec::new(),
         env: env(),
     }
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -212,7 +205,7 @@ fn update_creates_keeps_and_sorts() {
     assert!(e.get("rounds_ms").is_none(), "{e}");
 
     // Atomic: no temporary or lock file is left behind.
-    assert_eq!(files_in(path.parent().unwrap()), ["gemm.json"]);
+    assert_eq!(common::files_in(path.parent().unwrap()), ["gemm.json"]);
 
     // Other kernels and GPUs go to other files.
     s.update(GPU, "spin", "spin::cuda::us10_fp32", entry(0.01))
@@ -224,9 +217,12 @@ fn update_creates_keeps_and_sorts() {
         entry(0.4),
     )
     .unwrap();
-    assert_eq!(files_in(path.parent().unwrap()), ["gemm.json", "spin.json"]);
     assert_eq!(
-        files_in(&dir.path().join("baselines")),
+        common::files_in(path.parent().unwrap()),
+        ["gemm.json", "spin.json"]
+    );
+    assert_eq!(
+        common::files_in(&dir.path().join("baselines")),
         ["nvidia-h100-80gb-hbm3", "nvidia-h200"]
     );
     assert_eq!(s.load(GPU, "gemm").unwrap().unwrap().entries.len(), 3);
@@ -466,7 +462,7 @@ fn corrupt_file_is_an_error_and_never_overwritten() {
             "the corrupt file is untouched"
         );
         assert_eq!(
-            files_in(path.parent().unwrap()),
+            common::files_in(path.parent().unwrap()),
             ["gemm.json"],
             "no lock or temp file left"
         );
@@ -729,7 +725,7 @@ fn concurrent_updates_lose_nothing() {
     });
     assert_eq!(s.load(GPU, "gemm").unwrap().unwrap().entries.len(), 40);
     assert_eq!(
-        files_in(s.path(GPU, "gemm").parent().unwrap()),
+        common::files_in(s.path(GPU, "gemm").parent().unwrap()),
         ["gemm.json"]
     );
 }
@@ -741,7 +737,7 @@ fn write_atomic_replaces_whole_file() {
     write_atomic(&p, b"first version, long").unwrap();
     write_atomic(&p, b"second").unwrap();
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "second");
-    assert_eq!(files_in(dir.path()), ["f.json"]);
+    assert_eq!(common::files_in(dir.path()), ["f.json"]);
     let e = write_atomic(&dir.path().join("no/such/dir/f.json"), b"x").unwrap_err();
     assert!(matches!(e, Error::Io { .. }));
 }

@@ -1057,15 +1057,6 @@ mod ab_base {
         (root, first, second)
     }
 
-    fn listing(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-            .collect();
-        v.sort();
-        v
-    }
-
     #[test]
     fn revision_is_exported_under_target() {
         if !have_git() {
@@ -1079,7 +1070,7 @@ mod ab_base {
         let d = materialize(&root, &target, "HEAD").unwrap();
         assert_eq!(d, target.join("base").join(&second).join("kernels"));
         assert_eq!(
-            listing(&d),
+            crate::common::files_in(&d),
             ["a.cu", "x.cuh"],
             "no subdirectories, no other files"
         );
@@ -1092,7 +1083,7 @@ mod ab_base {
             "// x v1\n"
         );
         // No temporary directory is left beside it.
-        assert_eq!(listing(d.parent().unwrap()), ["kernels"]);
+        assert_eq!(crate::common::files_in(d.parent().unwrap()), ["kernels"]);
         // The working tree is untouched.
         assert_eq!(
             std::fs::read_to_string(root.join("kernels/a.cu")).unwrap(),
@@ -1315,7 +1306,7 @@ mod ab_base {
             failed.join("\n")
         );
         let d = materialize(&root, &target, "HEAD").unwrap();
-        assert_eq!(listing(&d).len(), 20);
+        assert_eq!(crate::common::files_in(&d).len(), 20);
     }
 }
 

@@ -29,7 +29,7 @@ in the case's weight dtype, outputs in the input dtype.
 Rows longer than 65536 are declined for the single-block kernels (Liger raises).
 """
 import worker_common as wc
-from worker_common import EPS, IGNORE_INDEX, MEM, torch
+from worker_common import EPS, MEM, torch
 
 NEEDS = "liger-kernel (pip install liger-kernel)"
 MAX_FUSED = 65536  # liger_kernel.ops.utils.calculate_settings
@@ -43,7 +43,7 @@ def hello():
 
         import triton
         for key, mod in (("rms", "rms_norm"), ("add", "fused_add_rms_norm"), ("ln", "layer_norm"),
-                         ("sm", "softmax"), ("ce", "cross_entropy"), ("utils", "utils")):
+                         ("sm", "softmax"), ("utils", "utils")):
             # The submodules: Liger's default (Triton) implementations, never replaced by the
             # implementation selection that liger_kernel.ops applies to its own namespace.
             L[key] = importlib.import_module(f"liger_kernel.ops.{mod}")

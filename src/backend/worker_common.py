@@ -192,15 +192,15 @@ def _after_failed_capture(g, stream):
     return "; ".join(notes)
 
 
-HOLD_CYCLES = 40000  # ~20 µs at 2 GHz (the default hold; the request's `hold_us` scales it)
-HOLD_SCALE = [1.0]  # hold_us / 20 of the current request
+CYCLES_PER_US = 2000  # torch.cuda._sleep spins clock cycles: ~2 GHz
 
 
-def hold(units):
-    """Keeps the stream busy (~20 µs per unit by default, at most ~10 ms) before a sample's start
-    event, so the host enqueues the event and the timed work while the GPU is still busy: host
-    launch latency never falls between the two events (the harness does the same for its kernels)."""
-    torch.cuda._sleep(int(HOLD_CYCLES * HOLD_SCALE[0] * min(units, 500)))
+def hold(units, unit_us):
+    """Keeps the stream busy (`unit_us` per unit, the request's `hold_us`; at most 500 units)
+    before a sample's start event, so the host enqueues the event and the timed work while the
+    GPU is still busy: host launch latency never falls between the two events (the harness does
+    the same for its kernels)."""
+    torch.cuda._sleep(int(CYCLES_PER_US * unit_us * min(units, 500)))
 
 
 # The wall-clock check: a sample's event time must not be far below the wall time of the same
@@ -228,7 +228,7 @@ def measure(fn, pol):
     back to eager launches timed with events and returns why in graph_error.
 
     Returns (samples_ms, batch, graph, flushed, graph_error)."""
-    HOLD_SCALE[0] = float(pol.get("hold_us", 20.0)) / 20.0
+    hold_us = float(pol.get("hold_us", 20.0))
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     flush = None
@@ -239,7 +239,7 @@ def measure(fn, pol):
     def region(n, do_flush):
         if do_flush and flush is not None:
             flush.fill_(0x5A)
-        hold(1 + n)
+        hold(1 + n, hold_us)
         start.record()
         for _ in range(n):
             fn()
@@ -289,7 +289,7 @@ def measure(fn, pol):
         if graph is not None:
             if flush is not None:
                 flush.fill_(0x5A)
-            hold(1)
+            hold(1, hold_us)
             start.record()
             graph.replay()
             end.record()
@@ -404,11 +404,12 @@ def _run_on_stream(w, fam, req, dtype):
     compile_s = 0.0
     if w.compile is not None:
         fn, variant, compile_s = w.compile(fn, variant)
-        # The compiling call ran the op: an in-place op (fused_add_rmsnorm) has updated its
-        # inputs, so restore them before the checked call.
-        with torch.no_grad():
-            for x, f in zip(ins, req["inputs"]):
-                x.copy_(load_input(f))
+        # The compiling call ran the op: an in-place op (an output aliasing an input, e.g.
+        # fused_add_rmsnorm) has updated its inputs, so restore them before the checked call.
+        if any(f.get("alias") is not None for f in req["outputs"]):
+            with torch.no_grad():
+                for x, f in zip(ins, req["inputs"]):
+                    x.copy_(load_input(f))
     t0 = time.monotonic()
     outs = fn()
     torch.cuda.synchronize()

@@ -162,3 +162,13 @@ pub fn test_config(root: &std::path::Path, dir: &std::path::Path) -> Config {
     c.device = 0;
     c
 }
+
+/// The file names in `dir`, sorted.
+pub fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    v.sort();
+    v
+}
