@@ -185,6 +185,11 @@ pub fn merge(inputs: &[(String, ResultsFile)]) -> ResultsFile {
         sources,
         ceilings: None,
         ab_base: None,
+        // The policy's hold survives the merge only when every shard asked for the same one.
+        hold_us: inputs
+            .first()
+            .and_then(|(_, f)| f.hold_us)
+            .filter(|h| inputs.iter().all(|(_, f)| f.hold_us == Some(*h))),
         summary: None,
     }
 }

@@ -91,6 +91,15 @@ pub struct Record {
     pub graph: bool,
     /// Whether L2 was flushed before each sample.
     pub l2_flushed: bool,
+    /// The hold kernel in front of each sample, µs (raised from the policy's on a slow host).
+    #[serde(default)]
+    pub hold_us: f64,
+    /// Median host time to enqueue a sample's events and launches after the hold, µs.
+    #[serde(default)]
+    pub host_enqueue_us: f64,
+    /// Samples dropped because the host's enqueue outlasted the hold.
+    #[serde(default)]
+    pub late_samples: usize,
     /// Seconds compiling the kernel for this case (0 when cached).
     pub compilation_time: f64,
     /// Implementation variant.
@@ -264,6 +273,9 @@ pub struct ResultsFile {
     /// The A/B base of the run (`KERNELGATE_BASE`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab_base: Option<String>,
+    /// The hold the run's policy asked for in front of each sample, µs (`KERNELGATE_HOLD_US`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_us: Option<f64>,
     /// What the gate saw over the whole run (written when the run finishes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<crate::sensitivity::RunSummary>,
@@ -357,6 +369,7 @@ impl Writer {
                 sources: Vec::new(),
                 ceilings: None,
                 ab_base: None,
+                hold_us: None,
                 summary: None,
             }),
         }
@@ -415,10 +428,15 @@ impl Writer {
         f.ab_base = ab_base;
     }
 
+    /// Records the hold the run's timing policy asked for, µs.
+    pub fn set_hold_us(&self, hold_us: f64) {
+        self.file.lock().unwrap_or_else(|p| p.into_inner()).hold_us = Some(hold_us);
+    }
+
     /// The run's summary of what the gate saw, as `finish` writes it.
     pub fn summary(&self) -> crate::sensitivity::RunSummary {
         let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        crate::sensitivity::RunSummary::of(&f.results)
+        crate::sensitivity::RunSummary::of(&f.results, f.hold_us.unwrap_or(crate::timing::HOLD_US))
     }
 
     /// Annotates every record with its speedup over `reference`, adds the run summary and
@@ -426,7 +444,7 @@ impl Writer {
     pub fn finish(&self, reference: &str) -> Result<()> {
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         annotate_speedups(&mut f.results, reference);
-        f.summary = Some(crate::sensitivity::RunSummary::of(&f.results));
+        f.summary = Some(crate::sensitivity::RunSummary::of(&f.results, f.hold_us.unwrap_or(crate::timing::HOLD_US)));
         let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
             what: self.path.display().to_string(),
             source: e,

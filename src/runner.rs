@@ -246,6 +246,7 @@ impl Session {
                     None => Writer::new(&self.cfg.results_dir, &self.suite, info, self.seed),
                 };
                 writer.set_run_facts(ceilings, self.cfg.base.clone());
+                writer.set_hold_us(self.cfg.timing.hold_us);
                 *w = Some(Arc::new(writer));
             }
             if multi {
@@ -907,6 +908,9 @@ fn external_round(
             graph: reply.graph,
             flushed: reply.flushed,
             warmup_launches: 0,
+            hold_us: reply.hold_us,
+            host_enqueue_us: reply.host_enqueue_us,
+            late_samples: reply.late_samples,
         };
         Some((samples, st))
     } else {
@@ -1005,6 +1009,9 @@ pub fn run_case(
         batch: 0,
         graph: false,
         l2_flushed: false,
+        hold_us: 0.0,
+        host_enqueue_us: 0.0,
+        late_samples: 0,
         compilation_time: first.compile_s,
         variant: first.variant.clone(),
         verdict: Verdict::Wrong,
@@ -1257,6 +1264,9 @@ pub fn run_case(
     record.batch = samples.batch;
     record.graph = samples.graph;
     record.l2_flushed = samples.flushed;
+    record.hold_us = samples.hold_us;
+    record.host_enqueue_us = samples.host_enqueue_us;
+    record.late_samples = samples.late_samples;
     record.stats = Some(stats);
     record.baseline_ms = base.as_ref().map(|b| b.median_ms);
     record.baseline_machines = base.as_ref().map(|b| b.machines);

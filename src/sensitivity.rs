@@ -61,11 +61,24 @@ pub struct RunSummary {
     pub graph_timed: usize,
     /// External-backend cases whose CUDA-graph capture failed (timed eagerly).
     pub capture_failed: Vec<String>,
+    /// The host's enqueue time of one sample after the hold (µs; median per case, over the
+    /// cases that report it).
+    #[serde(default)]
+    pub host_enqueue_us: Option<Distribution>,
+    /// Cases whose hold was raised above the policy's because the host enqueued slowly.
+    #[serde(default)]
+    pub raised_holds: usize,
+    /// The longest hold any case ended with, µs.
+    #[serde(default)]
+    pub max_hold_us: f64,
+    /// Samples dropped over the run because their enqueue outlasted the hold.
+    #[serde(default)]
+    pub late_samples: usize,
 }
 
 impl RunSummary {
-    /// The summary of `records`.
-    pub fn of(records: &[Record]) -> RunSummary {
+    /// The summary of `records`; `policy_hold_us` is the hold the run asked for.
+    pub fn of(records: &[Record], policy_hold_us: f64) -> RunSummary {
         let mut verdicts = BTreeMap::new();
         for r in records {
             let key = serde_json::to_value(r.verdict)
@@ -98,6 +111,19 @@ impl RunSummary {
                 .filter(|r| r.capture_error.is_some())
                 .map(|r| r.case.clone())
                 .collect(),
+            host_enqueue_us: Distribution::of(
+                &records
+                    .iter()
+                    .filter(|r| r.host_enqueue_us > 0.0)
+                    .map(|r| r.host_enqueue_us)
+                    .collect::<Vec<_>>(),
+            ),
+            raised_holds: records
+                .iter()
+                .filter(|r| r.hold_us > policy_hold_us * 1.0001)
+                .count(),
+            max_hold_us: records.iter().map(|r| r.hold_us).fold(0.0, f64::max),
+            late_samples: records.iter().map(|r| r.late_samples).sum(),
         }
     }
 
@@ -134,6 +160,18 @@ impl RunSummary {
                 BLIND_AT * 100.0,
                 self.blind.len(),
                 self.blind.join(", ")
+            );
+        }
+        if let Some(d) = &self.host_enqueue_us {
+            let _ = writeln!(
+                s,
+                "host enqueue of a sample ({} cases): median {:.1} µs, max {:.1} µs; hold raised in {} case(s) (longest {:.0} µs); {} late sample(s) dropped",
+                d.n,
+                d.p50,
+                d.max,
+                self.raised_holds,
+                self.max_hold_us,
+                self.late_samples
             );
         }
         if !self.capture_failed.is_empty() {

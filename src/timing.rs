@@ -68,6 +68,17 @@ pub struct Samples {
     pub flushed: bool,
     /// Warm-up launches run.
     pub warmup_launches: usize,
+    /// The hold in front of each sample, µs: the policy's, raised when the host's enqueue of a
+    /// sample came near it (see [`HOST_MARGIN`]).
+    #[serde(default)]
+    pub hold_us: f64,
+    /// Median host time to enqueue one sample's start event, launches and end event, µs.
+    #[serde(default)]
+    pub host_enqueue_us: f64,
+    /// Samples dropped because their enqueue outlasted the hold (the GPU may have idled inside
+    /// the timed window); each such sample doubled the hold.
+    #[serde(default)]
+    pub late_samples: usize,
 }
 
 /// A start and an end event, both with timing enabled.
@@ -99,6 +110,17 @@ pub(crate) fn events(gpu: &Gpu) -> Result<Events> {
 pub const HOLD_US: f64 = 20.0;
 /// Extra hold per eagerly enqueued launch, µs.
 pub const HOLD_PER_LAUNCH_US: f64 = 3.0;
+/// The hold must be at least this many times the host's enqueue time of a sample, measured in
+/// warm-up; a slow host (a 2-GPU H200 host took longer than 20 µs) gets a longer hold.
+pub const HOST_MARGIN: f64 = 3.0;
+/// The longest hold the harness raises to, µs.
+pub const MAX_HOLD_US: f64 = 2000.0;
+
+/// The hold for a host whose enqueue of one sample took `enqueue_us` (its slowest trial):
+/// `policy_us`, or [`HOST_MARGIN`] × `enqueue_us` when that is longer, at most [`MAX_HOLD_US`].
+pub fn hold_for(policy_us: f64, enqueue_us: f64) -> f64 {
+    policy_us.max(HOST_MARGIN * enqueue_us).min(MAX_HOLD_US.max(policy_us))
+}
 
 /// One launcher made ready for sampling: its batch and, for short kernels, a captured graph.
 struct Timed<'a> {
@@ -107,7 +129,13 @@ struct Timed<'a> {
     graph: Option<cudarc::driver::CudaGraph>,
     warmup_launches: usize,
     hold_us: f64,
+    /// Host enqueue time of each kept sample, µs.
+    enqueue_us: Vec<f64>,
+    late: usize,
 }
+
+/// Trial samples in warm-up that measure the host's enqueue time.
+const ENQUEUE_TRIALS: usize = 5;
 
 impl Timed<'_> {
     /// Warms `launch` up by time and picks its batch (a graph of `batch` launches when short).
@@ -125,6 +153,8 @@ impl Timed<'_> {
             graph: None,
             warmup_launches: 0,
             hold_us: policy.hold_us,
+            enqueue_us: Vec::new(),
+            late: 0,
         };
         // Warm-up by time: double the batch until the warm-up budget is spent.
         let mut spent = 0.0;
@@ -145,6 +175,13 @@ impl Timed<'_> {
                 .clamp(2, policy.max_batch);
             t.graph = capture(gpu, t.batch, &mut *t.launch);
         }
+        // How long does this host take to enqueue one sample? The hold must outlast it.
+        let mut slowest: f64 = 0.0;
+        for _ in 0..ENQUEUE_TRIALS {
+            let (_, us) = t.submit(gpu, ev, hang, name, false)?;
+            slowest = slowest.max(us);
+        }
+        t.hold_us = hold_for(policy.hold_us, slowest);
         Ok(t)
     }
 
@@ -158,10 +195,24 @@ impl Timed<'_> {
         n: usize,
         flush: bool,
     ) -> Result<f64> {
+        Ok(self.eager_enqueue(gpu, ev, hang, name, n, flush)?.0)
+    }
+
+    /// [`Self::eager`], plus the host's enqueue time after the hold, µs.
+    fn eager_enqueue(
+        &mut self,
+        gpu: &mut Gpu,
+        ev: &Events,
+        hang: Duration,
+        name: &str,
+        n: usize,
+        flush: bool,
+    ) -> Result<(f64, f64)> {
         if flush {
             gpu.flush_l2()?;
         }
         gpu.hold(self.hold_us + HOLD_PER_LAUNCH_US * n as f64)?;
+        let t0 = Instant::now();
         ev.start
             .record(&gpu.stream)
             .map_err(|e| Error::driver("recording start event", e))?;
@@ -171,28 +222,32 @@ impl Timed<'_> {
         ev.end
             .record(&gpu.stream)
             .map_err(|e| Error::driver("recording end event", e))?;
+        let enqueue_us = t0.elapsed().as_secs_f64() * 1e6;
         gpu.sync(hang, name)?;
-        Ok(ev
+        let ms = ev
             .start
             .elapsed_ms(&ev.end)
-            .map_err(|e| Error::driver("reading event time", e))? as f64)
+            .map_err(|e| Error::driver("reading event time", e))? as f64;
+        Ok((ms, enqueue_us))
     }
 
-    /// One sample: ms per launch over one batch (graph replay when captured).
-    fn sample(
+    /// One batch (graph replay when captured): ms for the whole batch and the host's enqueue
+    /// time after the hold, µs.
+    fn submit(
         &mut self,
         gpu: &mut Gpu,
         ev: &Events,
         hang: Duration,
         name: &str,
         flush: bool,
-    ) -> Result<f64> {
-        let ms = match &self.graph {
+    ) -> Result<(f64, f64)> {
+        match &self.graph {
             Some(g) => {
                 if flush {
                     gpu.flush_l2()?;
                 }
                 gpu.hold(self.hold_us)?;
+                let t0 = Instant::now();
                 ev.start
                     .record(&gpu.stream)
                     .map_err(|e| Error::driver("recording start event", e))?;
@@ -201,26 +256,62 @@ impl Timed<'_> {
                 ev.end
                     .record(&gpu.stream)
                     .map_err(|e| Error::driver("recording end event", e))?;
+                let enqueue_us = t0.elapsed().as_secs_f64() * 1e6;
                 gpu.sync(hang, name)?;
-                ev.start
+                let ms = ev
+                    .start
                     .elapsed_ms(&ev.end)
-                    .map_err(|e| Error::driver("reading event time", e))? as f64
+                    .map_err(|e| Error::driver("reading event time", e))?
+                    as f64;
+                Ok((ms, enqueue_us))
             }
             None => {
                 let b = self.batch;
-                self.eager(gpu, ev, hang, name, b, flush)?
+                self.eager_enqueue(gpu, ev, hang, name, b, flush)
             }
+        }
+    }
+
+    /// One sample: ms per launch over one batch, or `None` when the host's enqueue outlasted
+    /// the hold (the sample is dropped and the hold doubled, up to [`MAX_HOLD_US`]).
+    fn sample(
+        &mut self,
+        gpu: &mut Gpu,
+        ev: &Events,
+        hang: Duration,
+        name: &str,
+        flush: bool,
+    ) -> Result<Option<f64>> {
+        let (ms, enqueue_us) = self.submit(gpu, ev, hang, name, flush)?;
+        let budget = match self.graph {
+            Some(_) => self.hold_us,
+            None => self.hold_us + HOLD_PER_LAUNCH_US * self.batch as f64,
         };
-        Ok(ms / self.batch as f64)
+        if enqueue_us > budget && self.hold_us < MAX_HOLD_US {
+            self.late += 1;
+            self.hold_us = (2.0 * self.hold_us).min(MAX_HOLD_US);
+            return Ok(None);
+        }
+        self.enqueue_us.push(enqueue_us);
+        Ok(Some(ms / self.batch as f64))
     }
 
     fn into_samples(self, ms: Vec<f64>, flushed: bool) -> Samples {
+        let mut e = self.enqueue_us;
+        e.sort_by(f64::total_cmp);
         Samples {
             ms,
             batch: self.batch,
             graph: self.graph.is_some(),
             flushed,
             warmup_launches: self.warmup_launches,
+            hold_us: self.hold_us,
+            host_enqueue_us: if e.is_empty() {
+                0.0
+            } else {
+                percentile(&e, 50.0)
+            },
+            late_samples: self.late,
         }
     }
 }
@@ -252,7 +343,9 @@ pub fn measure(
     let started = Instant::now();
     let cap = Duration::from_secs_f64(policy.max_time_ms / 1e3);
     loop {
-        ms.push(t.sample(gpu, &ev, hang, name, flush_l2)?);
+        if let Some(x) = t.sample(gpu, &ev, hang, name, flush_l2)? {
+            ms.push(x);
+        }
         let n = ms.len();
         if n >= policy.max_samples {
             break;
@@ -286,12 +379,17 @@ pub fn measure_pair(
     let started = Instant::now();
     let cap = Duration::from_secs_f64(2.0 * policy.max_time_ms / 1e3);
     loop {
-        if ma.len() % 2 == 0 {
-            ma.push(a.sample(gpu, &ev, hang, name, flush_l2)?);
-            mb.push(b.sample(gpu, &ev, hang, name, flush_l2)?);
+        // A pair is kept only when both samples are (a late one is re-taken).
+        let (x, y) = if ma.len() % 2 == 0 {
+            let x = a.sample(gpu, &ev, hang, name, flush_l2)?;
+            (x, b.sample(gpu, &ev, hang, name, flush_l2)?)
         } else {
-            mb.push(b.sample(gpu, &ev, hang, name, flush_l2)?);
-            ma.push(a.sample(gpu, &ev, hang, name, flush_l2)?);
+            let y = b.sample(gpu, &ev, hang, name, flush_l2)?;
+            (a.sample(gpu, &ev, hang, name, flush_l2)?, y)
+        };
+        if let (Some(x), Some(y)) = (x, y) {
+            ma.push(x);
+            mb.push(y);
         }
         let n = ma.len();
         if n >= policy.max_samples {
@@ -392,4 +490,20 @@ pub fn exclusive(on: bool) -> Option<TimingLock> {
         _file: file,
         _guard: guard,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hold_outlasts_a_slow_host() {
+        // A fast host keeps the policy's hold; a slow one gets HOST_MARGIN × its enqueue time.
+        assert_eq!(hold_for(20.0, 4.0), 20.0);
+        assert_eq!(hold_for(20.0, 10.0), 30.0);
+        assert_eq!(hold_for(50.0, 10.0), 50.0);
+        // Never beyond MAX_HOLD_US unless the policy itself asks for more.
+        assert_eq!(hold_for(20.0, 1e6), MAX_HOLD_US);
+        assert_eq!(hold_for(5000.0, 1e6), 5000.0);
+    }
 }

@@ -20,6 +20,7 @@ use kernelgate::stats::Stats;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use kernelgate::timing::HOLD_US as HOLD;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -536,13 +537,24 @@ fn summary_records() -> Vec<Record> {
     v[3].graph = true;
     v[6].capture_error = Some("operation not permitted when stream is capturing".into());
     v[8].capture_error = Some("cudaErrorStreamCaptureUnsupported".into());
+    // One case on a slow host: its hold was raised and two late samples were dropped; one
+    // worker did not report its enqueue time.
+    v[2].hold_us = 80.0;
+    v[2].host_enqueue_us = 26.0;
+    v[2].late_samples = 2;
+    v[4].host_enqueue_us = 0.0;
     v
 }
 
 #[test]
 fn run_summary_counts_and_distribution() {
     let recs = summary_records();
-    let s = RunSummary::of(&recs);
+    let s = RunSummary::of(&recs, HOLD);
+    let e = s.host_enqueue_us.clone().expect("8 cases report it");
+    assert_eq!((e.n, e.p50, e.max), (8, 4.0, 26.0));
+    assert_eq!((s.raised_holds, s.max_hold_us, s.late_samples), (1, 80.0, 2));
+    // Against a run that asked for an 80 µs hold, nothing was raised.
+    assert_eq!(RunSummary::of(&recs, 80.0).raised_holds, 0);
     let verdicts: Vec<(&str, usize)> = s.verdicts.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(
         verdicts,
@@ -587,7 +599,7 @@ fn run_summary_counts_and_distribution() {
 
 #[test]
 fn run_summary_render() {
-    let s = RunSummary::of(&summary_records());
+    let s = RunSummary::of(&summary_records(), HOLD);
     insta::assert_snapshot!("run_summary_render", s.render());
 }
 
@@ -597,16 +609,17 @@ fn run_summary_of_nothing_compared() {
         rec(1, "cuda", Verdict::New, None),
         rec(2, "cuda", Verdict::Updated, None),
     ];
-    let s = RunSummary::of(&recs);
+    let s = RunSummary::of(&recs, HOLD);
     assert_eq!(s.min_detectable, None);
     assert!(s.blind.is_empty() && s.capture_failed.is_empty());
     assert_eq!((s.ambiguous, s.graph_timed), (0, 0));
     let text = s.render();
     assert_eq!(
         text,
-        "verdicts: 1 new, 1 updated\nambiguous: 0\nno case was compared with a baseline or an A/B base\n"
+        "verdicts: 1 new, 1 updated\nambiguous: 0\nno case was compared with a baseline or an A/B base\n\
+         host enqueue of a sample (2 cases): median 4.0 µs, max 4.0 µs; hold raised in 0 case(s) (longest 20 µs); 0 late sample(s) dropped\n"
     );
-    let s = RunSummary::of(&[]);
+    let s = RunSummary::of(&[], HOLD);
     assert!(s.verdicts.is_empty());
     assert_eq!(
         s.render(),
@@ -623,7 +636,7 @@ fn run_summary_verdict_keys_are_the_record_verdict_names() {
         .enumerate()
         .map(|(i, v)| rec(i as u64 + 1, "cuda", *v, None))
         .collect();
-    let s = RunSummary::of(&recs);
+    let s = RunSummary::of(&recs, HOLD);
     let keys: Vec<&str> = s.verdicts.keys().map(String::as_str).collect();
     for v in common::ALL_VERDICTS {
         let name = serde_json::to_value(v)
@@ -1345,12 +1358,12 @@ fn results_file_carries_run_facts_and_summary() {
         launch_us: 2.0,
     };
     w.set_run_facts(Some(c), Some("HEAD~1".into()));
-    assert_eq!(w.summary(), RunSummary::of(&recs));
+    assert_eq!(w.summary(), RunSummary::of(&recs, HOLD));
     w.finish("torch").unwrap();
     let f = load(w.path()).unwrap();
     assert_eq!(f.ceilings, Some(c));
     assert_eq!(f.ab_base.as_deref(), Some("HEAD~1"));
-    assert_eq!(f.summary, Some(RunSummary::of(&recs)));
+    assert_eq!(f.summary, Some(RunSummary::of(&recs, HOLD)));
     assert_eq!(
         f.results[0].machine,
         "GPU-00000000-1111-2222-3333-444444444444"

@@ -191,6 +191,16 @@ pub struct RunReply {
     /// Seconds spent compiling (e.g. `torch.compile`), outside the latency.
     #[serde(default)]
     pub compile_s: f64,
+    /// The hold the worker ended with, µs (raised when its host enqueue came near the
+    /// request's); 0 when the worker does not report it.
+    #[serde(default)]
+    pub hold_us: f64,
+    /// Median host time to enqueue one sample after the hold, µs (0 when not reported).
+    #[serde(default)]
+    pub host_enqueue_us: f64,
+    /// Samples dropped because their enqueue outlasted the hold.
+    #[serde(default)]
+    pub late_samples: usize,
 }
 
 /// A running worker process.

@@ -195,6 +195,10 @@ def _after_failed_capture(g, stream):
 CYCLES_PER_US = 2000  # torch.cuda._sleep spins clock cycles: ~2 GHz
 
 
+HOST_MARGIN = 3.0  # the hold is at least this many times the host's enqueue of a sample
+MAX_HOLD_US = 2000.0
+
+
 def hold(units, unit_us):
     """Keeps the stream busy (`unit_us` per unit, the request's `hold_us`; at most 500 units)
     before a sample's start event, so the host enqueues the event and the timed work while the
@@ -227,7 +231,8 @@ def measure(fn, pol):
     `min_sample_us` are batched; others are captured one call per graph. If capture fails, falls
     back to eager launches timed with events and returns why in graph_error.
 
-    Returns (samples_ms, batch, graph, flushed, graph_error)."""
+    Returns (samples_ms, batch, graph, flushed, graph_error, timing), timing holding the final
+    hold_us, the median host enqueue time of a sample (µs) and the count of late samples."""
     hold_us = float(pol.get("hold_us", 20.0))
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -283,20 +288,44 @@ def measure(fn, pol):
     if stream is not cur:
         cur.wait_stream(stream)
 
-    samples = []
-    t0 = time.monotonic()
-    while True:
-        if graph is not None:
-            if flush is not None:
+    # How long does this host take to enqueue one sample? The hold must outlast it (a slow host
+    # would otherwise let the GPU idle inside the timed window): HOST_MARGIN times the slowest
+    # of a few trials; a sample whose enqueue still outlasts the hold is dropped and the hold
+    # doubled (up to MAX_HOLD_US), as the harness does for its own kernels.
+    def submit(do_flush):
+        if graph is None:
+            if do_flush and flush is not None:
+                flush.fill_(0x5A)
+            hold(1 + batch, hold_us)
+            t_host = time.perf_counter()
+            start.record()
+            for _ in range(batch):
+                fn()
+            end.record()
+        else:
+            if do_flush and flush is not None:
                 flush.fill_(0x5A)
             hold(1, hold_us)
+            t_host = time.perf_counter()
             start.record()
             graph.replay()
             end.record()
-            end.synchronize()
-            t = start.elapsed_time(end)
-        else:
-            t = region(batch, True)
+        enq = (time.perf_counter() - t_host) * 1e6
+        end.synchronize()
+        return start.elapsed_time(end), enq
+
+    slowest = max(submit(False)[1] for _ in range(5))
+    hold_us = min(max(hold_us, HOST_MARGIN * slowest), max(MAX_HOLD_US, hold_us))
+    samples, enqueue, late = [], [], 0
+    t0 = time.monotonic()
+    while True:
+        t, enq = submit(True)
+        budget = hold_us * ((1 + batch) if graph is None else 1)
+        if enq > budget and hold_us < MAX_HOLD_US:
+            late += 1
+            hold_us = min(2 * hold_us, MAX_HOLD_US)
+            continue
+        enqueue.append(enq)
         samples.append(t / batch)
         n = len(samples)
         if n >= pol["max_samples"]:
@@ -324,7 +353,9 @@ def measure(fn, pol):
     if used_graph:
         torch.cuda.synchronize()
         graph = None  # frees its private memory pool before the next request
-    return samples, batch, used_graph, flush is not None, graph_error
+    timing = {"hold_us": hold_us, "host_enqueue_us": sorted(enqueue)[len(enqueue) // 2],
+              "late_samples": late}
+    return samples, batch, used_graph, flush is not None, graph_error, timing
 
 
 # ---- protocol --------------------------------------------------------------------------------
@@ -425,9 +456,9 @@ def _run_on_stream(w, fam, req, dtype):
             raise ValueError(f"the op returned no tensor for output {f['name']}")
         write_output(f, x)
     # The checked outputs come from the plain first call above, never from a graph replay.
-    samples, batch, graph, flushed, graph_error = measure(fn, req["timing"])
+    samples, batch, graph, flushed, graph_error, timing = measure(fn, req["timing"])
     return {"ok": True, "samples_ms": samples, "batch": batch, "graph": graph, "flushed": flushed,
-            "graph_error": graph_error, "variant": variant, "compile_s": compile_s}
+            "graph_error": graph_error, "variant": variant, "compile_s": compile_s, **timing}
 
 
 def serve(w):

@@ -100,6 +100,9 @@ pub fn record(
         batch: 1,
         graph: false,
         l2_flushed: true,
+        hold_us: 20.0,
+        host_enqueue_us: 4.0,
+        late_samples: 0,
         compilation_time: 0.25,
         variant: if backend == "cublas" {
             "cublasGemmEx".into()
