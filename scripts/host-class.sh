@@ -2,7 +2,7 @@
 # Why one host class fails the gate on few-µs kernels (run from the repo root, .devbin carried).
 # A: the default suite gated against the committed baselines on device 0 (adaptive hold);
 # B: the few-µs cases again with a 200 µs hold; C: (APPEND=1) one append pass on every GPU of
-# the host into a copy of the baselines. Returns under $OUT: log.txt, results-*.json, baselines.tar.
+# the host into a copy of the baselines. Returns under $OUT: log.txt, runs.tgz (logs, results), baselines.tar.
 set -u
 OUT=${OUT:-/tmp/kgout}; mkdir -p "$OUT"
 BIN=.devbin/kernels; KG=.devbin/kernelgate
@@ -36,4 +36,4 @@ for f in sys.argv[1:]:
         print(f"  {r['case']:60s} {1e3*(r.get('latency_ms') or 0):8.2f} us base {1e3*(r.get('baseline_ms') or 0):8.2f} "
               f"batch {r['batch']:3d} graph {int(r['graph'])} hold {r.get('hold_us',0):6.1f} enq {r.get('host_enqueue_us',0):6.1f} late {r.get('late_samples',0)} {r['verdict']}")
 PY
-gzip -f "$OUT"/log-*.txt; ls -la "$OUT"
+(cd "$OUT" && tar czf runs.tgz log-*.txt results-*.json && rm -f log-*.txt results-*.json); ls -la "$OUT"
