@@ -7,7 +7,8 @@
 #                evidence), then two append passes onto them. (further machines)
 #   gate         a gate run against the committed baselines, then the self-test.
 # Returns under $OUT: log.txt, results-*.json, selftest.json, baselines.tar (base-* modes).
-# SELFTEST=1 adds the self-test to the base-* modes; APPENDS=N append passes in base-append.
+# SELFTEST=1 adds the self-test to the base-* modes; APPENDS=N append passes in base-append,
+# APPEND_ENV="VAR=value ..." extra environment for them; GATE_ENV likewise for the gate pass.
 set -u
 OUT=${OUT:-/tmp/kgout}
 mkdir -p "$OUT"
@@ -22,7 +23,7 @@ pass() {  # pass NAME [env...]: one run of the suite, results to $OUT/results-NA
   local name=$1; shift
   local t0=$(date +%s)
   env "$@" KERNELGATE_RESULTS_DIR=/tmp/res-$name $BIN 2>&1 | tee -a "$OUT/log-$name.txt" \
-    | grep -E "^test result|REGRESSION|WRONG|FAILED|panicked|^ambiguous|^verdicts|^smallest|^WARNING|^CUDA-graph" | head -40 | tee -a "$OUT/log.txt"
+    | grep -E "^test result|REGRESSION|WRONG|FAILED|panicked|^ambiguous|^verdicts|^smallest|^WARNING|^CUDA-graph|^host enqueue" | head -40 | tee -a "$OUT/log.txt"
   log "$name took $(( $(date +%s) - t0 )) s"
   cp "$(ls -t /tmp/res-$name/*.json | head -1)" "$OUT/results-$name.json" 2>/dev/null
 }
@@ -43,15 +44,24 @@ case "${1:-gate}" in
   base-append)
     rm -rf /tmp/kgb && cp -r baselines /tmp/kgb
     export KERNELGATE_BASELINE_DIR=/tmp/kgb
-    pass gate
-    for i in $(seq 1 ${APPENDS:-1}); do pass append$i UPDATE_BASELINES=append; done
+    pass gate ${GATE_ENV:-}
+    for i in $(seq 1 ${APPENDS:-1}); do pass append$i UPDATE_BASELINES=append ${APPEND_ENV:-}; done
     tar -C /tmp/kgb -cf "$OUT/baselines.tar" "$slug"
     [ -n "${SELFTEST:-}" ] && selftest
     ;;
   gate)
-    pass gate
+    pass gate ${GATE_ENV:-}
     selftest
     ;;
 esac
+python3 - "$OUT"/results-*.json <<'PY' | tee -a "$OUT/log.txt"
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f)); c = d.get("ceilings") or {}
+    print(f.split("/")[-1], "ceilings", {k: round(v, 3) for k, v in c.items()},
+          "devices", [x.get("uuid") for x in d.get("devices", [])] or (d.get("gpu") or {}).get("uuid"))
+    sh = [r["window_shift_ms"] * 1e3 for r in d["results"] if r.get("window_shift_ms") is not None]
+    if sh: print(f"  window shift per launch: min {min(sh):+.2f} us, max {max(sh):+.2f} us over {len(sh)} cases")
+PY
 rm -f "$OUT"/log-*.txt.gz; for f in "$OUT"/log-*.txt; do [ -f "$f" ] && gzip -f "$f"; done
 ls -la "$OUT"

@@ -206,6 +206,10 @@ impl Entry {
             copy_gbps: med(|c| c.copy_gbps),
             gemm_tflops: med(|c| c.gemm_tflops),
             launch_us: med(|c| c.launch_us),
+            window_us: {
+                let w: Vec<f64> = c.iter().filter_map(|c| c.window_us).collect();
+                (!w.is_empty()).then(|| median_of(&w))
+            },
         })
     }
 

@@ -4,7 +4,9 @@
 //! the tolerance, beyond the measurement noise (criterion.rs's rule: `change = now/base − 1`,
 //! `noise = √(noise_now² + noise_base²)`, each side's relative 95% half-width, the baseline's
 //! including the spread within and between the machines it was measured on) *and* beyond an
-//! absolute floor in time, below which machines differ by launch overhead alone.
+//! absolute floor in time, below which machines differ by launch overhead alone. The baseline
+//! is first moved by what this machine's timed window costs over the baseline machines'
+//! ([`window_shift_ms`]).
 //!
 //! **Same-run A/B** ([`paired`]): base and new kernels timed in alternation on the same buffers;
 //! the change is the median of the per-pair log ratios, with a distribution-free 95% interval
@@ -128,6 +130,19 @@ pub fn machine_factor(
         (b.gemm_tflops, n.gemm_tflops)
     };
     (x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()).then(|| x / y)
+}
+
+/// What this machine's timed window adds per launch over the baseline's, ms: every sample
+/// pays the window's own cost (events, the replay's start) once, so a host whose window costs
+/// `Δ` µs more reads `Δ / batch` µs slower per launch on every case, whatever the kernel (a
+/// 2-GPU H200 host: +1.6 µs per sample). `None` when either side did not measure it.
+pub fn window_shift_ms(
+    base: Option<crate::gpu::Ceilings>,
+    now: Option<crate::gpu::Ceilings>,
+    batch: usize,
+) -> Option<f64> {
+    let (b, n) = (base?.window_us?, now?.window_us?);
+    (b.is_finite() && n.is_finite() && batch > 0).then(|| (n - b) / batch as f64 / 1e3)
 }
 
 /// The outcome of a same-run paired comparison of base and new samples.

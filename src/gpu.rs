@@ -100,6 +100,12 @@ pub struct Ceilings {
     pub gemm_tflops: f64,
     /// Per-launch time of an empty kernel replayed from a CUDA graph, µs.
     pub launch_us: f64,
+    /// The timed window's own cost, µs: start event, one graph replay of one empty kernel, end
+    /// event, behind the hold, as every sample is timed (median of 41). A host whose window
+    /// costs more adds the difference to every sample (absent in rounds from before it was
+    /// measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_us: Option<f64>,
 }
 
 fn host_name() -> String {
@@ -714,10 +720,12 @@ impl Gpu {
         let copy_gbps = self.copy_bandwidth_gbps()?;
         let gemm_tflops = self.gemm_probe_tflops()?;
         let launch_us = self.launch_probe_us()?;
+        let window_us = Some(self.window_probe_us()?);
         let c = Ceilings {
             copy_gbps,
             gemm_tflops,
             launch_us,
+            window_us,
         };
         self.ceilings = Some(c);
         Ok(c)
@@ -874,6 +882,54 @@ impl Gpu {
                 .map_err(|e| Error::driver("replaying the launch probe", e))
         })?;
         Ok(ms * 1e3 / LAUNCHES as f64)
+    }
+
+    /// The cost of a sample's timed window itself, µs: hold, start event, replay of a graph of
+    /// one empty kernel, end event; the median of 41 after 5 warm-ups.
+    fn window_probe_us(&mut self) -> Result<f64> {
+        let f = self.probe_function("kg_empty")?;
+        let dims = Dims {
+            grid: (1, 1, 1),
+            block: (32, 1, 1),
+            smem: 0,
+        };
+        self.stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| Error::driver("capturing the window probe", e))?;
+        let launched = self.launch(f, dims, &[]);
+        let graph = self
+            .stream
+            .end_capture(sys::CUgraphInstantiate_flags(0))
+            .map_err(|e| Error::driver("capturing the window probe", e))?;
+        launched?;
+        let graph = graph.ok_or_else(|| Error::Driver {
+            context: "capturing the window probe".into(),
+            message: "the capture produced no graph".into(),
+        })?;
+        let crate::timing::Events { start, end } = crate::timing::events(self)?;
+        let mut times = Vec::with_capacity(41);
+        for i in 0..46 {
+            self.hold(crate::timing::HOLD_US)?;
+            start
+                .record(&self.stream)
+                .map_err(|e| Error::driver("recording event", e))?;
+            graph
+                .launch()
+                .map_err(|e| Error::driver("replaying the window probe", e))?;
+            end.record(&self.stream)
+                .map_err(|e| Error::driver("recording event", e))?;
+            self.sync(Duration::from_secs(10), "window probe")?;
+            if i >= 5 {
+                times.push(
+                    start
+                        .elapsed_ms(&end)
+                        .map_err(|e| Error::driver("reading event time", e))?
+                        as f64,
+                );
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2] * 1e3)
     }
 
     /// Writes over a buffer twice the L2 size so the next sample starts with a cold cache.

@@ -35,11 +35,17 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
         (Some(m), None) => format!("; smallest callable slowdown here {:.1}%", m * 100.0),
         _ => String::new(),
     };
-    let machines = match r.baseline_machines {
+    let mut machines = match r.baseline_machines {
         Some(1) => "; baseline from 1 machine".to_string(),
         Some(k) => format!("; baseline from {k} machines"),
         None => String::new(),
     };
+    if let Some(sh) = r.window_shift_ms.filter(|x| x.abs() >= 0.005e-3) {
+        machines += &format!(
+            "; baseline moved {:+.2} µs for this machine's timed window",
+            sh * 1e3
+        );
+    }
     if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {
         let base = ab.base_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
         return match (r.verdict, ab.paired) {

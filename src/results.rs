@@ -145,6 +145,10 @@ pub struct Record {
     /// over this machine's; applied to the gate only with `KERNELGATE_MACHINE_FACTOR=1`).
     #[serde(default)]
     pub machine_factor: Option<f64>,
+    /// What this machine's timed window adds per launch over the baseline machines' (ms),
+    /// added to the baseline before the comparison.
+    #[serde(default)]
+    pub window_shift_ms: Option<f64>,
     /// Absolute floor of the comparison, ms.
     #[serde(default)]
     pub floor_ms: Option<f64>,
@@ -444,7 +448,10 @@ impl Writer {
     pub fn finish(&self, reference: &str) -> Result<()> {
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         annotate_speedups(&mut f.results, reference);
-        f.summary = Some(crate::sensitivity::RunSummary::of(&f.results, f.hold_us.unwrap_or(crate::timing::HOLD_US)));
+        f.summary = Some(crate::sensitivity::RunSummary::of(
+            &f.results,
+            f.hold_us.unwrap_or(crate::timing::HOLD_US),
+        ));
         let text = serde_json::to_string_pretty(&*f).map_err(|e| Error::Json {
             what: self.path.display().to_string(),
             source: e,

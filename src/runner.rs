@@ -1031,6 +1031,7 @@ pub fn run_case(
         machine: String::new(),
         baseline_machines: None,
         machine_factor: None,
+        window_shift_ms: None,
         floor_ms: None,
         min_detectable: None,
         ab: None,
@@ -1101,6 +1102,9 @@ pub fn run_case(
     let factor = base
         .as_ref()
         .and_then(|b| gate::machine_factor(fam_memory_bound, b.ceilings(), machine.ceilings));
+    // What this machine's timed window costs per launch over the baseline machines'.
+    let shift =
+        |b: &Entry, batch: usize| gate::window_shift_ms(b.ceilings(), machine.ceilings, batch);
     let mut cmp = None;
     let mut ab_outcome: Option<AbOutcome> = None;
     // A base without this kernel: the stored baseline decides, as without A/B.
@@ -1181,7 +1185,7 @@ pub fn run_case(
             ));
         }
     } else if let Some(b) = &base {
-        let mut c = stored_compare(&stats, b, factor, cfg, rule);
+        let mut c = stored_compare(&stats, b, factor, shift(b, samples.batch), cfg, rule);
         // A suspected regression is re-measured in fresh rounds; the best round decides.
         while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
             let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
@@ -1190,7 +1194,7 @@ pub fn run_case(
             let (s2, st2) = r.timing.expect("timed when correct");
             rounds.push(stored_round(&st2));
             if st2.median_ms < stats.median_ms {
-                c = stored_compare(&st2, b, factor, cfg, rule);
+                c = stored_compare(&st2, b, factor, shift(b, s2.batch), cfg, rule);
                 samples = s2;
                 stats = st2;
             }
@@ -1272,6 +1276,10 @@ pub fn run_case(
     record.baseline_machines = base.as_ref().map(|b| b.machines);
     record.machine = machine.key.clone();
     record.machine_factor = factor;
+    record.window_shift_ms = base
+        .as_ref()
+        .filter(|_| cmp.is_some())
+        .and_then(|b| shift(b, samples.batch));
     record.ratio = cmp.map(|c| c.ratio);
     record.noise = cmp.map(|c| c.noise);
     record.floor_ms = cmp.map(|c| c.floor_ms);
@@ -1328,12 +1336,14 @@ struct ThisMachine {
     ceilings: Option<crate::gpu::Ceilings>,
 }
 
-/// The stored-baseline comparison of `stats` with `b`, the baseline scaled by the machine
-/// factor when `KERNELGATE_MACHINE_FACTOR` is on.
+/// The stored-baseline comparison of `stats` with `b`: the baseline scaled by the machine
+/// factor when `KERNELGATE_MACHINE_FACTOR` is on, then moved by `shift_ms`, what this
+/// machine's timed window adds per launch ([`gate::window_shift_ms`]).
 fn stored_compare(
     stats: &Stats,
     b: &Entry,
     factor: Option<f64>,
+    shift_ms: Option<f64>,
     cfg: &Config,
     rule: gate::Rule,
 ) -> gate::Comparison {
@@ -1345,7 +1355,7 @@ fn stored_compare(
     gate::compare_with(
         stats.median_ms,
         stats.noise,
-        b.median_ms * scale,
+        b.median_ms * scale + shift_ms.unwrap_or(0.0),
         b.noise,
         rule,
     )

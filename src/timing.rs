@@ -119,7 +119,9 @@ pub const MAX_HOLD_US: f64 = 2000.0;
 /// The hold for a host whose enqueue of one sample took `enqueue_us` (its slowest trial):
 /// `policy_us`, or [`HOST_MARGIN`] × `enqueue_us` when that is longer, at most [`MAX_HOLD_US`].
 pub fn hold_for(policy_us: f64, enqueue_us: f64) -> f64 {
-    policy_us.max(HOST_MARGIN * enqueue_us).min(MAX_HOLD_US.max(policy_us))
+    policy_us
+        .max(HOST_MARGIN * enqueue_us)
+        .min(MAX_HOLD_US.max(policy_us))
 }
 
 /// One launcher made ready for sampling: its batch and, for short kernels, a captured graph.

@@ -132,6 +132,7 @@ fn entries_round_trip_exactly() {
                     copy_gbps: 3000.0 / 7.0,
                     gemm_tflops: 0.1 + 0.7,
                     launch_us: 2.0 / 3.0,
+                    window_us: Some(1.0 / 3.0),
                 }),
                 ..round(1e-7 / 3.0, "GPU-0f0f")
             },
@@ -328,6 +329,7 @@ fn entry_ceilings_are_the_median_of_the_rounds_that_have_them() {
         copy_gbps: copy,
         gemm_tflops: gemm,
         launch_us: launch,
+        window_us: None,
     };
     let st = Stats::from_samples(&[1.0; 20]).unwrap();
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.0, "b")], env());
@@ -347,6 +349,22 @@ fn entry_ceilings_are_the_median_of_the_rounds_that_have_them() {
         env(),
     );
     assert_eq!(e.ceilings(), Some(c(3000.0, 800.0, 2.5)), "per field");
+    // The window is the median of the rounds that measured it (older rounds did not).
+    let w = |x: Ceilings, us: f64| Ceilings {
+        window_us: Some(us),
+        ..x
+    };
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            with(round(1.0, "a"), c(3000.0, 700.0, 2.0)),
+            with(round(1.0, "b"), w(c(3300.0, 800.0, 3.0), 0.9)),
+            with(round(1.0, "c"), w(c(2700.0, 900.0, 2.5), 2.5)),
+            with(round(1.0, "d"), w(c(2700.0, 900.0, 2.5), 1.1)),
+        ],
+        env(),
+    );
+    assert_eq!(e.ceilings().unwrap().window_us, Some(1.1));
 }
 
 /// A schema-1 file as it was written: `rounds_ms`, no machines.

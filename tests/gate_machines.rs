@@ -8,7 +8,7 @@ mod common;
 
 use kernelgate::baseline::{spread, BaselineFile, Entry, Provenance, Round};
 use kernelgate::gate::{
-    compare, compare_with, machine_factor, min_detectable, paired, Change, Rule,
+    compare, compare_with, machine_factor, min_detectable, paired, window_shift_ms, Change, Rule,
 };
 use kernelgate::gpu::Ceilings;
 use kernelgate::results::{Record, Verdict};
@@ -17,10 +17,10 @@ use kernelgate::sensitivity::{
     RunSummary, BLIND_AT, TINY_MS,
 };
 use kernelgate::stats::Stats;
+use kernelgate::timing::HOLD_US as HOLD;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use kernelgate::timing::HOLD_US as HOLD;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -346,7 +346,56 @@ fn ceil(copy_gbps: f64, gemm_tflops: f64) -> Option<Ceilings> {
         copy_gbps,
         gemm_tflops,
         launch_us: 2.0,
+        window_us: None,
     })
+}
+
+fn window(us: Option<f64>) -> Option<Ceilings> {
+    ceil(3000.0, 800.0).map(|c| Ceilings { window_us: us, ..c })
+}
+
+#[test]
+fn window_shift_is_the_window_difference_per_launch() {
+    // A host whose timed window costs 1.6 µs more: a graph of 4 launches reads 0.4 µs slower
+    // per launch, a single launch 1.6 µs.
+    let (base, now) = (window(Some(0.9)), window(Some(2.5)));
+    assert_close!(window_shift_ms(base, now, 4).unwrap(), 0.4e-3);
+    assert_close!(window_shift_ms(base, now, 1).unwrap(), 1.6e-3);
+    // A cheaper window moves the baseline down.
+    assert_close!(window_shift_ms(now, base, 2).unwrap(), -0.8e-3);
+    // Either side unmeasured (older rounds, no ceilings): no shift.
+    assert_eq!(window_shift_ms(window(None), now, 4), None);
+    assert_eq!(window_shift_ms(base, window(None), 4), None);
+    assert_eq!(window_shift_ms(None, now, 4), None);
+    assert_eq!(window_shift_ms(base, now, 0), None);
+}
+
+#[test]
+fn window_shift_clears_a_host_whose_window_costs_more() {
+    // Measured on a 2-GPU H200 host against single-GPU baselines: cuBLAS 1024³ 6.59 µs vs
+    // 6.19 µs (batch 4), a 28.77 µs GEMM vs 27.17 µs (batch 1). Without the shift the first is
+    // ambiguous (within the floor), the second a false regression; with it both pass, and a
+    // real +10% on top of the shift is still called.
+    let rule = Rule {
+        tolerance: 0.05,
+        floor_ms: 0.65e-3,
+    };
+    let (base, now) = (window(Some(0.90)), window(Some(2.52)));
+    for (now_us, base_us, batch) in [(6.59, 6.19, 4), (28.77, 27.17, 1)] {
+        let raw = compare_with(now_us * 1e-3, 0.01, base_us * 1e-3, 0.01, rule);
+        assert_ne!(raw.change, Change::Same);
+        let shift = window_shift_ms(base, now, batch).unwrap();
+        let fair = compare_with(now_us * 1e-3, 0.01, base_us * 1e-3 + shift, 0.01, rule);
+        assert_eq!(fair.change, Change::Same, "{now_us} vs {base_us}: {fair:?}");
+        let slower = compare_with(
+            (base_us * 1e-3 + shift) * 1.10,
+            0.01,
+            base_us * 1e-3 + shift,
+            0.01,
+            rule,
+        );
+        assert_eq!(slower.change, Change::Slow);
+    }
 }
 
 #[test]
@@ -552,7 +601,10 @@ fn run_summary_counts_and_distribution() {
     let s = RunSummary::of(&recs, HOLD);
     let e = s.host_enqueue_us.clone().expect("8 cases report it");
     assert_eq!((e.n, e.p50, e.max), (8, 4.0, 26.0));
-    assert_eq!((s.raised_holds, s.max_hold_us, s.late_samples), (1, 80.0, 2));
+    assert_eq!(
+        (s.raised_holds, s.max_hold_us, s.late_samples),
+        (1, 80.0, 2)
+    );
     // Against a run that asked for an 80 µs hold, nothing was raised.
     assert_eq!(RunSummary::of(&recs, 80.0).raised_holds, 0);
     let verdicts: Vec<(&str, usize)> = s.verdicts.iter().map(|(k, v)| (k.as_str(), *v)).collect();
@@ -1356,6 +1408,7 @@ fn results_file_carries_run_facts_and_summary() {
         copy_gbps: 3000.0,
         gemm_tflops: 800.0,
         launch_us: 2.0,
+        window_us: Some(1.25),
     };
     w.set_run_facts(Some(c), Some("HEAD~1".into()));
     assert_eq!(w.summary(), RunSummary::of(&recs, HOLD));

@@ -54,6 +54,22 @@ fn regression_message_has_everything_needed_to_act() {
 }
 
 #[test]
+fn message_says_when_the_baseline_was_moved_for_the_window() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Pass);
+    assert!(!verdict_message(&r, GPU, &store).contains("timed window"));
+    r.window_shift_ms = Some(0.4e-3);
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.contains("; baseline moved +0.40 µs for this machine's timed window"),
+        "{msg}"
+    );
+    // A shift too small to print is left out.
+    r.window_shift_ms = Some(0.001e-3);
+    assert!(!verdict_message(&r, GPU, &store).contains("timed window"));
+}
+
+#[test]
 fn latency_units() {
     let store = Store::new("b");
     let msg = |ms: f64| {

@@ -121,6 +121,7 @@ pub fn record(
         machine: String::new(),
         baseline_machines: None,
         machine_factor: None,
+        window_shift_ms: None,
         floor_ms: None,
         min_detectable: None,
         ab: None,
