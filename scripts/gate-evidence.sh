@@ -6,6 +6,7 @@
 #   base-append  a gate run against the committed baselines of this GPU model (fresh-machine
 #                evidence), then two append passes onto them. (further machines)
 #   gate         a gate run against the committed baselines, then the self-test.
+#   gate-only    the gate run alone.
 # Returns under $OUT: log.txt, results-*.json, selftest.json, baselines.tar (base-* modes).
 # SELFTEST=1 adds the self-test to the base-* modes; APPENDS=N append passes in base-append,
 # APPEND_ENV="VAR=value ..." extra environment for them; GATE_ENV likewise for the gate pass.
@@ -48,6 +49,9 @@ case "${1:-gate}" in
     for i in $(seq 1 ${APPENDS:-1}); do pass append$i UPDATE_BASELINES=append ${APPEND_ENV:-}; done
     tar -C /tmp/kgb -cf "$OUT/baselines.tar" "$slug"
     [ -n "${SELFTEST:-}" ] && selftest
+    ;;
+  gate-only)
+    pass gate ${GATE_ENV:-}
     ;;
   gate)
     pass gate ${GATE_ENV:-}
