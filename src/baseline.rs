@@ -57,6 +57,9 @@ pub struct Round {
     /// The machine's measured ceilings at the time.
     #[serde(default)]
     pub ceilings: Option<Ceilings>,
+    /// Launches per sample of the round (absent in rounds from before it was stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
 }
 
 /// One case's stored latency.
@@ -88,6 +91,11 @@ pub struct Entry {
     /// The rounds this entry was made from (most recent last).
     #[serde(default)]
     pub rounds: Vec<Round>,
+    /// The typical timed-window cost per launch of the rounds (ms), when every round knows its
+    /// own; `median_ms` and the spreads are then over the rounds moved to it, and the gate
+    /// moves the baseline by this machine's cost minus this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_ms: Option<f64>,
     /// Schema 1 only: medians of rounds of unknown machines (read, migrated into `rounds`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds_ms: Vec<f64>,
@@ -106,6 +114,10 @@ pub struct Spread {
     pub between: f64,
     /// Number of machines.
     pub machines: usize,
+    /// The typical timed-window cost per launch of the rounds, ms (see [`Round::overhead_ms`]),
+    /// when every round knows its own; the centre and spreads are then taken over the rounds
+    /// moved to this common overhead.
+    pub overhead_ms: Option<f64>,
 }
 
 fn median_of(xs: &[f64]) -> f64 {
@@ -116,18 +128,30 @@ fn median_of(xs: &[f64]) -> f64 {
 
 /// The spread of `rounds` (at least one), grouped by machine. Rounds of an unknown machine
 /// (empty `machine`) count as one machine.
+///
+/// When every round knows its timed-window cost per launch, each round's median is first moved
+/// to the rounds' typical cost (`median − own + typical`), so that a host whose window costs
+/// more (or that picked a smaller batch) does not count as spread: the gate accounts for it
+/// per machine instead.
 pub fn spread(rounds: &[Round]) -> Spread {
     assert!(!rounds.is_empty(), "spread of no rounds");
+    let own: Option<Vec<f64>> = rounds.iter().map(Round::overhead_ms).collect();
+    let overhead_ms = own.as_ref().map(|o| median_of(o));
+    let value = |i: usize| match (&own, overhead_ms) {
+        (Some(o), Some(t)) => rounds[i].median_ms - o[i] + t,
+        _ => rounds[i].median_ms,
+    };
     let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for r in rounds {
-        by.entry(r.machine.as_str()).or_default().push(r.median_ms);
+    for (i, r) in rounds.iter().enumerate() {
+        by.entry(r.machine.as_str()).or_default().push(value(i));
     }
     let med: BTreeMap<&str, f64> = by.iter().map(|(k, v)| (*k, median_of(v))).collect();
     let m: Vec<f64> = med.values().copied().collect();
     let center = median_of(&m);
     let within_dev = rounds
         .iter()
-        .map(|r| (r.median_ms - med[r.machine.as_str()]).abs() / center)
+        .enumerate()
+        .map(|(i, r)| (value(i) - med[r.machine.as_str()]).abs() / center)
         .fold(0.0, f64::max);
     let ci = median_of(&rounds.iter().map(|r| r.noise).collect::<Vec<_>>());
     let between = m
@@ -139,10 +163,19 @@ pub fn spread(rounds: &[Round]) -> Spread {
         within: within_dev.max(ci),
         between,
         machines: m.len(),
+        overhead_ms,
     }
 }
 
 impl Round {
+    /// What the timed window added to each launch of this round, ms: the machine's window cost
+    /// over the round's batch. `None` when the round lacks either.
+    pub fn overhead_ms(&self) -> Option<f64> {
+        let w = self.ceilings?.window_us?;
+        let b = self.batch.filter(|b| *b > 0)?;
+        w.is_finite().then(|| w / b as f64 / 1e3)
+    }
+
     /// A round of an unknown machine (schema 1, or a hand-made entry).
     pub fn unknown_machine(median_ms: f64, noise: f64, n: usize, date: &str) -> Round {
         Round {
@@ -153,6 +186,7 @@ impl Round {
             host: String::new(),
             date: date.to_string(),
             ceilings: None,
+            batch: None,
         }
     }
 }
@@ -175,6 +209,7 @@ impl Entry {
                 within: stats.noise,
                 between: 0.0,
                 machines: 1,
+                overhead_ms: None,
             }
         } else {
             spread(&rounds)
@@ -189,6 +224,7 @@ impl Entry {
             within: sp.within,
             between: sp.between,
             machines: sp.machines,
+            overhead_ms: sp.overhead_ms,
             rounds,
             rounds_ms: Vec::new(),
             env,
@@ -421,7 +457,15 @@ impl Drop for LockFile {
 /// baseline's machine spread without re-measuring. Records without a latency, without stats or
 /// verified `false`, and rounds already stored (same machine and date), are skipped. Returns
 /// the number of rounds added.
-pub fn import_results(store: &Store, files: &[crate::results::ResultsFile]) -> Result<usize> {
+///
+/// With `retire_unwindowed`, an entry that receives a round knowing its window cost drops its
+/// rounds that do not (measured before the window was), so its centre and spreads can be put
+/// on a common window cost ([`spread`]).
+pub fn import_results(
+    store: &Store,
+    files: &[crate::results::ResultsFile],
+    retire_unwindowed: bool,
+) -> Result<usize> {
     let mut added = 0;
     for f in files {
         let Some(gpu) = &f.gpu else { continue };
@@ -442,6 +486,7 @@ pub fn import_results(store: &Store, files: &[crate::results::ResultsFile]) -> R
                 host: gpu.host.clone(),
                 date: r.date.clone(),
                 ceilings: f.ceilings,
+                batch: (r.batch > 0).then_some(r.batch),
             };
             let mut rounds = store
                 .entry(&r.gpu_model, &r.kernel, &r.case)?
@@ -452,6 +497,9 @@ pub fn import_results(store: &Store, files: &[crate::results::ResultsFile]) -> R
                 .any(|x| x.machine == round.machine && x.date == round.date)
             {
                 continue;
+            }
+            if retire_unwindowed && round.overhead_ms().is_some() {
+                rounds.retain(|x| x.overhead_ms().is_some());
             }
             rounds.push(round);
             let keep = rounds.len().saturating_sub(MAX_ROUNDS);

@@ -145,6 +145,25 @@ pub fn window_shift_ms(
     (b.is_finite() && n.is_finite() && batch > 0).then(|| (n - b) / batch as f64 / 1e3)
 }
 
+/// What to add to a baseline entry's median for this machine, ms: this machine's timed-window
+/// cost per launch (`window / batch`) minus the entry's typical one (`entry_overhead_ms`, from
+/// rounds that stored their window and batch, so a different batch is accounted too); for an
+/// entry whose rounds lack batches, [`window_shift_ms`] from the rounds' median window.
+pub fn overhead_shift_ms(
+    entry_overhead_ms: Option<f64>,
+    base: Option<crate::gpu::Ceilings>,
+    now: Option<crate::gpu::Ceilings>,
+    batch: usize,
+) -> Option<f64> {
+    match entry_overhead_ms {
+        Some(o) => {
+            let w = now?.window_us?;
+            (w.is_finite() && o.is_finite() && batch > 0).then(|| w / batch as f64 / 1e3 - o)
+        }
+        None => window_shift_ms(base, now, batch),
+    }
+}
+
 /// The outcome of a same-run paired comparison of base and new samples.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Paired {

@@ -1063,7 +1063,7 @@ pub fn run_case(
         host: gpu.info.host.clone(),
         ceilings,
     };
-    let stored_round = |st: &Stats| crate::baseline::Round {
+    let stored_round = |st: &Stats, batch: usize| crate::baseline::Round {
         median_ms: st.median_ms,
         noise: st.noise,
         n: st.n,
@@ -1071,8 +1071,9 @@ pub fn run_case(
         host: machine.host.clone(),
         date: crate::timefmt::now_rfc3339(),
         ceilings: machine.ceilings,
+        batch: Some(batch),
     };
-    let mut rounds = vec![stored_round(&stats)];
+    let mut rounds = vec![stored_round(&stats, samples.batch)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
     let next_round =
         |gpu: &mut Gpu, record: &mut Record, ext: &mut Externals| -> Result<Option<Round>> {
@@ -1128,7 +1129,7 @@ pub fn run_case(
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2));
+            rounds.push(stored_round(&st2, s2.batch));
             let meds: Vec<f64> = rounds.iter().map(|r| r.median_ms).collect();
             if (st2.median_ms - median(&meds)).abs() < (stats.median_ms - median(&meds)).abs() {
                 samples = s2;
@@ -1171,7 +1172,7 @@ pub fn run_case(
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2));
+            rounds.push(stored_round(&st2, s2.batch));
             let Some(next) = r.ab else { break };
             cur = (next, s2, st2);
         }
@@ -1192,7 +1193,7 @@ pub fn run_case(
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2));
+            rounds.push(stored_round(&st2, s2.batch));
             if st2.median_ms < stats.median_ms {
                 c = stored_compare(&st2, b, factor, shift(b, s2.batch), cfg, rule);
                 samples = s2;

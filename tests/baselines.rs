@@ -4,7 +4,8 @@
 mod common;
 
 use kernelgate::baseline::{
-    gpu_slug, load_file, write_atomic, BaselineFile, Entry, Provenance, Round, Store, SCHEMA,
+    gpu_slug, import_results, load_file, spread, write_atomic, BaselineFile, Entry, Provenance,
+    Round, Store, SCHEMA,
 };
 use kernelgate::gpu::Ceilings;
 use kernelgate::stats::Stats;
@@ -40,6 +41,7 @@ fn round(median: f64, machine: &str) -> Round {
         },
         date: "2026-04-20T10:00:00Z".into(),
         ceilings: None,
+        batch: None,
     }
 }
 
@@ -54,6 +56,7 @@ fn entry(median: f64) -> Entry {
         within: 0.003,
         between: 0.002,
         machines: 2,
+        overhead_ms: None,
         rounds: vec![
             round(median * 0.99, "GPU-a"),
             round(median, "GPU-a"),
@@ -126,6 +129,7 @@ fn entries_round_trip_exactly() {
         within: 1.0 / 7.0,
         between: 0.1 * 3.0,
         machines: 2,
+        overhead_ms: Some(1.0 / 3.0 / 7.0 / 1e3),
         rounds: vec![
             Round {
                 ceilings: Some(Ceilings {
@@ -134,6 +138,7 @@ fn entries_round_trip_exactly() {
                     launch_us: 2.0 / 3.0,
                     window_us: Some(1.0 / 3.0),
                 }),
+                batch: Some(7),
                 ..round(1e-7 / 3.0, "GPU-0f0f")
             },
             round(12345.678901234567, "GPU-1e1e"),
@@ -248,6 +253,7 @@ fn entry_from_stats() {
             host: String::new(),
             date: env().date,
             ceilings: None,
+            batch: None,
         }]
     );
     assert_eq!((e.within, e.between, e.machines), (st.noise, 0.0, 1));
@@ -297,6 +303,7 @@ fn entry_from_rounds() {
         host: String::new(),
         date: env().date,
         ceilings: None,
+        batch: None,
     };
     assert_eq!(
         Entry::new(&st, env()),
@@ -767,4 +774,106 @@ fn unreadable_path_is_an_io_error() {
     let s = Store::new(dir.path());
     std::fs::create_dir_all(s.path(GPU, "gemm")).unwrap();
     assert!(matches!(s.load(GPU, "gemm"), Err(Error::Io { .. })));
+}
+
+macro_rules! assert_close {
+    ($a:expr, $b:expr) => {{
+        let (a, b): (f64, f64) = ($a, $b);
+        assert!(
+            (a - b).abs() <= 1e-6 * a.abs().max(b.abs()),
+            "{} = {a} is not {} = {b}",
+            stringify!($a),
+            stringify!($b)
+        );
+    }};
+}
+
+/// A round that knows its timed window (µs) and batch.
+fn windowed(median_us: f64, machine: &str, window_us: f64, batch: usize) -> Round {
+    Round {
+        ceilings: Some(Ceilings {
+            copy_gbps: 4200.0,
+            gemm_tflops: 790.0,
+            launch_us: 0.53,
+            window_us: Some(window_us),
+        }),
+        batch: Some(batch),
+        ..round(median_us * 1e-3, machine)
+    }
+}
+
+#[test]
+fn spread_moves_rounds_to_a_common_window_cost() {
+    // Measured: a 6.2 µs kernel on single-GPU H200 hosts (window 2.5 µs, batch 4) and on a
+    // 2-GPU host (window 4.19 µs, batch 2: 6.2 − 0.625 + 2.095 = 7.67 µs raw). Raw, the
+    // machines differ by 24%; moved to the typical window cost they agree.
+    let rounds = vec![
+        windowed(6.20, "GPU-a", 2.5, 4),
+        windowed(6.22, "GPU-b", 2.5, 4),
+        windowed(7.67, "GPU-x", 4.19, 2),
+    ];
+    let sp = spread(&rounds);
+    let typical = 2.5 / 4.0 * 1e-3;
+    assert_close!(sp.overhead_ms.unwrap(), typical);
+    assert!(sp.between < 0.005, "{sp:?}");
+    assert_close!(sp.center_ms, 6.20e-3);
+    // One round without its batch: nothing is moved (raw spread, no typical cost).
+    let mut mixed = rounds.clone();
+    mixed[0].batch = None;
+    let raw = spread(&mixed);
+    assert_eq!(raw.overhead_ms, None);
+    assert!(raw.between > 0.2, "{raw:?}");
+    // The entry keeps the typical cost for the gate.
+    let st = Stats::from_samples(&[6.2e-3; 20]).unwrap();
+    let e = Entry::from_rounds(&st, rounds, env());
+    assert_close!(e.overhead_ms.unwrap(), typical);
+}
+
+#[test]
+fn importing_results_keeps_the_batch_of_each_round() {
+    // A results file's records say their batch; a round imported from it keeps it, so the
+    // gate can account for its window cost.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = kernelgate::results::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
+    )
+    .unwrap();
+    file.ceilings = Some(Ceilings {
+        copy_gbps: 4200.0,
+        gemm_tflops: 790.0,
+        launch_us: 0.53,
+        window_us: Some(2.5),
+    });
+    file.results.retain(|r| r.verified && r.stats.is_some());
+    file.results.truncate(1);
+    file.results[0].batch = 4;
+    let rec = file.results[0].clone();
+    // An older round without its window is there already: kept by a plain import, retired by
+    // one that asks.
+    let old = Entry::from_rounds(
+        rec.stats.as_ref().unwrap(),
+        vec![round(0.0062, "GPU-old")],
+        env(),
+    );
+    store
+        .update(&rec.gpu_model, &rec.kernel, &rec.case, old.clone())
+        .unwrap();
+    assert_eq!(import_results(&store, &[file.clone()], false).unwrap(), 1);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    assert_eq!((e.rounds.len(), e.overhead_ms), (2, None));
+    store
+        .update(&rec.gpu_model, &rec.kernel, &rec.case, old)
+        .unwrap();
+    assert_eq!(import_results(&store, &[file], true).unwrap(), 1);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .expect("imported");
+    assert_eq!(e.rounds.len(), 1);
+    assert_eq!(e.rounds[0].batch, Some(4));
+    assert_close!(e.overhead_ms.unwrap(), 2.5 / 4.0 * 1e-3);
 }

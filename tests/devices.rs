@@ -203,6 +203,7 @@ fn store_median(store: &Store, gpu: &str, c: &Case, ms: f64) {
         host: "h".into(),
         date: "2026-04-20T10:00:00Z".into(),
         ceilings: None,
+        batch: None,
     };
     store
         .update(

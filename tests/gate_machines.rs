@@ -8,7 +8,8 @@ mod common;
 
 use kernelgate::baseline::{spread, BaselineFile, Entry, Provenance, Round};
 use kernelgate::gate::{
-    compare, compare_with, machine_factor, min_detectable, paired, window_shift_ms, Change, Rule,
+    compare, compare_with, machine_factor, min_detectable, overhead_shift_ms, paired,
+    window_shift_ms, Change, Rule,
 };
 use kernelgate::gpu::Ceilings;
 use kernelgate::results::{Record, Verdict};
@@ -49,6 +50,7 @@ fn round(median_ms: f64, noise: f64, machine: &str) -> Round {
         host: String::new(),
         date: "2026-04-20T10:00:00Z".into(),
         ceilings: None,
+        batch: None,
     }
 }
 
@@ -368,6 +370,31 @@ fn window_shift_is_the_window_difference_per_launch() {
     assert_eq!(window_shift_ms(base, window(None), 4), None);
     assert_eq!(window_shift_ms(None, now, 4), None);
     assert_eq!(window_shift_ms(base, now, 0), None);
+}
+
+#[test]
+fn overhead_shift_accounts_for_window_and_batch() {
+    // Entry from single-GPU rounds: window 2.5 µs over batch 4 = 0.625 µs per launch. A 2-GPU
+    // host (window 4.19 µs) that picked batch 2 pays 2.095 µs per launch: +1.47 µs.
+    let now = window(Some(4.19));
+    let s = overhead_shift_ms(Some(0.625e-3), None, now, 2).unwrap();
+    assert_close!(s, 2.095e-3 - 0.625e-3);
+    // Same host, same batch: nothing.
+    assert_close!(
+        overhead_shift_ms(Some(0.625e-3), None, window(Some(2.5)), 4).unwrap(),
+        0.0
+    );
+    // This machine did not measure its window: no shift.
+    assert_eq!(
+        overhead_shift_ms(Some(0.625e-3), None, window(None), 2),
+        None
+    );
+    // Rounds without batches: the window difference over this batch.
+    let base = window(Some(2.5));
+    assert_eq!(
+        overhead_shift_ms(None, base, now, 2),
+        window_shift_ms(base, now, 2)
+    );
 }
 
 #[test]

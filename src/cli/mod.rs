@@ -105,6 +105,10 @@ pub enum Command {
         /// Results files.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Drop the rounds of each touched entry that do not know their timed-window cost
+        /// (window ceiling and batch) once a round that does arrives.
+        #[arg(long)]
+        retire_unwindowed: bool,
     },
     /// The spread stored in baselines per family (within and between machines) and the
     /// absolute floor derived from tiny kernels measured on several machines.
@@ -448,13 +452,16 @@ where
                 ExitCode::from(EXIT_FAILED)
             })
         }),
-        Command::Import { inputs } => config().and_then(|cfg| {
+        Command::Import {
+            inputs,
+            retire_unwindowed,
+        } => config().and_then(|cfg| {
             let mut files = Vec::new();
             for p in &inputs {
                 files.push(crate::results::load(p)?);
             }
             let store = crate::baseline::Store::new(cfg.baseline_dir.clone());
-            let n = crate::baseline::import_results(&store, &files)?;
+            let n = crate::baseline::import_results(&store, &files, retire_unwindowed)?;
             println!(
                 "added {n} rounds from {} results files to {}",
                 inputs.len(),
