@@ -7,7 +7,9 @@
 #
 #   PARTS="nsa mha norms"  which parts to run, in this order (each a `kernelgate run`); also
 #                          `dtypes` (fp16/fp32 of every peer family) and `dsv3` (bf16 DeepSeek-V3
-#                          shapes), both from fixtures/peers-wide.json
+#                          shapes), both from fixtures/peers-wide.json; `wide:KERNELS:DTYPES`
+#                          a selection of peers-wide (e.g. wide:rmsnorm_bwd,softmax_bwd:fp16,fp32);
+#                          any other name runs that family of the peers suite
 #   PART_S=<seconds>       time limit of every part (default: nsa 75, mha 90, norms 200, so the
 #                          whole script stays well inside a 10-minute device call); a part that
 #                          reaches it is stopped and keeps the records it has written
@@ -53,6 +55,8 @@ args_of() {  # the `kernelgate run` selection of a part
     norms) echo "--suite peers --kernels rmsnorm,rmsnorm_bwd,layernorm,softmax,softmax_bwd,cross_entropy,cross_entropy_bwd" ;;
     dtypes) echo "--suite peers-wide --dtype fp16,fp32" ;;
     dsv3) echo "--suite peers-wide --dtype bf16" ;;
+    wide:*) local k d; k=$(echo "$1" | cut -d: -f2); d=$(echo "$1" | cut -d: -f3)
+            echo "--suite peers-wide --kernels $k${d:+ --dtype $d}" ;;
     *) echo "--suite peers --kernels $1" ;;
   esac
 }
@@ -63,12 +67,12 @@ for part in ${PARTS:-nsa mha norms}; do
   start=$(date +%s)
   # shellcheck disable=SC2046
   timeout "$(limit_of "$part")" "$BIN" run $(args_of "$part") \
-    --max-time "${MAX_TIME:-500ms}" --no-progress --output "$OUT/peers-$part.json" \
-    > "$OUT/peers-$part.log" 2>&1
+    --max-time "${MAX_TIME:-500ms}" --no-progress --output "$OUT/peers-${part//[:,]/_}.json" \
+    > "$OUT/peers-${part//[:,]/_}.log" 2>&1
   rc=$?
   echo "   exit $rc after $(( $(date +%s) - start )) s$([ $rc = 124 ] && echo " (stopped at its $(limit_of "$part") s limit)"); skipped and failed cases:"
-  grep -E "SKIPPED|ERROR|WRONG|FAILED" "$OUT/peers-$part.log" | cut -c1-400 | head -40
-  case $rc in 0|1|124) ;; *) tail -5 "$OUT/peers-$part.log" ;; esac
+  grep -E "SKIPPED|ERROR|WRONG|FAILED" "$OUT/peers-${part//[:,]/_}.log" | cut -c1-400 | head -40
+  case $rc in 0|1|124) ;; *) tail -5 "$OUT/peers-${part//[:,]/_}.log" ;; esac
 done
 
 files=$(ls "$OUT"/peers-*.json 2>/dev/null)

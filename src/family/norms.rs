@@ -130,8 +130,21 @@ const SYM: Uniform = Uniform::SYMMETRIC;
 const WEIGHT: Uniform = Uniform { lo: 0.5, hi: 1.5 };
 /// Logits: wide enough that the max subtraction matters in low precision.
 const LOGITS: Uniform = Uniform { lo: -4.0, hi: 4.0 };
-/// Softmax-backward `y`: non-negative like probabilities.
-const PROBS: Uniform = Uniform { lo: 0.0, hi: 1.0 };
+/// Softmax-backward `y`: probability-like rows, uniform in `[0, 2/n)` so a row sums to about 1
+/// as a softmax output does (a row of `[0, 1)` would sum to n/2, and a peer that rounds
+/// `y·dy` to 16 bits before its row sum would be judged on an input no softmax produces).
+/// fp16 keeps values at or above 2⁻⁹ (no subnormal inputs); its rows sum to more for n > 1024.
+fn probs(n: usize, dtype: Dtype) -> Uniform {
+    let hi = 2.0 / n.max(1) as f32;
+    Uniform {
+        lo: 0.0,
+        hi: if dtype == Dtype::Fp16 {
+            hi.max(1.0 / 512.0)
+        } else {
+            hi
+        },
+    }
+}
 /// Activation inputs: covers both tails of GELU and SiLU.
 const ACT: Uniform = Uniform { lo: -3.0, hi: 3.0 };
 /// Cross-entropy upstream gradient per row.
@@ -310,7 +323,7 @@ impl Family for RowFamily {
             ],
             Kind::Softmax => vec![spec("x", dtype, mn, u(LOGITS))],
             Kind::SoftmaxBwd => vec![
-                spec("y", dtype, mn, u(PROBS)),
+                spec("y", dtype, mn, u(probs(n, dtype))),
                 spec("dy", dtype, mn, u(SYM)),
             ],
             Kind::CrossEntropy => vec![
@@ -457,7 +470,7 @@ impl Family for RowFamily {
             }),
             Kind::SoftmaxBwd => self.rows_reference(s, dtype, seed, 1, |i| {
                 vec![r::softmax_bwd(
-                    &row(seed, 0, i, n, PROBS, dtype),
+                    &row(seed, 0, i, n, probs(n, dtype), dtype),
                     &row(seed, 1, i, n, SYM, dtype),
                 )]
             }),
