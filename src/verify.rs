@@ -104,6 +104,10 @@ pub struct Check {
     pub passed: bool,
     /// Why it failed, if it did.
     pub reason: Option<String>,
+    /// Whether the NaN/Inf scan ran on the device and only the sampled spans were copied
+    /// (outputs above `KERNELGATE_DEVICE_CHECK_MB`); absent when the whole output was read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scanned_on_device: bool,
 }
 
 /// Serde for f64 fields that may hold NaN/Inf (a wrong output's error, a poisoned element):
@@ -185,7 +189,10 @@ pub fn check(
             first_non_finite.get_or_insert(i);
         }
     }
-    check_scanned(tensor, total, (non_finite, first_non_finite), got, exp, tol)
+    Check {
+        scanned_on_device: false,
+        ..check_scanned(tensor, total, (non_finite, first_non_finite), got, exp, tol)
+    }
 }
 
 /// As [`check`], for an output whose NaN/Inf scan was done elsewhere (on the device, for
@@ -279,6 +286,7 @@ pub fn check_scanned(
         first_non_finite,
         passed: reason.is_none(),
         reason,
+        scanned_on_device: true,
     }
 }
 
