@@ -1,5 +1,5 @@
-//! `gemm` on our kernels: TMA + wgmma on Hopper where it applies, WMMA tensor cores
-//! elsewhere, SIMT for fp32.
+//! `gemm` on our kernels: streaming kernels where M or N is at most 16, TMA + wgmma on Hopper
+//! where it applies, WMMA tensor cores elsewhere, SIMT for fp32.
 
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
@@ -11,6 +11,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let s = &case.shape;
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
+    if let Some(kind) = super::gemm_skinny::which(m as u64, n as u64, k as u64) {
+        return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c));
+    }
     if super::gemm_wgmma::applies(gpu, case) {
         return super::gemm_wgmma::prepare(gpu, case, a, b, c);
     }

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
 mod gemm;
+mod gemm_skinny;
 mod gemm_wgmma;
 mod mha;
 mod norms;

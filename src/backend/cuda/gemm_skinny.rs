@@ -1,0 +1,234 @@
+//! `gemm` where M or N is at most 16 (GEMV-like): the large operand is streamed once at
+//! memory bandwidth (`kernels/gemm_skinny.cu`), any architecture, every dtype.
+
+use crate::backend::Prepared;
+use crate::case::{Case, Dtype};
+use crate::error::Result;
+use crate::gpu::{Dims, Gpu, KernelArg};
+
+/// The largest M (or N) the skinny kernels take.
+pub const MAX_SKINNY: u64 = 16;
+/// Threads of a skinny-M CTA (`SKM_THREADS` in the kernel).
+const SKM_THREADS: u64 = 256;
+/// Most rows of B one skinny-M CTA handles (`SKM_KC` in the kernel).
+const SKM_KC: u64 = 256;
+/// Fewest rows of B per skinny-M CTA when K is split (below this the atomics cost more than
+/// the extra parallelism buys).
+const MIN_KCHUNK: u64 = 32;
+/// Warps of a skinny-N CTA (`SKN_WARPS`).
+const SKN_WARPS: u64 = 8;
+
+/// Which skinny kernel a shape takes, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skinny {
+    /// M ≤ 16: stream B.
+    M,
+    /// N ≤ 16 (and N ≤ M): stream A.
+    N,
+}
+
+/// The skinny kernel for `m × n × k`, unless `KERNELGATE_NO_SKINNY=1`.
+pub fn which(m: u64, n: u64, k: u64) -> Option<Skinny> {
+    if std::env::var("KERNELGATE_NO_SKINNY").is_ok_and(|v| v == "1") || k == 0 {
+        return None;
+    }
+    if n <= MAX_SKINNY && n <= m {
+        Some(Skinny::N)
+    } else if m <= MAX_SKINNY {
+        Some(Skinny::M)
+    } else {
+        None
+    }
+}
+
+/// The skinny-M launch plan: (tile of M, CTA columns, K splits, rows of B per CTA).
+pub fn plan_m(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64) -> (u64, u64, u64, u64) {
+    let mt = [1, 2, 4, 8, 16].into_iter().find(|&t| t >= m).unwrap_or(16);
+    let vec = 16 / elem_bytes;
+    let gx = n.div_ceil(SKM_THREADS * vec).max(1);
+    // About two CTAs per SM, each with at least MIN_KCHUNK and at most SKM_KC rows of B.
+    let want = (2 * sms).div_ceil(gx).max(1);
+    let most = k.div_ceil(MIN_KCHUNK).max(1);
+    let least = k.div_ceil(SKM_KC).max(1);
+    let splits = want.min(most).max(least);
+    let kchunk = k.div_ceil(splits);
+    (mt, gx, k.div_ceil(kchunk), kchunk)
+}
+
+/// The skinny-N tile: (tile of N, rows per warp).
+pub fn plan_n(n: u64, dtype: Dtype) -> (u64, u64) {
+    let nt = match dtype {
+        Dtype::Fp32 if n <= 4 => 4,
+        _ if n <= 8 => 8,
+        _ => 16,
+    };
+    (nt, if nt <= 8 { 8 } else { 4 })
+}
+
+fn dt(d: Dtype) -> &'static str {
+    match d {
+        Dtype::Bf16 => "bf16",
+        Dtype::Fp16 => "fp16",
+        Dtype::Fp32 => "fp32",
+    }
+}
+
+/// Prepares C = A·B with the skinny kernel `kind`.
+pub fn prepare(
+    gpu: &mut Gpu,
+    case: &Case,
+    kind: Skinny,
+    (a, b, c): (u64, u64, u64),
+) -> Result<Prepared> {
+    let s = &case.shape;
+    let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
+    let d = dt(case.dtype);
+    let sms = gpu.info.sm_count as u64;
+    let block = |x: u64| Dims {
+        grid: (x as u32, 1, 1),
+        block: (256, 1, 1),
+        smem: 0,
+    };
+    let mut steps: Vec<(String, Dims, Vec<KernelArg>)> = Vec::new();
+    let mut workspace = None;
+    let variant;
+    match kind {
+        Skinny::M => {
+            let (mt, gx, splits, kchunk) = plan_m(m, n, k, case.dtype.size() as u64, sms);
+            let acc = if splits > 1 {
+                let ws = gpu.alloc(
+                    (m * n * 4) as usize,
+                    &format!("{} split-K accumulator", case.name()),
+                )?;
+                let p = ws.ptr();
+                workspace = Some(ws);
+                let blocks = (m * n).div_ceil(256).clamp(1, sms * 8);
+                steps.push((
+                    "gemm_skinny_zero".into(),
+                    block(blocks),
+                    vec![KernelArg::Ptr(p), KernelArg::U64(m * n)],
+                ));
+                p
+            } else {
+                0
+            };
+            steps.push((
+                format!("gemm_skinny_m_{d}_{mt}"),
+                Dims {
+                    grid: (gx as u32, splits as u32, 1),
+                    block: (SKM_THREADS as u32, 1, 1),
+                    smem: 0,
+                },
+                vec![
+                    KernelArg::Ptr(a),
+                    KernelArg::Ptr(b),
+                    KernelArg::Ptr(c),
+                    KernelArg::Ptr(acc),
+                    KernelArg::I32(m as i32),
+                    KernelArg::I32(n as i32),
+                    KernelArg::I32(k as i32),
+                    KernelArg::I32(kchunk as i32),
+                ],
+            ));
+            if splits > 1 {
+                let blocks = (m * n).div_ceil(256).clamp(1, sms * 8);
+                steps.push((
+                    format!("gemm_skinny_store_{d}"),
+                    block(blocks),
+                    vec![
+                        KernelArg::Ptr(acc),
+                        KernelArg::Ptr(c),
+                        KernelArg::U64(m * n),
+                    ],
+                ));
+            }
+            variant = format!(
+                "gemm_skinny_m_{d}_{mt} (B streamed once; {gx}x{splits} CTAs, {kchunk} rows of B each{})",
+                if splits > 1 { ", fp32 split-K sums" } else { "" }
+            );
+        }
+        Skinny::N => {
+            let (nt, rows) = plan_n(n, case.dtype);
+            let grid = m.div_ceil(SKN_WARPS * rows);
+            steps.push((
+                format!("gemm_skinny_n_{d}_{nt}"),
+                block(grid),
+                vec![
+                    KernelArg::Ptr(a),
+                    KernelArg::Ptr(b),
+                    KernelArg::Ptr(c),
+                    KernelArg::I32(m as i32),
+                    KernelArg::I32(n as i32),
+                    KernelArg::I32(k as i32),
+                ],
+            ));
+            variant = format!(
+                "gemm_skinny_n_{d}_{nt} (A streamed once; {grid} CTAs of {SKN_WARPS} warps x {rows} rows)"
+            );
+        }
+    }
+    let module = gpu.module("gemm_skinny.cu")?;
+    let mut launches = Vec::new();
+    for (name, dims, args) in steps {
+        launches.push((module.function(&name)?, dims, args));
+    }
+    let (compile_s, source_hash) = (module.compile_s, module.source_hash.clone());
+    Ok(Prepared {
+        launch: Box::new(move |gpu: &Gpu| {
+            // The split-K accumulator lives as long as the launcher.
+            let _keep = &workspace;
+            for (f, dims, args) in &launches {
+                gpu.launch(*f, *dims, args)?;
+            }
+            Ok(())
+        }),
+        compile_s,
+        source_hash,
+        variant,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_pick_the_operand_to_stream() {
+        assert_eq!(which(1, 4096, 4096), Some(Skinny::M));
+        assert_eq!(which(16, 8192, 8192), Some(Skinny::M));
+        assert_eq!(which(8192, 8, 8192), Some(Skinny::N));
+        assert_eq!(which(3, 5000, 77), Some(Skinny::M));
+        // Both small: stream the larger one.
+        assert_eq!(which(16, 8, 1000), Some(Skinny::N));
+        assert_eq!(which(8, 16, 1000), Some(Skinny::M));
+        assert_eq!(which(17, 8192, 8192), None);
+        assert_eq!(which(4096, 4096, 4096), None);
+        assert_eq!(which(1, 1, 0), None);
+    }
+
+    #[test]
+    fn skinny_m_plans_cover_k_with_bounded_chunks() {
+        for &(m, n, k) in &[
+            (1u64, 4096u64, 4096u64),
+            (16, 8192, 8192),
+            (3, 5000, 77),
+            (1, 1, 1),
+            (7, 100_000, 31),
+            (16, 8, 100_000),
+        ] {
+            for eb in [2u64, 4] {
+                let (mt, gx, splits, kchunk) = plan_m(m, n, k, eb, 132);
+                assert!(mt >= m && mt <= 16, "{m} {mt}");
+                assert!(gx * SKM_THREADS * (16 / eb) >= n);
+                assert!((1..=SKM_KC).contains(&kchunk));
+                // Every row of B is in exactly one chunk, and no chunk is empty.
+                assert!(
+                    splits * kchunk >= k && (splits - 1) * kchunk < k,
+                    "{m} {n} {k}"
+                );
+            }
+        }
+        // 1×4096×4096 bf16 on 132 SMs: 2 column blocks, K in 32-row chunks over 128 splits.
+        assert_eq!(plan_m(1, 4096, 4096, 2, 132), (1, 2, 128, 32));
+    }
+}
