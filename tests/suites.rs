@@ -119,7 +119,7 @@ fn fixture_contents() {
     }
     assert!(def.contains(&"spin::cuda::us100_fp32".to_string()));
     let gemm = fixture("gemm");
-    assert_eq!(gemm.cases.len(), 17 * 2 * 2 + 6 * 2);
+    assert_eq!(gemm.cases.len(), 23 * 2 * 2 + 8 * 2);
 }
 
 fn parse(text: &str) -> kernelgate::Result<Suite> {
