@@ -8,15 +8,16 @@
 //   columns. CTA (x, s) reads rows [s·kchunk, (s+1)·kchunk) of B once, coalesced (a warp reads
 //   512 contiguous bytes of a row), and A's M x kchunk slice from shared memory (as fp32).
 //   Eight rows of B are loaded before any is used so 8 x 16 bytes per thread are in flight.
-//   splits == 1: the CTA writes C. splits > 1: every CTA adds its M x 256·VEC partial sums
-//   into an fp32 accumulator with atomics (the accumulator is M·N·4 bytes and stays in L2),
-//   zeroed first by gemm_skinny_zero and converted by gemm_skinny_store_<dt>.
+//   splits == 1: the CTA writes C. splits > 1: CTA (x, s) writes its fp32 partial sums to
+//   slice s of a [splits][M][N] workspace (a few MB, L2-resident) and gemm_skinny_reduce_<dt>
+//   adds the slices in a fixed order (deterministic) and converts.
 // gemm_skinny_n_<dt>_<NT> (N <= NT <= 16): A (M x K) is the big operand.
-//   One warp per R rows (R = 8 for NT <= 8, else 4), 8 warps per CTA, every CTA runs the whole
-//   K: lane l reads A[row, k..k+VEC) for k = 32·VEC·i + VEC·l (16-byte loads, two steps in
-//   flight), B's VEC x N block at k comes from L1/L2 (B is K·N·sizeof(T) bytes and every warp of
+//   One warp per R rows (R = 8 for NT <= 8, else 4), 8 warps per CTA; grid (row groups, splits),
+//   CTA (g, s) runs K range [s·kchunk, (s+1)·kchunk): lane l reads A[row, k..k+VEC) for
+//   k = 32·VEC·i + VEC·l (16-byte loads; the next step's loads are issued before this step's
+//   math), B's VEC x N block at k comes from L1/L2 (B is K·N·sizeof(T) bytes and every warp of
 //   the CTA reads the same rows), and each lane keeps R x NT partial dot products, reduced
-//   across the warp with shuffles at the end.
+//   across the warp with shuffles at the end; split K writes partials as skinny_m does.
 // Unaligned shapes (N for skinny_m, K for skinny_n not a multiple of VEC) fall back to scalar,
 // bounds-checked loads; out-of-range elements count as zero.
 #include "kg_common.cuh"
@@ -69,7 +70,7 @@ template <> struct SkT<__half> {
 
 template <typename T, int MT>
 __device__ __forceinline__ void skinny_m(const T* __restrict__ A, const T* __restrict__ B,
-                                         T* __restrict__ C, float* __restrict__ acc_out, int M,
+                                         T* __restrict__ C, float* __restrict__ part, int M,
                                          int N, int K, int kchunk) {
     constexpr int VEC = 16 / sizeof(T);
     constexpr int U = 8;  // rows of B in flight per thread
@@ -141,8 +142,8 @@ __device__ __forceinline__ void skinny_m(const T* __restrict__ A, const T* __res
         for (int j = 0; j < VEC; j++) {
             if (col + j >= N) break;
             const size_t i = (size_t)m * N + col + j;
-            if (acc_out)
-                atomicAdd(acc_out + i, acc[m][j]);
+            if (part)
+                part[(size_t)blockIdx.y * M * N + i] = acc[m][j];
             else
                 C[i] = SkT<T>::t(acc[m][j]);
         }
@@ -152,39 +153,60 @@ __device__ __forceinline__ void skinny_m(const T* __restrict__ A, const T* __res
 // ---- skinny N -------------------------------------------------------------------------------
 
 template <typename T, int NT, int R>
+__device__ __forceinline__ void skinny_n_loadA(const T* __restrict__ A, int row0, int M, int K,
+                                               int k, bool a_vec, uint4 (&raw)[R]) {
+    constexpr int VEC = 16 / sizeof(T);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const int row = row0 + r;
+        if (row < M && a_vec && k + VEC <= K) {
+            raw[r] = __ldg(reinterpret_cast<const uint4*>(A + (size_t)row * K + k));
+        } else {
+            // Scalar, bounds-checked: assemble the 16 bytes by hand (zeros outside).
+            union {
+                uint4 u;
+                T v[VEC];
+            } x;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                x.v[j] = (row < M && k + j < K) ? A[(size_t)row * K + k + j] : SkT<T>::t(0.0f);
+            raw[r] = x.u;
+        }
+    }
+}
+
+template <typename T, int NT, int R>
 __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __restrict__ B,
-                                         T* __restrict__ C, int M, int N, int K) {
+                                         T* __restrict__ C, float* __restrict__ part, int M,
+                                         int N, int K, int kchunk) {
     constexpr int VEC = 16 / sizeof(T);
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * SKN_WARPS + warp) * R;
     if (row0 >= M) return;
+    const int kbeg = blockIdx.y * kchunk;
+    const int kend = min(K, kbeg + kchunk);
     float acc[R][NT];
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int n = 0; n < NT; n++) acc[r][n] = 0.0f;
     // A's rows are K·sizeof(T) bytes apart (aligned 16-byte loads need K % VEC == 0); B's rows
-    // N·sizeof(T) (vector loads of a B row need N % VEC == 0).
+    // N·sizeof(T) (vector loads of a B row need N % VEC == 0). kchunk is a multiple of VEC.
     const bool a_vec = (K % VEC) == 0;
     const bool b_vec = (N % VEC) == 0;
     constexpr int STEP = 32 * VEC;
-    for (int k = lane * VEC; k < K; k += STEP) {
+    int k = kbeg + lane * VEC;
+    uint4 cur[R], nxt[R];
+    if (k < kend) skinny_n_loadA<T, NT, R>(A, row0, M, K, k, a_vec, cur);
+    for (; k < kend; k += STEP) {
+        if (k + STEP < kend) skinny_n_loadA<T, NT, R>(A, row0, M, K, k + STEP, a_vec, nxt);
         float a[R][VEC];
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int row = row0 + r;
-            if (row < M && a_vec && k + VEC <= K) {
-                SkT<T>::unpack(__ldg(reinterpret_cast<const uint4*>(A + (size_t)row * K + k)), a[r]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    a[r][j] = (row < M && k + j < K) ? SkT<T>::f(A[(size_t)row * K + k + j]) : 0.0f;
-            }
-        }
+        for (int r = 0; r < R; r++) SkT<T>::unpack(cur[r], a[r]);
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
-            if (k + j >= K) break;
+            if (k + j >= kend) break;
             float b[NT];
             const T* brow = B + (size_t)(k + j) * N;
             if (b_vec) {
@@ -206,6 +228,8 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
 #pragma unroll
                 for (int n = 0; n < NT; n++) acc[r][n] = fmaf(a[r][j], b[n], acc[r][n]);
         }
+#pragma unroll
+        for (int r = 0; r < R; r++) cur[r] = nxt[r];
     }
 #pragma unroll
     for (int r = 0; r < R; r++)
@@ -223,33 +247,38 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
         if (row >= M) break;
 #pragma unroll
         for (int n = 0; n < NT; n++)
-            if (lane == n && n < N) C[(size_t)row * N + n] = SkT<T>::t(acc[r][n]);
+            if (lane == n && n < N) {
+                const size_t i = (size_t)row * N + n;
+                if (part)
+                    part[(size_t)blockIdx.y * M * N + i] = acc[r][n];
+                else
+                    C[i] = SkT<T>::t(acc[r][n]);
+            }
     }
 }
 
 // ---- entry points -----------------------------------------------------------------------------
 
-extern "C" __global__ void gemm_skinny_zero(float* __restrict__ p, long long n) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x)
-        p[i] = 0.0f;
-}
-
-#define SK_STORE(NAME, T)                                                                          \
-    extern "C" __global__ void NAME(const float* __restrict__ acc, T* __restrict__ C, long long n) { \
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
-             i += (long long)gridDim.x * blockDim.x)                                               \
-            C[i] = SkT<T>::t(acc[i]);                                                              \
+// C = Σ_s part[s] in a fixed order, converted (split-K epilogue of both kernels).
+#define SK_REDUCE(NAME, T)                                                                         \
+    extern "C" __global__ void NAME(const float* __restrict__ part, T* __restrict__ C,             \
+                                    long long mn, int splits) {                                    \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < mn;               \
+             i += (long long)gridDim.x * blockDim.x) {                                             \
+            float s = 0.0f;                                                                        \
+            for (int q = 0; q < splits; q++) s += part[(size_t)q * mn + i];                        \
+            C[i] = SkT<T>::t(s);                                                                   \
+        }                                                                                          \
     }
-SK_STORE(gemm_skinny_store_bf16, __nv_bfloat16)
-SK_STORE(gemm_skinny_store_fp16, __half)
-SK_STORE(gemm_skinny_store_fp32, float)
+SK_REDUCE(gemm_skinny_reduce_bf16, __nv_bfloat16)
+SK_REDUCE(gemm_skinny_reduce_fp16, __half)
+SK_REDUCE(gemm_skinny_reduce_fp32, float)
 
 #define SK_M(NAME, T, MT)                                                                          \
     extern "C" __global__ void __launch_bounds__(SKM_THREADS)                                      \
         NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,                  \
-             float* __restrict__ acc, int M, int N, int K, int kchunk) {                           \
-        skinny_m<T, MT>(A, B, C, acc, M, N, K, kchunk);                                            \
+             float* __restrict__ part, int M, int N, int K, int kchunk) {                          \
+        skinny_m<T, MT>(A, B, C, part, M, N, K, kchunk);                                           \
     }
 #define SK_M_ALL(DT, T)                                  \
     SK_M(gemm_skinny_m_##DT##_1, T, 1)                   \
@@ -263,9 +292,9 @@ SK_M_ALL(fp32, float)
 
 #define SK_N(NAME, T, NT, R)                                                                       \
     extern "C" __global__ void __launch_bounds__(SKN_WARPS * 32)                                   \
-        NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N,    \
-             int K) {                                                                              \
-        skinny_n<T, NT, R>(A, B, C, M, N, K);                                                      \
+        NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,                  \
+             float* __restrict__ part, int M, int N, int K, int kchunk) {                          \
+        skinny_n<T, NT, R>(A, B, C, part, M, N, K, kchunk);                                        \
     }
 // NT is a multiple of VEC (8 for 16-bit types, 4 for fp32) so B rows load as whole vectors.
 SK_N(gemm_skinny_n_bf16_8, __nv_bfloat16, 8, 8)

@@ -17,6 +17,8 @@ const SKM_KC: u64 = 256;
 const MIN_KCHUNK: u64 = 32;
 /// Warps of a skinny-N CTA (`SKN_WARPS`).
 const SKN_WARPS: u64 = 8;
+/// CTAs per SM the split-K plans aim for.
+const CTAS_PER_SM: u64 = 2;
 
 /// Which skinny kernel a shape takes, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +49,7 @@ pub fn plan_m(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64) -> (u64, u64, u
     let vec = 16 / elem_bytes;
     let gx = n.div_ceil(SKM_THREADS * vec).max(1);
     // About two CTAs per SM, each with at least MIN_KCHUNK and at most SKM_KC rows of B.
-    let want = (2 * sms).div_ceil(gx).max(1);
+    let want = (CTAS_PER_SM * sms).div_ceil(gx).max(1);
     let most = k.div_ceil(MIN_KCHUNK).max(1);
     let least = k.div_ceil(SKM_KC).max(1);
     let splits = want.min(most).max(least);
@@ -55,14 +57,23 @@ pub fn plan_m(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64) -> (u64, u64, u
     (mt, gx, k.div_ceil(kchunk), kchunk)
 }
 
-/// The skinny-N tile: (tile of N, rows per warp).
-pub fn plan_n(n: u64, dtype: Dtype) -> (u64, u64) {
+/// The skinny-N plan: (tile of N, rows per warp, CTA row groups, K splits, columns of A per
+/// CTA). K is split (partial sums reduced afterwards) until there are about two CTAs per SM,
+/// each split a multiple of one warp step (32 lanes × 16 bytes) and at least two of them.
+pub fn plan_n(m: u64, n: u64, k: u64, dtype: Dtype, sms: u64) -> (u64, u64, u64, u64, u64) {
     let nt = match dtype {
         Dtype::Fp32 if n <= 4 => 4,
         _ if n <= 8 => 8,
         _ => 16,
     };
-    (nt, if nt <= 8 { 8 } else { 4 })
+    let rows = if nt <= 8 { 8 } else { 4 };
+    let gx = m.div_ceil(SKN_WARPS * rows).max(1);
+    let step = 32 * (16 / dtype.size() as u64);
+    let want = (CTAS_PER_SM * sms).div_ceil(gx).max(1);
+    let most = k.div_ceil(2 * step).max(1);
+    let splits = want.min(most);
+    let kchunk = k.div_ceil(splits).div_ceil(step) * step;
+    (nt, rows, gx, k.div_ceil(kchunk), kchunk)
 }
 
 fn dt(d: Dtype) -> &'static str {
@@ -71,6 +82,52 @@ fn dt(d: Dtype) -> &'static str {
         Dtype::Fp16 => "fp16",
         Dtype::Fp32 => "fp32",
     }
+}
+
+/// The fp32 `[splits][elems]` partial-sum workspace when K is split (kept in `keep`), else a
+/// null pointer.
+fn split_workspace(
+    gpu: &mut Gpu,
+    case: &Case,
+    splits: u64,
+    elems: u64,
+    keep: &mut Option<crate::gpu::DeviceBuffer>,
+) -> Result<u64> {
+    if splits <= 1 {
+        return Ok(0);
+    }
+    let ws = gpu.alloc(
+        (splits * elems * 4) as usize,
+        &format!("{} split-K partial sums", case.name()),
+    )?;
+    let p = ws.ptr();
+    *keep = Some(ws);
+    Ok(p)
+}
+
+/// The launch that adds the `splits` partial slices in order and converts them into C.
+fn reduce_step(
+    d: &str,
+    part: u64,
+    c: u64,
+    elems: u64,
+    splits: u64,
+    sms: u64,
+) -> (String, Dims, Vec<KernelArg>) {
+    (
+        format!("gemm_skinny_reduce_{d}"),
+        Dims {
+            grid: (elems.div_ceil(256).clamp(1, sms * 8) as u32, 1, 1),
+            block: (256, 1, 1),
+            smem: 0,
+        },
+        vec![
+            KernelArg::Ptr(part),
+            KernelArg::Ptr(c),
+            KernelArg::U64(elems),
+            KernelArg::I32(splits as i32),
+        ],
+    )
 }
 
 /// Prepares C = A·B with the skinny kernel `kind`.
@@ -84,34 +141,13 @@ pub fn prepare(
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
     let d = dt(case.dtype);
     let sms = gpu.info.sm_count as u64;
-    let block = |x: u64| Dims {
-        grid: (x as u32, 1, 1),
-        block: (256, 1, 1),
-        smem: 0,
-    };
     let mut steps: Vec<(String, Dims, Vec<KernelArg>)> = Vec::new();
     let mut workspace = None;
     let variant;
     match kind {
         Skinny::M => {
             let (mt, gx, splits, kchunk) = plan_m(m, n, k, case.dtype.size() as u64, sms);
-            let acc = if splits > 1 {
-                let ws = gpu.alloc(
-                    (m * n * 4) as usize,
-                    &format!("{} split-K accumulator", case.name()),
-                )?;
-                let p = ws.ptr();
-                workspace = Some(ws);
-                let blocks = (m * n).div_ceil(256).clamp(1, sms * 8);
-                steps.push((
-                    "gemm_skinny_zero".into(),
-                    block(blocks),
-                    vec![KernelArg::Ptr(p), KernelArg::U64(m * n)],
-                ));
-                p
-            } else {
-                0
-            };
+            let part = split_workspace(gpu, case, splits, m * n, &mut workspace)?;
             steps.push((
                 format!("gemm_skinny_m_{d}_{mt}"),
                 Dims {
@@ -123,7 +159,7 @@ pub fn prepare(
                     KernelArg::Ptr(a),
                     KernelArg::Ptr(b),
                     KernelArg::Ptr(c),
-                    KernelArg::Ptr(acc),
+                    KernelArg::Ptr(part),
                     KernelArg::I32(m as i32),
                     KernelArg::I32(n as i32),
                     KernelArg::I32(k as i32),
@@ -131,39 +167,39 @@ pub fn prepare(
                 ],
             ));
             if splits > 1 {
-                let blocks = (m * n).div_ceil(256).clamp(1, sms * 8);
-                steps.push((
-                    format!("gemm_skinny_store_{d}"),
-                    block(blocks),
-                    vec![
-                        KernelArg::Ptr(acc),
-                        KernelArg::Ptr(c),
-                        KernelArg::U64(m * n),
-                    ],
-                ));
+                steps.push(reduce_step(d, part, c, m * n, splits, sms));
             }
             variant = format!(
                 "gemm_skinny_m_{d}_{mt} (B streamed once; {gx}x{splits} CTAs, {kchunk} rows of B each{})",
-                if splits > 1 { ", fp32 split-K sums" } else { "" }
+                if splits > 1 { ", split-K partials" } else { "" }
             );
         }
         Skinny::N => {
-            let (nt, rows) = plan_n(n, case.dtype);
-            let grid = m.div_ceil(SKN_WARPS * rows);
+            let (nt, rows, gx, splits, kchunk) = plan_n(m, n, k, case.dtype, sms);
+            let part = split_workspace(gpu, case, splits, m * n, &mut workspace)?;
             steps.push((
                 format!("gemm_skinny_n_{d}_{nt}"),
-                block(grid),
+                Dims {
+                    grid: (gx as u32, splits as u32, 1),
+                    block: ((SKN_WARPS * 32) as u32, 1, 1),
+                    smem: 0,
+                },
                 vec![
                     KernelArg::Ptr(a),
                     KernelArg::Ptr(b),
                     KernelArg::Ptr(c),
+                    KernelArg::Ptr(part),
                     KernelArg::I32(m as i32),
                     KernelArg::I32(n as i32),
                     KernelArg::I32(k as i32),
+                    KernelArg::I32(kchunk as i32),
                 ],
             ));
+            if splits > 1 {
+                steps.push(reduce_step(d, part, c, m * n, splits, sms));
+            }
             variant = format!(
-                "gemm_skinny_n_{d}_{nt} (A streamed once; {grid} CTAs of {SKN_WARPS} warps x {rows} rows)"
+                "gemm_skinny_n_{d}_{nt} (A streamed once; {gx}x{splits} CTAs of {SKN_WARPS} warps x {rows} rows, {kchunk} columns of A each)"
             );
         }
     }
@@ -230,5 +266,32 @@ mod tests {
         }
         // 1×4096×4096 bf16 on 132 SMs: 2 column blocks, K in 32-row chunks over 128 splits.
         assert_eq!(plan_m(1, 4096, 4096, 2, 132), (1, 2, 128, 32));
+    }
+
+    #[test]
+    fn skinny_n_plans_split_k_in_whole_warp_steps() {
+        for &(m, n, k) in &[
+            (8192u64, 8u64, 8192u64),
+            (16, 16, 65536),
+            (2048, 3, 777),
+            (8192, 16, 4096),
+            (100_000, 1, 5),
+        ] {
+            for dt in [Dtype::Bf16, Dtype::Fp32] {
+                let (nt, rows, gx, splits, kchunk) = plan_n(m, n, k, dt, 132);
+                let step = 32 * (16 / dt.size() as u64);
+                assert!(nt >= n && kchunk % step == 0 && kchunk > 0);
+                assert!(gx * SKN_WARPS * rows >= m);
+                assert!(
+                    splits * kchunk >= k && (splits - 1) * kchunk < k,
+                    "{m} {n} {k}"
+                );
+            }
+        }
+        // 16×16×65536 bf16: one row group, so K is split 128 ways (512 columns, two warp steps each).
+        assert_eq!(
+            plan_n(16, 16, 65536, Dtype::Bf16, 132),
+            (16, 4, 1, 128, 512)
+        );
     }
 }
