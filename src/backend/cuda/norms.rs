@@ -343,3 +343,41 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         variant,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kg_rmsnorm_bwd_*` traps on a block of several rows whose rows do not fit its register
+    /// cache or its shared dw combine: `row_layout` must never produce one.
+    #[test]
+    fn row_layout_fits_the_rmsnorm_bwd_combine() {
+        for elem in [2usize, 4] {
+            for n in (1..=20_000).chain([65_536, 131_072, 262_144, 262_147]) {
+                let l = row_layout(n, elem);
+                assert!(l.tpr as usize <= MAX_TPR);
+                assert!((l.tpr * l.rpb).is_multiple_of(32) || l.tpr * l.rpb == l.tpr);
+                if l.rpb > 1 {
+                    let cached = RMSNORM_BWD_CACHE * l.tpr as usize;
+                    assert!(n / l.vec <= cached, "n {n} elem {elem}: {l:?}");
+                    assert!(
+                        cached * l.vec * l.rpb as usize <= RMSNORM_BWD_RED_FLOATS,
+                        "n {n} elem {elem}: {l:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ce_fwd_gives_a_warp_per_row_only_to_many_long_rows() {
+        let sms = 132;
+        assert_eq!(ce_fwd_layout(65_536, 4096, 2, sms).tpr, 32);
+        assert_eq!(ce_fwd_layout(4096, 3072, 2, sms).tpr, 32);
+        assert_eq!(ce_fwd_layout(4096, 131_072, 2, sms).tpr, 32);
+        // Few rows: a block per long row.
+        assert_eq!(ce_fwd_layout(4, 262_144, 2, sms), row_layout(262_144, 2));
+        // Short rows keep the sub-warp layout.
+        assert_eq!(ce_fwd_layout(65_536, 64, 2, sms), row_layout(64, 2));
+    }
+}
