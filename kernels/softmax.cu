@@ -18,7 +18,7 @@
 // {max, sum}: U vectors are loaded before any is used (U * 16 bytes in flight per thread), and
 // the sum is rescaled once per batch.
 template <typename T, int V, int U>
-__device__ __forceinline__ void lse_stream(const T* xr, int v0, int nv, int tpr, float (&st)[2]) {
+__device__ __forceinline__ void lse_stream(const T* __restrict__ xr, int v0, int nv, int tpr, float (&st)[2]) {
     for (int v = v0; v < nv; v += U * tpr) {
         KgPack<T, V> p[U];
 #pragma unroll
@@ -52,7 +52,7 @@ __device__ __forceinline__ void lse_stream(const T* xr, int v0, int nv, int tpr,
 // {max, sum} of its part of the row (the first C vectors cached in c, the rest streamed),
 // then the states are combined across the row (KgMaxSum). Dead rows get {0, 1}.
 template <typename T, int V, int C>
-__device__ __forceinline__ void row_lse(const T* xr, KgPack<T, V> (&c)[C], bool live, int nv,
+__device__ __forceinline__ void row_lse(const T* __restrict__ xr, KgPack<T, V> (&c)[C], bool live, int nv,
                                         int tid, int tpr, float* smem, float& mx, float& s) {
     float lm = __int_as_float(0xff800000);  // -inf
 #pragma unroll
