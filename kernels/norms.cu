@@ -124,37 +124,39 @@ __device__ __forceinline__ void fused_add_rmsnorm(T* __restrict__ x, T* __restri
     }
 }
 
-// y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes over the cached row).
+// y = (x - mean) * rsqrt(var + eps) * w + b, biased variance, in one block reduction: each
+// thread takes the exact mean and squared deviations of its cached vectors (two passes over
+// registers), adds any uncached tail as sums shifted by that mean, and the row combines the
+// {count, mean, M2} triples (Chan et al., KgMoments).
 template <typename T, typename W, int V, int C>
 __device__ __forceinline__ void layernorm_fwd(const T* __restrict__ x, const W* __restrict__ w,
                                               const W* __restrict__ b, T* __restrict__ y, int m,
                                               int n, float eps) {
-    __shared__ float smem[KG_SMEM_ROWS * 32];
+    __shared__ float smem[KG_SMEM_ROWS * 32 * 3];
     const int row = blockIdx.x * blockDim.y + threadIdx.y;
     const bool live = row < m;
     const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
     const T* xr = x + (long long)row * n;
     T* yr = y + (long long)row * n;
     KgPack<T, V> c[C];
-    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) c[k] = kg_ld<V>(xr, v);
+    }
+    float cnt = 0.f, s = 0.f;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
         if (live && v < nv) {
-            c[k] = kg_ld<V>(xr, v);
             float f[V];
             kg_unpack<V>(c[k], f);
 #pragma unroll
             for (int j = 0; j < V; ++j) s += f[j];
+            cnt += (float)V;
         }
     }
-    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
-        float f[V];
-        kg_ldf<V>(xr, v, f);
-#pragma unroll
-        for (int j = 0; j < V; ++j) s += f[j];
-    }
-    const float mean = kg_row_reduce<KgSum>(s, smem) / (float)n;
+    const float lmean = cnt > 0.f ? s / cnt : 0.f;
     float q = 0.f;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
@@ -163,16 +165,29 @@ __device__ __forceinline__ void layernorm_fwd(const T* __restrict__ x, const W* 
             float f[V];
             kg_unpack<V>(c[k], f);
 #pragma unroll
-            for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
+            for (int j = 0; j < V; ++j) q = fmaf(f[j] - lmean, f[j] - lmean, q);
         }
     }
+    float st[3] = {cnt, lmean, q};
+    float tc = 0.f, s1 = 0.f, s2 = 0.f;
     for (int v = tid + C * tpr; live && v < nv; v += tpr) {
         float f[V];
         kg_ldf<V>(xr, v, f);
 #pragma unroll
-        for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
+        for (int j = 0; j < V; ++j) {
+            const float d = f[j] - lmean;
+            s1 += d;
+            s2 = fmaf(d, d, s2);
+        }
+        tc += (float)V;
     }
-    const float r = rsqrtf(kg_row_reduce<KgSum>(q, smem) / (float)n + eps);
+    if (tc > 0.f) {
+        float tb[3] = {tc, lmean + s1 / tc, fmaxf(s2 - s1 * (s1 / tc), 0.f)};
+        KgMoments::op(st, tb);
+    }
+    kg_row_reduce_n<3, KgMoments>(st, smem);
+    const float mean = st[1];
+    const float r = rsqrtf(fmaxf(st[2] / (float)n, 0.f) + eps);
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
@@ -197,20 +212,31 @@ __device__ __forceinline__ void layernorm_fwd(const T* __restrict__ x, const W* 
     }
 }
 
+// Floats of the shared buffer that combines the rows of a block in rmsnorm_bwd:
+// C * V * blockDim.x * blockDim.y for blocks of several rows (C = 4, V <= 8, <= 256 threads).
+#define KG_BWD_RED 8192
+
 // RMSNorm backward, rstd recomputed from x (the row is read anyway):
 //   r = rsqrt(mean(x^2) + eps), d = sum(w*dy*x),
 //   dx = r*w*dy - x * r^3 * d / n,   dw = sum over rows of dy * x * r.
-// A persistent grid walks the row groups; every (block, threadIdx.y) slot owns one fp32 row of
-// `part` (n floats) holding its dw partial sums (registers for the cached columns, the row
-// itself for the rest); kg_rmsnorm_dw_* then adds the slots in a fixed order (deterministic).
+// A persistent grid walks the row groups, one block reduction per row for both sums (KgSum2).
+// Every block owns one fp32 row of `part` (n floats) holding its dw partial sums: each row
+// slot (threadIdx.y) accumulates its cached columns in registers, and at the end the slots are
+// stored to shared memory, added in order y = 0, 1, ... and written once. Columns beyond the
+// cache are accumulated in the row of `part` itself, which the host allows only for blocks of
+// one row (threadIdx.y = 0 alone); kg_rmsnorm_dw_* then adds the blocks' rows in a fixed order
+// (deterministic).
 template <typename T, typename W, int V, int C>
 __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const W* __restrict__ w,
                                             const T* __restrict__ dy, T* __restrict__ dx,
                                             float* __restrict__ part, int m, int n, float eps) {
-    __shared__ float smem[KG_SMEM_ROWS * 32];
+    __shared__ float smem[KG_SMEM_ROWS * 32 * 2];
+    __shared__ float red[KG_BWD_RED];
     const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
     const int rpb = blockDim.y;
-    float* pr = part + (long long)(blockIdx.x * rpb + threadIdx.y) * n;
+    // A layout the combine below cannot hold is a host bug: fail loudly, never silently.
+    if (rpb > 1 && (C * V * tpr * rpb > KG_BWD_RED || nv > C * tpr)) __trap();
+    float* pr = part + (long long)blockIdx.x * n;
     float acc[C][V];
 #pragma unroll
     for (int k = 0; k < C; ++k)
@@ -230,21 +256,27 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const W* __
         const T* dyr = dy + (long long)row * n;
         T* dxr = dx + (long long)row * n;
         KgPack<T, V> cx[C], cd[C];
-        float ss = 0.f, d = 0.f;
 #pragma unroll
         for (int k = 0; k < C; ++k) {
             const int v = tid + k * tpr;
             if (live && v < nv) {
                 cx[k] = kg_ld<V>(xr, v);
                 cd[k] = kg_ld<V>(dyr, v);
+            }
+        }
+        float sd[2] = {0.f, 0.f};  // {sum x^2, sum w*dy*x}
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tid + k * tpr;
+            if (live && v < nv) {
                 float a[V], e[V], h[V];
                 kg_unpack<V>(cx[k], a);
                 kg_unpack<V>(cd[k], e);
                 kg_ldf<V>(w, v, h);
 #pragma unroll
                 for (int j = 0; j < V; ++j) {
-                    ss = fmaf(a[j], a[j], ss);
-                    d = fmaf(h[j] * e[j], a[j], d);
+                    sd[0] = fmaf(a[j], a[j], sd[0]);
+                    sd[1] = fmaf(h[j] * e[j], a[j], sd[1]);
                 }
             }
         }
@@ -255,14 +287,13 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const W* __
             kg_ldf<V>(w, v, h);
 #pragma unroll
             for (int j = 0; j < V; ++j) {
-                ss = fmaf(a[j], a[j], ss);
-                d = fmaf(h[j] * e[j], a[j], d);
+                sd[0] = fmaf(a[j], a[j], sd[0]);
+                sd[1] = fmaf(h[j] * e[j], a[j], sd[1]);
             }
         }
-        ss = kg_row_reduce<KgSum>(ss, smem);
-        d = kg_row_reduce<KgSum>(d, smem);
-        const float r = rsqrtf(ss / (float)n + eps);
-        const float coef = r * r * r * d / (float)n;
+        kg_row_reduce_n<2, KgSum2>(sd, smem);
+        const float r = rsqrtf(sd[0] / (float)n + eps);
+        const float coef = r * r * r * sd[1] / (float)n;
 #pragma unroll
         for (int k = 0; k < C; ++k) {
             const int v = tid + k * tpr;
@@ -294,29 +325,55 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const W* __
             kg_stf<V>(pr, v, p);
         }
     }
+    if (rpb == 1) {
 #pragma unroll
-    for (int k = 0; k < C; ++k) {
-        const int v = tid + k * tpr;
-        if (v < nv) kg_stf<V>(pr, v, acc[k]);
+        for (int k = 0; k < C; ++k) {
+            const int v = tid + k * tpr;
+            if (v < nv) kg_stf<V>(pr, v, acc[k]);
+        }
+        return;
+    }
+    // Several rows per block (blockDim.x * blockDim.y <= 256): every slot stores its registers,
+    // then each entry is summed over the slots in order y = 0, 1, ... (deterministic).
+    const int e = C * V * tpr;  // entries per slot: entry (k * V + j) * tpr + tid
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < V; ++j) red[threadIdx.y * e + (k * V + j) * tpr + tid] = acc[k][j];
+    __syncthreads();
+    for (int i = threadIdx.y * tpr + tid; i < e; i += tpr * rpb) {
+        float t = 0.f;
+        for (int y = 0; y < rpb; ++y) t += red[y * e + i];
+        const int kj = i / tpr, v = i - kj * tpr + (kj / V) * tpr;
+        if (v < nv) pr[v * V + kj % V] = t;
     }
 }
 
-// dw[col] = sum over the P slots of part[slot][col], in slot order within each of 8 lanes,
-// then the 8 lanes in order. Block (32, 8).
+// dw[col] = sum over the P partial rows of part[p][col]: each of the 16 lanes of a column
+// (threadIdx.y) adds rows y, y + 16, ... into four interleaved sums, then the lanes are added
+// in order (a fixed order: deterministic). Block (32, 16).
 template <typename W>
 __device__ __forceinline__ void rmsnorm_dw(const float* __restrict__ part, W* __restrict__ dw, int P,
                                            int n) {
-    __shared__ float sm[8][33];
+    __shared__ float sm[16][33];
     const int col = blockIdx.x * 32 + threadIdx.x;
-    float s = 0.f;
-    if (col < n)
-        for (int p = threadIdx.y; p < P; p += 8) s += part[(long long)p * n + col];
-    sm[threadIdx.y][threadIdx.x] = s;
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+    if (col < n) {
+        int p = threadIdx.y;
+        for (; p + 48 < P; p += 64) {
+            s0 += part[(long long)p * n + col];
+            s1 += part[(long long)(p + 16) * n + col];
+            s2 += part[(long long)(p + 32) * n + col];
+            s3 += part[(long long)(p + 48) * n + col];
+        }
+        for (; p < P; p += 16) s0 += part[(long long)p * n + col];
+    }
+    sm[threadIdx.y][threadIdx.x] = (s0 + s1) + (s2 + s3);
     __syncthreads();
     if (threadIdx.y == 0 && col < n) {
         float t = 0.f;
 #pragma unroll
-        for (int i = 0; i < 8; ++i) t += sm[i][threadIdx.x];
+        for (int i = 0; i < 16; ++i) t += sm[i][threadIdx.x];
         dw[col] = kg_from_f<W>(t);
     }
 }
@@ -352,7 +409,7 @@ KG_NORMS_T(fp32, float, fp32, float)
 KG_NORMS_T(fp32, float, bf16, __nv_bfloat16)
 
 #define KG_DW(WN, W)                                                                               \
-    extern "C" __global__ void __launch_bounds__(256)                                              \
+    extern "C" __global__ void __launch_bounds__(512)                                              \
         kg_rmsnorm_dw_##WN(const float* part, W* dw, int P, int n) {                               \
         rmsnorm_dw<W>(part, dw, P, n);                                                             \
     }

@@ -91,8 +91,103 @@ __device__ __forceinline__ float kg_row_reduce(float v, float* smem) {
     return v;
 }
 
+// Reduces N values at once over the blockDim.x threads of one row with the combine Comb
+// (Comb::op(a, b) writes the combination of a and b into a; Comb::id(a) sets the identity).
+// Same layout rules as kg_row_reduce; one pair of barriers for all N values (instead of N
+// pairs). smem holds 32 * N floats per row of the block. Comb::op must be symmetric bit for
+// bit (op(a, b) == op(b, a)), so every lane of the butterfly ends with the same value.
+template <int N, typename Comb>
+__device__ __forceinline__ void kg_row_reduce_n(float (&v)[N], float* smem) {
+    const int tpr = blockDim.x;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < tpr) {
+            float w[N];
+#pragma unroll
+            for (int i = 0; i < N; ++i) w[i] = __shfl_xor_sync(0xffffffffu, v[i], o);
+            Comb::op(v, w);
+        }
+    if (tpr <= 32) return;
+    float* s = smem + threadIdx.y * 32 * N;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();  // an earlier reduction may still be reading s
+    if (lane == 0)
+#pragma unroll
+        for (int i = 0; i < N; ++i) s[i * 32 + warp] = v[i];
+    __syncthreads();
+    if (lane < (tpr >> 5)) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) v[i] = s[i * 32 + lane];
+    } else {
+        Comb::id(v);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        float w[N];
+#pragma unroll
+        for (int i = 0; i < N; ++i) w[i] = __shfl_xor_sync(0xffffffffu, v[i], o);
+        Comb::op(v, w);
+    }
+}
+
+// Two independent sums.
+struct KgSum2 {
+    __device__ static __forceinline__ void op(float (&a)[2], const float (&b)[2]) {
+        a[0] += b[0];
+        a[1] += b[1];
+    }
+    __device__ static __forceinline__ void id(float (&a)[2]) { a[0] = a[1] = 0.f; }
+};
+
 // e^x through ex2 (about 2 ulp; fp32 accumulation is the larger error).
 __device__ __forceinline__ float kg_exp(float x) { return exp2f(x * 1.4426950408889634f); }
 
 // Largest rows per block times 32: the static shared memory of the row kernels.
 #define KG_SMEM_ROWS 8
+
+// Online logsumexp state {max, sum of exp(x - max)}: the combine rescales both sums to the
+// larger max. A side with max = -inf (no elements) contributes nothing; the scale of the side
+// that holds the max is exactly 1, so the combine is symmetric.
+struct KgMaxSum {
+    __device__ static __forceinline__ void op(float (&a)[2], const float (&b)[2]) {
+        const float mx = fmaxf(a[0], b[0]);
+        const float sa = a[0] == mx ? a[1] : a[1] * kg_exp(a[0] - mx);
+        const float sb = b[0] == mx ? b[1] : b[1] * kg_exp(b[0] - mx);
+        a[0] = mx;
+        a[1] = sa + sb;
+    }
+    __device__ static __forceinline__ void id(float (&a)[2]) {
+        a[0] = __int_as_float(0xff800000);
+        a[1] = 0.f;
+    }
+};
+
+// Adds V values to an online logsumexp state (max, sum): one rescale per call, not per element.
+template <int V>
+__device__ __forceinline__ void kg_lse_add(const float (&f)[V], float& mx, float& s) {
+    float vm = f[0];
+#pragma unroll
+    for (int j = 1; j < V; ++j) vm = fmaxf(vm, f[j]);
+    if (vm > mx) {
+        s *= kg_exp(mx - vm);  // mx = -inf: s is 0 and exp(-inf) = 0
+        mx = vm;
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) s += kg_exp(f[j] - mx);
+}
+
+// Mean and squared deviations {count, mean, M2} (Chan et al.): the combine is written
+// symmetrically (weighted mean, squared difference), so both lanes of a shuffle agree.
+struct KgMoments {
+    __device__ static __forceinline__ void op(float (&a)[3], const float (&b)[3]) {
+        const float n = a[0] + b[0];
+        if (n == 0.f) return;  // both empty: a is already the identity
+        const float d = b[1] - a[1];
+        const float mean = (a[0] * a[1] + b[0] * b[1]) / n;
+        const float m2 = a[2] + b[2] + d * d * (a[0] * b[0] / n);
+        a[0] = n;
+        a[1] = mean;
+        a[2] = m2;
+    }
+    __device__ static __forceinline__ void id(float (&a)[3]) { a[0] = a[1] = a[2] = 0.f; }
+};

@@ -1,41 +1,65 @@
 // kernelgate softmax and cross-entropy kernels, row-wise with the layout of norms.cu:
 // blockDim.x threads per row, blockDim.y rows per block, up to C vectors per thread cached in
-// registers (longer rows re-read the rest), fp32 accumulation.
+// registers (longer rows re-read the rest), fp32 accumulation. The row max and the sum of
+// exponentials come from one online pass (a running max with a rescaled sum per thread,
+// combined across the row in a single reduction), so the cached row is read once and the
+// block synchronises once per row.
 // Names: kg_<op>_<dtype>_<v: vectorised, s: scalar>.
 #include "rowops.cuh"
 
 #define KG_ROW_BEGIN                                                                               \
-    __shared__ float smem[KG_SMEM_ROWS * 32];                                                      \
+    __shared__ float smem[KG_SMEM_ROWS * 32 * 2];                                                  \
     const int row = blockIdx.x * blockDim.y + threadIdx.y;                                         \
     const bool live = row < m;                                                                     \
     const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;                                     \
     const long long base = (long long)row * n;
 
-// Row max and sum of exp(x - max) over this thread's part of the row, cached in c.
+// Streams vectors v0, v0 + tpr, ... < nv of a row into the online logsumexp state st =
+// {max, sum}: U vectors are loaded before any is used (U * 16 bytes in flight per thread), and
+// the sum is rescaled once per batch.
+template <typename T, int V, int U>
+__device__ __forceinline__ void lse_stream(const T* __restrict__ xr, int v0, int nv, int tpr, float (&st)[2]) {
+    for (int v = v0; v < nv; v += U * tpr) {
+        KgPack<T, V> p[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (v + u * tpr < nv) p[u] = kg_ld<V>(xr, v + u * tpr);
+        float cm = __int_as_float(0xff800000);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (v + u * tpr < nv) {
+                float f[V];
+                kg_unpack<V>(p[u], f);
+#pragma unroll
+                for (int j = 0; j < V; ++j) cm = fmaxf(cm, f[j]);
+            }
+        if (cm > st[0]) {
+            st[1] *= kg_exp(st[0] - cm);  // st[0] = -inf: the sum is 0 and exp(-inf) = 0
+            st[0] = cm;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (v + u * tpr < nv) {
+                float f[V];
+                kg_unpack<V>(p[u], f);
+#pragma unroll
+                for (int j = 0; j < V; ++j) st[1] += kg_exp(f[j] - st[0]);
+            }
+    }
+}
+
+// Row max and sum of exp(x - max) in one block reduction: every thread keeps an online
+// {max, sum} of its part of the row (the first C vectors cached in c, the rest streamed),
+// then the states are combined across the row (KgMaxSum). Dead rows get {0, 1}.
 template <typename T, int V, int C>
-__device__ __forceinline__ void max_sumexp(const T* xr, KgPack<T, V> (&c)[C], bool live, int nv,
-                                           int tid, int tpr, float* smem, float& mx, float& s) {
-    mx = __int_as_float(0xff800000);  // -inf
+__device__ __forceinline__ void row_lse(const T* __restrict__ xr, KgPack<T, V> (&c)[C], bool live, int nv,
+                                        int tid, int tpr, float* smem, float& mx, float& s) {
+    float lm = __int_as_float(0xff800000);  // -inf
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
-        if (live && v < nv) {
-            c[k] = kg_ld<V>(xr, v);
-            float f[V];
-            kg_unpack<V>(c[k], f);
-#pragma unroll
-            for (int j = 0; j < V; ++j) mx = fmaxf(mx, f[j]);
-        }
+        if (live && v < nv) c[k] = kg_ld<V>(xr, v);
     }
-    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
-        float f[V];
-        kg_ldf<V>(xr, v, f);
-#pragma unroll
-        for (int j = 0; j < V; ++j) mx = fmaxf(mx, f[j]);
-    }
-    mx = kg_row_reduce<KgMax>(mx, smem);
-    if (!live) mx = 0.f;  // dead rows: keep the arithmetic finite
-    s = 0.f;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
@@ -43,16 +67,24 @@ __device__ __forceinline__ void max_sumexp(const T* xr, KgPack<T, V> (&c)[C], bo
             float f[V];
             kg_unpack<V>(c[k], f);
 #pragma unroll
-            for (int j = 0; j < V; ++j) s += kg_exp(f[j] - mx);
+            for (int j = 0; j < V; ++j) lm = fmaxf(lm, f[j]);
         }
     }
-    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
-        float f[V];
-        kg_ldf<V>(xr, v, f);
+    float st[2] = {lm, 0.f};
 #pragma unroll
-        for (int j = 0; j < V; ++j) s += kg_exp(f[j] - mx);
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float f[V];
+            kg_unpack<V>(c[k], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) st[1] += kg_exp(f[j] - lm);
+        }
     }
-    s = kg_row_reduce<KgSum>(s, smem);
+    if (live) lse_stream<T, V, 4>(xr, tid + C * tpr, nv, tpr, st);
+    kg_row_reduce_n<2, KgMaxSum>(st, smem);
+    mx = live ? st[0] : 0.f;  // dead rows: keep the arithmetic finite
+    s = live ? st[1] : 1.f;
 }
 
 // y = exp(x - max) / sum(exp(x - max))
@@ -61,7 +93,7 @@ __device__ __forceinline__ void softmax_fwd(const T* __restrict__ x, T* __restri
     KG_ROW_BEGIN
     KgPack<T, V> c[C];
     float mx, s;
-    max_sumexp<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
+    row_lse<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
     const float inv = 1.f / s;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
@@ -137,7 +169,10 @@ __device__ __forceinline__ void softmax_bwd(const T* __restrict__ y, const T* __
 
 // loss[row] = lse - x[row, t] (0 where t == ignore_index), lse[row] = logsumexp(x[row, :]).
 // A target outside [0, n) that is not ignore_index gives NaN, so it fails loudly.
-template <typename T, int V, int C>
+// One pass over the row and nothing kept: each thread streams its vectors U at a time into an
+// online {max, sum} (lse_stream), then one reduction combines the row (a warp per row when
+// the host picks 32 threads per row: no barrier at all).
+template <typename T, int V, int U>
 __device__ __forceinline__ void ce_fwd(const T* __restrict__ x, const int* __restrict__ tgt,
                                        float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
     KG_ROW_BEGIN
@@ -148,11 +183,11 @@ __device__ __forceinline__ void ce_fwd(const T* __restrict__ x, const int* __res
         t = tgt[row];
         if (t >= 0 && t < n) xt = kg_to_f<T>(x[base + t]);
     }
-    KgPack<T, V> c[C];
-    float mx, s;
-    max_sumexp<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
+    float st[2] = {__int_as_float(0xff800000), 0.f};
+    if (live) lse_stream<T, V, U>(x + base, tid, nv, tpr, st);
+    kg_row_reduce_n<2, KgMaxSum>(st, smem);
     if (live && tid == 0) {
-        const float l = mx + logf(s);
+        const float l = st[0] + logf(st[1]);
         float out;
         if (t == KG_IGNORE_INDEX) out = 0.f;
         else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
@@ -179,7 +214,7 @@ __device__ __forceinline__ void ce_bwd(const T* __restrict__ x, const int* __res
     }
     KgPack<T, V> c[C];
     float mx, s;
-    max_sumexp<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
+    row_lse<T, V, C>(x + base, c, live, nv, tid, tpr, smem, mx, s);
     const float gs = g / s;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
@@ -204,7 +239,7 @@ __device__ __forceinline__ void ce_bwd(const T* __restrict__ x, const int* __res
 #define KG_SOFTMAX(TN, T, VN, V)                                                                   \
     extern "C" __global__ void __launch_bounds__(512)                                              \
         kg_softmax_##TN##_##VN(const T* x, T* y, int m, int n) {                                   \
-        softmax_fwd<T, V, 8>(x, y, m, n);                                                          \
+        softmax_fwd<T, V, 4>(x, y, m, n);                                                          \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(512)                                              \
         kg_softmax_bwd_##TN##_##VN(const T* y, const T* dy, T* dx, int m, int n) {                 \
@@ -216,7 +251,7 @@ __device__ __forceinline__ void ce_bwd(const T* __restrict__ x, const int* __res
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(512) kg_cross_entropy_bwd_##TN##_##VN(            \
         const T* x, const int* tgt, const float* dloss, T* dx, int m, int n) {                     \
-        ce_bwd<T, V, 8>(x, tgt, dloss, dx, m, n);                                                  \
+        ce_bwd<T, V, 4>(x, tgt, dloss, dx, m, n);                                                  \
     }
 
 KG_SOFTMAX(bf16, __nv_bfloat16, v, 16 / sizeof(__nv_bfloat16))

@@ -664,6 +664,27 @@ impl Gpu {
         .map_err(|e| Error::driver(format!("launching kernel with {dims:?}"), e))
     }
 
+    /// How many blocks of `threads` threads (with `smem` bytes of dynamic shared memory) of `f`
+    /// fit on one SM at once, from its registers and shared memory (at least 1).
+    pub fn max_active_blocks(&self, f: Func, threads: u32, smem: u32) -> Result<u32> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: f is a loaded function of this context (bound above); `n` outlives the call.
+        unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut n,
+                f.0,
+                threads as std::ffi::c_int,
+                smem as usize,
+            )
+        }
+        .result()
+        .map_err(|e| Error::driver(format!("occupancy of a {threads}-thread block"), e))?;
+        Ok(n.max(1) as u32)
+    }
+
     /// Raises a function's dynamic shared memory limit.
     pub fn set_max_dynamic_smem(&self, f: Func, bytes: u32) -> Result<()> {
         // SAFETY: f is a loaded function of this context.

@@ -5,6 +5,17 @@
 //! row length allows it (else scalar), about four vectors per thread held in registers, a
 //! power of two ≤ 32 threads per row for short rows (sub-warp shuffles) or a multiple of 32
 //! up to 512, and about 256 threads per block, so many rows are in flight on every SM.
+//!
+//! Schemes by family (recorded in the variant string):
+//! - `softmax`, `cross_entropy_bwd`: the row is read once into registers; each thread keeps
+//!   an online {max, sum of exp} and one block reduction combines them.
+//! - `cross_entropy`: nothing is kept; the row is streamed (eight 16-byte loads in flight per
+//!   thread) into the online {max, sum}; a warp per row when rows are many
+//!   ([`ce_fwd_layout`]), else the usual layout.
+//! - `layernorm`: one block reduction of per-thread {count, mean, M2} (Chan's combine).
+//! - `rmsnorm_bwd`: a persistent grid sized by the kernel's occupancy; one reduction per row
+//!   for both sums; dw partial sums per block (its rows combined on chip), then a small
+//!   column-sum kernel.
 
 use crate::backend::{Bindings, Prepared};
 use crate::case::Case;
@@ -22,6 +33,11 @@ pub struct RowLayout {
     /// Rows per block (blockDim.y).
     pub rpb: u32,
 }
+
+/// Vectors per thread that `kg_rmsnorm_bwd_*` caches in registers (its `C`).
+pub const RMSNORM_BWD_CACHE: usize = 4;
+/// Floats of `kg_rmsnorm_bwd_*`'s shared buffer for the on-chip dw combine (`KG_BWD_RED`).
+pub const RMSNORM_BWD_RED_FLOATS: usize = 8192;
 
 /// Threads per row are at most this (the kernels' `__launch_bounds__`).
 pub const MAX_TPR: usize = 512;
@@ -45,6 +61,28 @@ pub fn row_layout(n: usize, elem: usize) -> RowLayout {
     }
 }
 
+/// Warps that must be in flight on every SM (a quarter of an SM's 64) before the forward
+/// cross-entropy gives each row one warp instead of a block.
+pub const CE_WARPS_PER_SM: usize = 16;
+
+/// The layout of the forward cross-entropy, which keeps nothing on chip (it streams the row
+/// into an online logsumexp): one warp per row (no barrier, eight 16-byte loads in flight per
+/// lane) when the row has at least 32 vectors and there are enough rows to give every SM
+/// [`CE_WARPS_PER_SM`] warps; else the usual [`row_layout`] (a block per long row when rows
+/// are few, sub-warp rows when they are short).
+pub fn ce_fwd_layout(m: usize, n: usize, elem: usize, sms: usize) -> RowLayout {
+    let lay = row_layout(n, elem);
+    if n / lay.vec >= 32 && m >= sms * CE_WARPS_PER_SM {
+        RowLayout {
+            tpr: 32,
+            rpb: 8,
+            ..lay
+        }
+    } else {
+        lay
+    }
+}
+
 fn suffix(l: &RowLayout) -> &'static str {
     if l.vec == 1 {
         "s"
@@ -60,7 +98,12 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let dt = case.dtype;
     let tn = dt.name();
     let kind = case.kernel.as_str();
-    let lay = row_layout(n, dt.size());
+    let sms = gpu.info.sm_count;
+    let lay = if kind == "cross_entropy" {
+        ce_fwd_layout(m, n, dt.size(), sms as usize)
+    } else {
+        row_layout(n, dt.size())
+    };
     let (mi, ni) = (m as i32, n as i32);
     let eps = KernelArg::F32(EPS as f32);
     let i = &bind.inputs;
@@ -70,7 +113,6 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         block: (lay.tpr, lay.rpb, 1),
         smem: 0,
     };
-    let sms = gpu.info.sm_count;
     // The weight dtype picks the weight/bias/dw element type of the norm kernels.
     let wn = weight_dtype(s, dt).name();
     let row = |name: &str| format!("kg_{name}_{tn}_{}", suffix(&lay));
@@ -78,6 +120,16 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     // Each arm picks the file and pushes its launches (function, dims, args) in order.
     let mut steps: Vec<(String, Dims, Vec<KernelArg>)> = Vec::new();
     let mut workspace = None;
+    // How the kernel covers the rows (recorded in the variant string).
+    let mut scheme = match kind {
+        "softmax" | "cross_entropy_bwd" => "online max+sum, 1 reduction, row cached".to_string(),
+        "cross_entropy" if lay.tpr == 32 && lay.rpb == 8 => {
+            "online max+sum streamed, warp per row".to_string()
+        }
+        "cross_entropy" => "online max+sum streamed".to_string(),
+        "layernorm" => "count/mean/M2, 1 reduction, row cached".to_string(),
+        _ => "row cached".to_string(),
+    };
     let file = match kind {
         "rmsnorm" => {
             steps.push((
@@ -126,19 +178,37 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             "norms.cu"
         }
         "rmsnorm_bwd" => {
-            // A persistent grid: as many blocks as fit at once (about 1024 threads per SM),
-            // each slot (block, row of the block) keeping one fp32 row of dw partial sums.
+            // A persistent grid: as many blocks as fit at once (the occupancy of the compiled
+            // kernel), each block keeping one fp32 row of dw partial sums (its rows combined on
+            // chip), which kg_rmsnorm_dw_* adds in a fixed order.
+            let name = norm("rmsnorm_bwd");
+            let threads = lay.tpr * lay.rpb;
+            // The kernel combines a block's rows in shared memory only for rows that fit its
+            // register cache (RMSNORM_BWD_CACHE vectors per thread): row_layout gives a block of
+            // several rows only to such rows; check it rather than trust it.
+            let cached = RMSNORM_BWD_CACHE * lay.tpr as usize;
+            if lay.rpb > 1
+                && (n / lay.vec > cached
+                    || cached * lay.vec * lay.rpb as usize > RMSNORM_BWD_RED_FLOATS)
+            {
+                return Err(Error::Case {
+                    case: case.name(),
+                    message: format!(
+                        "rmsnorm_bwd layout {lay:?} does not fit the kernel's on-chip dw combine"
+                    ),
+                });
+            }
+            let f = gpu.module("norms.cu")?.function(&name)?;
+            let per_sm = gpu.max_active_blocks(f, threads, 0)? as usize;
             let groups = m.div_ceil(lay.rpb as usize);
-            let per_sm = (1024 / (lay.tpr * lay.rpb) as usize).max(1);
             let blocks = groups.min(sms as usize * per_sm).max(1);
-            let slots = blocks * lay.rpb as usize;
-            let ws = gpu.alloc(slots * n * 4, &format!("{} dw partial sums", case.name()))?;
+            let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
             let dims = Dims {
                 grid: (blocks as u32, 1, 1),
                 ..row_dims
             };
             steps.push((
-                norm("rmsnorm_bwd"),
+                name,
                 dims,
                 vec![
                     KernelArg::Ptr(i[0]),
@@ -155,16 +225,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 format!("kg_rmsnorm_dw_{}", weight_dtype(s, dt).name()),
                 Dims {
                     grid: (n.div_ceil(32) as u32, 1, 1),
-                    block: (32, 8, 1),
+                    block: (32, 16, 1),
                     smem: 0,
                 },
                 vec![
                     KernelArg::Ptr(ws.ptr()),
                     KernelArg::Ptr(o[1]),
-                    KernelArg::I32(slots as i32),
+                    KernelArg::I32(blocks as i32),
                     KernelArg::I32(ni),
                 ],
             ));
+            scheme = format!("persistent {blocks} blocks ({per_sm}/SM), dw partials per block");
             workspace = Some(ws);
             "norms.cu"
         }
@@ -250,7 +321,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         names.join(" + ")
     } else {
         format!(
-            "{} (vec {}, {}x{} threads)",
+            "{} (vec {}, {}x{} threads, {scheme})",
             names.join(" + "),
             lay.vec,
             lay.tpr,
@@ -271,4 +342,42 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         source_hash,
         variant,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kg_rmsnorm_bwd_*` traps on a block of several rows whose rows do not fit its register
+    /// cache or its shared dw combine: `row_layout` must never produce one.
+    #[test]
+    fn row_layout_fits_the_rmsnorm_bwd_combine() {
+        for elem in [2usize, 4] {
+            for n in (1..=20_000).chain([65_536, 131_072, 262_144, 262_147]) {
+                let l = row_layout(n, elem);
+                assert!(l.tpr as usize <= MAX_TPR);
+                assert!((l.tpr * l.rpb).is_multiple_of(32) || l.tpr * l.rpb == l.tpr);
+                if l.rpb > 1 {
+                    let cached = RMSNORM_BWD_CACHE * l.tpr as usize;
+                    assert!(n / l.vec <= cached, "n {n} elem {elem}: {l:?}");
+                    assert!(
+                        cached * l.vec * l.rpb as usize <= RMSNORM_BWD_RED_FLOATS,
+                        "n {n} elem {elem}: {l:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ce_fwd_gives_a_warp_per_row_only_to_many_long_rows() {
+        let sms = 132;
+        assert_eq!(ce_fwd_layout(65_536, 4096, 2, sms).tpr, 32);
+        assert_eq!(ce_fwd_layout(4096, 3072, 2, sms).tpr, 32);
+        assert_eq!(ce_fwd_layout(4096, 131_072, 2, sms).tpr, 32);
+        // Few rows: a block per long row.
+        assert_eq!(ce_fwd_layout(4, 262_144, 2, sms), row_layout(262_144, 2));
+        // Short rows keep the sub-warp layout.
+        assert_eq!(ce_fwd_layout(65_536, 64, 2, sms), row_layout(64, 2));
+    }
 }
