@@ -143,8 +143,7 @@ pub fn prepare(
     let sms = gpu.info.sm_count as u64;
     let mut steps: Vec<(String, Dims, Vec<KernelArg>)> = Vec::new();
     let mut workspace = None;
-    let variant;
-    match kind {
+    let variant = match kind {
         Skinny::M => {
             let (mt, gx, splits, kchunk) = plan_m(m, n, k, case.dtype.size() as u64, sms);
             let part = split_workspace(gpu, case, splits, m * n, &mut workspace)?;
@@ -169,10 +168,10 @@ pub fn prepare(
             if splits > 1 {
                 steps.push(reduce_step(d, part, c, m * n, splits, sms));
             }
-            variant = format!(
+            format!(
                 "gemm_skinny_m_{d}_{mt} (B streamed once; {gx}x{splits} CTAs, {kchunk} rows of B each{})",
                 if splits > 1 { ", split-K partials" } else { "" }
-            );
+            )
         }
         Skinny::N => {
             let (nt, rows, gx, splits, kchunk) = plan_n(m, n, k, case.dtype, sms);
@@ -198,11 +197,11 @@ pub fn prepare(
             if splits > 1 {
                 steps.push(reduce_step(d, part, c, m * n, splits, sms));
             }
-            variant = format!(
+            format!(
                 "gemm_skinny_n_{d}_{nt} (A streamed once; {gx}x{splits} CTAs of {SKN_WARPS} warps x {rows} rows, {kchunk} columns of A each)"
-            );
+            )
         }
-    }
+    };
     let module = gpu.module("gemm_skinny.cu")?;
     let mut launches = Vec::new();
     for (name, dims, args) in steps {
