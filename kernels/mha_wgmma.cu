@@ -60,7 +60,7 @@
 //     tmV: same as tmK on V
 //   BN = MHA_WG_BN (128), STAGES = MHA_WG_STAGES_D64 / _D128 (3 / 2)
 //   dynamic smem = 1024 + 128*D*2 + 2*STAGES*BN*D*2 + 256 bytes
-//     (D=64: 115968, D=128: 197888), set MAX_DYNAMIC_SHARED_SIZE_BYTES before launch
+//     (D=64: 115968, D=128: 165120), set MAX_DYNAMIC_SHARED_SIZE_BYTES before launch
 //   grid (ceil(Sq/128), H, B), block 384, no clusters
 //   params {tmQ, tmK, tmV (__grid_constant__ CUtensorMap by value), O, H, Hkv, Sq, Sk, scale_log2}
 // ---------------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigne
     else wgmma_rs_n64<BF16>(d, a, db);
 }
 
-#define NEG_INF __int_as_float(0xff800000)
+#define MW_NEG_INF __int_as_float(0xff800000)
 
 template <int D, int BN, int STAGES> struct Layout {
     static constexpr unsigned Q_BOX = BM * 128;          // one 64-col box of Q
@@ -243,20 +243,20 @@ static __device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&
                 const int key = n0 + i * 8 + t * 2 + (e & 1);
                 const int row = row0 + (e >> 1) * 8;
                 const bool masked = key >= Sk || (CAUSAL && key > row + diag);
-                s[4 * i + e] = masked ? NEG_INF : s[4 * i + e];
+                s[4 * i + e] = masked ? MW_NEG_INF : s[4 * i + e];
             }
         }
     }
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
-        float mx = NEG_INF;
+        float mx = MW_NEG_INF;
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * rr], s[4 * i + 2 * rr + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
         mx = fmaxf(row_m[rr], mx * scale_log2);
         // A row that has seen only masked keys keeps m = -inf: base 0 so exp2(-inf) = 0, not NaN.
-        const float base = mx == NEG_INF ? 0.f : mx;
+        const float base = mx == MW_NEG_INF ? 0.f : mx;
         corr[rr] = fast_exp2(row_m[rr] - base);  // row_m = -inf -> 0
         row_m[rr] = mx;
         float sum = 0.f;
@@ -380,7 +380,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
         float o[D / 2];
 #pragma unroll
         for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-        float row_m[2] = {NEG_INF, NEG_INF}, row_l[2] = {0.f, 0.f};
+        float row_m[2] = {MW_NEG_INF, MW_NEG_INF}, row_l[2] = {0.f, 0.f};
         float s[BN / 2];
         unsigned p[BN / 16][4];
         float corr[2];
