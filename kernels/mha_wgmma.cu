@@ -46,6 +46,13 @@
 //     S_j = Q·K_jᵀ and then O += P_{j-1}·V_{j-1} back to back, waits for S_j only
 //     (wait_group 1), does the softmax of S_j while P_{j-1}·V_{j-1} runs on the tensor cores,
 //     then waits for it, rescales O and converts P_j.
+//   * Ping-pong between the two consumer warpgroups (PINGPONG = true, FA3 section 3.1): each
+//     warpgroup issues its GEMMs only in its turn (bar.sync on named barrier 1 + c, 256
+//     threads) and hands the turn over right after issuing (bar.arrive on the other's barrier),
+//     so one warpgroup's softmax overlaps the other's GEMMs. The mbarrier waits for data happen
+//     before taking the turn. WG 1 gives WG 0 the first turn and skips its last hand-over, so
+//     every named-barrier phase gets exactly 256 threads (both warpgroups pass the same number
+//     of issue points; none when the CTA has no key tile).
 //   * Masking only where needed: key tiles wholly past the causal diagonal are never loaded;
 //     the per-element mask (key >= Sk, or causal key > row + Sk − Sq) runs on tiles that cross
 //     the end of the keys or the diagonal of this warpgroup's rows.
@@ -58,7 +65,8 @@
 //     tmQ: dims {D, Sq, B*H},   strides {D*2, Sq*D*2} bytes, box {64, 128, 1}
 //     tmK: dims {D, Sk, B*Hkv}, strides {D*2, Sk*D*2},       box {64, BN, 1}
 //     tmV: same as tmK on V
-//   BN = MHA_WG_BN (128), STAGES = MHA_WG_STAGES_D64 / _D128 (3 / 2)
+//   BN = MHA_WG_BN (128), STAGES = MHA_WG_STAGES_D64 / _D128 (3 / 2); MHA_WG_OVERLAP and
+//   MHA_WG_PINGPONG (default 1) switch the two overlap features off for debugging.
 //   dynamic smem = 1024 + 128*D*2 + 2*STAGES*BN*D*2 + 256 bytes
 //     (D=64: 115968, D=128: 165120), set MAX_DYNAMIC_SHARED_SIZE_BYTES before launch
 //   grid (ceil(Sq/128), H, B), block 384, no clusters
@@ -85,6 +93,9 @@ struct alignas(64) CUtensorMap {
 #endif
 #ifndef MHA_WG_OVERLAP
 #define MHA_WG_OVERLAP 1
+#endif
+#ifndef MHA_WG_PINGPONG
+#define MHA_WG_PINGPONG 1
 #endif
 
 namespace mha_wg {
@@ -137,6 +148,14 @@ static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence
 static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Named barriers 1 and 2 (0 is __syncthreads) order the two consumer warpgroups' GEMM issue
+// (ping-pong): 256 threads = both consumer warpgroups.
+static __device__ __forceinline__ void named_sync(int id) {
+    asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory");
+}
+static __device__ __forceinline__ void named_arrive(int id) {
+    asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory");
 }
 static __device__ __forceinline__ float fast_exp2(float x) {
     float y;
@@ -294,7 +313,7 @@ static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float 
     }
 }
 
-template <typename T, int D, int BN, int STAGES, bool CAUSAL, bool OVERLAP>
+template <typename T, int D, int BN, int STAGES, bool CAUSAL, bool OVERLAP, bool PINGPONG>
 static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CUtensorMap* tmK,
                                                 const CUtensorMap* tmV, T* __restrict__ O, int H, int Hkv,
                                                 int Sq, int Sk, float scale_log2) {
@@ -412,32 +431,54 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             }
         };
 
+        // Ping-pong: warpgroup c issues its GEMMs only in its turn (named barrier 1 + c) and then
+        // hands the turn to the other one (barrier 2 - c), so one warpgroup's softmax runs while
+        // the other's GEMMs use the tensor cores. Both warpgroups pass the same number of issue
+        // points (n_tiles + 1 with OVERLAP, 2 n_tiles without); WG 1 gives WG 0 the first turn
+        // and skips its last hand-over, so every barrier phase gets exactly 256 threads and
+        // none is left half-arrived at exit.
+        int turns_left = OVERLAP ? n_tiles + 1 : 2 * n_tiles;
+        if (PINGPONG && cw == 1 && n_tiles > 0) named_arrive(1);
+        auto turn_begin = [&]() {
+            if (PINGPONG) named_sync(1 + cw);
+        };
+        auto turn_end = [&]() {
+            --turns_left;
+            if (PINGPONG && (cw == 0 || turns_left > 0)) named_arrive(2 - cw);
+        };
+
         if constexpr (!OVERLAP) {
             for (int j = 0; j < n_tiles; ++j) {
                 const unsigned st = (unsigned)j % STAGES;
                 const unsigned ph = ((unsigned)j / STAGES) & 1u;
                 mbar_wait(MW_KFULL(st), ph);
+                turn_begin();
                 wgmma_fence();
                 issue_s(j);
                 wgmma_commit();
+                turn_end();
                 wgmma_wait<0>();
                 if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                 softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
                 rescale_o<D>(o, corr);
                 convert_p<T, BN>(s, p);
                 mbar_wait(MW_VFULL(st), ph);
+                turn_begin();
                 wgmma_fence();
                 issue_pv(j);
                 wgmma_commit();
+                turn_end();
                 wgmma_wait<0>();
                 if (lane == 0) mbar_arrive(MW_VEMPTY(st));
             }
         } else if (n_tiles > 0) {
             // Tile 0: S_0, softmax, P_0.
             mbar_wait(MW_KFULL(0), 0);
+            turn_begin();
             wgmma_fence();
             issue_s(0);
             wgmma_commit();
+            turn_end();
             wgmma_wait<0>();
             if (lane == 0) mbar_arrive(MW_KEMPTY(0));
             softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(0), 0, row0, Sk, diag, scale_log2);
@@ -448,12 +489,14 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 const unsigned sp = (unsigned)(j - 1) % STAGES;
                 const unsigned php = ((unsigned)(j - 1) / STAGES) & 1u;
                 mbar_wait(MW_KFULL(st), ph);
+                mbar_wait(MW_VFULL(sp), php);
+                turn_begin();
                 wgmma_fence();
                 issue_s(j);  // S_j = Q·K_jᵀ
                 wgmma_commit();
-                mbar_wait(MW_VFULL(sp), php);
                 issue_pv(j - 1);  // O += P_{j-1}·V_{j-1}
                 wgmma_commit();
+                turn_end();
                 wgmma_wait<1>();  // S_j done (P·V may still run)
                 if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                 softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
@@ -465,9 +508,11 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             const int jl = n_tiles - 1;
             const unsigned sl = (unsigned)jl % STAGES;
             mbar_wait(MW_VFULL(sl), ((unsigned)jl / STAGES) & 1u);
+            turn_begin();
             wgmma_fence();
             issue_pv(jl);
             wgmma_commit();
+            turn_end();
             wgmma_wait<0>();
             if (lane == 0) mbar_arrive(MW_VEMPTY(sl));
         }
@@ -502,7 +547,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     extern "C" __global__ void __launch_bounds__(384, 1)                                                     \
         NAME(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,               \
              const __grid_constant__ CUtensorMap tmV, T* O, int H, int Hkv, int Sq, int Sk, float sl2) {     \
-        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, CAUSAL, OVERLAP>(&tmQ, &tmK, &tmV, O, H, Hkv, Sq, Sk, sl2); \
+        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, CAUSAL, OVERLAP, MHA_WG_PINGPONG>(&tmQ, &tmK, &tmV, O, H, Hkv, Sq, Sk, sl2); \
     }
 
 MHA_WG_KERNEL(mha_wgmma_bf16_d64, __nv_bfloat16, 64, MHA_WG_STAGES_D64, false, MHA_WG_OVERLAP)

@@ -388,9 +388,9 @@ int main(int argc, char** argv) {
         if (pid == 0) {
             cudaDeviceProp p;
             CK(cudaGetDeviceProperties(&p, 0));
-            printf("device: %s (sm_%d%d, %d SMs), wgmma variant '%s': BN=%d, stages d64/d128 = %d/%d, overlap=%d\n",
+            printf("device: %s (sm_%d%d, %d SMs), wgmma variant '%s': BN=%d, stages d64/d128 = %d/%d, overlap=%d, pingpong=%d\n",
                    p.name, p.major, p.minor, p.multiProcessorCount, g_label, MHA_WG_BN, MHA_WG_STAGES_D64,
-                   MHA_WG_STAGES_D128, MHA_WG_OVERLAP);
+                   MHA_WG_STAGES_D128, MHA_WG_OVERLAP, MHA_WG_PINGPONG);
             print_attrs();
             fflush(stdout);
             _exit(0);
