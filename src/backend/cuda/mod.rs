@@ -9,6 +9,7 @@ use crate::gpu::Gpu;
 mod gemm;
 mod gemm_wgmma;
 mod mha;
+mod mha_wgmma;
 mod norms;
 mod nsa;
 mod spin;
