@@ -28,6 +28,7 @@
 //! | `KERNELGATE_BASE` | same-run A/B for our own kernels: a git revision (or a directory holding `kernels/`) whose kernel sources are compiled next to the working tree's and timed in alternation with them |
 //! | `KERNELGATE_FLOOR_US` | absolute floor of the stored-baseline gate in µs: a slowdown smaller than this is never called (default [`DEFAULT_FLOOR_US`]) |
 //! | `KERNELGATE_MACHINE_FACTOR` | `1` scales the baseline by this machine's measured ceilings against the baseline's (default off: see README) |
+//! | `KERNELGATE_MHA_KERNEL` | `mma` or `wgmma`: which of our attention kernels runs `mha` (default `wgmma` on compute capability 9.0 with bf16/fp16 and d = 64/128, else `mma`; forcing `wgmma` where it cannot run is an error) |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
 use crate::error::{Error, Result};

@@ -8,6 +8,53 @@ use crate::error::{Error, Result};
 use crate::family::mha::{default_scale, HEAD_DIMS};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
+/// Environment variable that forces the mha kernel: `mma` (kernels/mha.cu) or `wgmma`
+/// (kernels/mha_wgmma.cu).
+pub const KERNEL_ENV: &str = "KERNELGATE_MHA_KERNEL";
+
+/// Which of our mha kernels runs a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// `kernels/mha.cu`: mma.sync, any sm_80+ GPU.
+    Mma,
+    /// `kernels/mha_wgmma.cu`: TMA + wgmma, sm_90a only.
+    Wgmma,
+}
+
+/// Parses a `KERNELGATE_MHA_KERNEL` value (`None`: unset or empty, automatic choice).
+pub fn parse_forced(value: Option<&str>) -> std::result::Result<Option<Kernel>, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some("mma") => Ok(Some(Kernel::Mma)),
+        Some("wgmma") => Ok(Some(Kernel::Wgmma)),
+        Some(other) => Err(format!(
+            "{KERNEL_ENV}={other:?} is not a kernel: use `mma` or `wgmma`"
+        )),
+    }
+}
+
+/// The kernel for this case: the forced one (`KERNELGATE_MHA_KERNEL`; an unusable forced choice
+/// is an error), else wgmma where it is usable, else mma.
+fn choose(gpu: &Gpu, case: &Case) -> Result<Kernel> {
+    let env = std::env::var(KERNEL_ENV).ok();
+    let forced = parse_forced(env.as_deref()).map_err(|message| Error::Case {
+        case: case.name(),
+        message,
+    })?;
+    let wgmma = super::mha_wgmma::usable(gpu, case);
+    match forced {
+        Some(Kernel::Wgmma) => wgmma.map(|_| Kernel::Wgmma).map_err(|why| Error::Case {
+            case: case.name(),
+            message: format!(
+                "{KERNEL_ENV}=wgmma, but the wgmma mha kernel cannot run this case: {why}"
+            ),
+        }),
+        Some(Kernel::Mma) => Ok(Kernel::Mma),
+        None if wgmma.is_ok() => Ok(Kernel::Wgmma),
+        None => Ok(Kernel::Mma),
+    }
+}
+
 /// Query rows per CTA.
 pub const BLOCK_M: u32 = 128;
 /// Keys per K/V tile for head dimension `d` (`MHA_BN_D64` / `MHA_BN_D128` in the kernel).
@@ -48,6 +95,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let (b, h, hkv) = (s.get("b"), s.get("h"), s.get("hkv"));
     let (sq, sk, d) = (s.get("sq"), s.get("sk"), s.get("d"));
     let causal = s.get("causal") == 1;
+    if choose(gpu, case)? == Kernel::Wgmma {
+        let (q, k, v) = (bind.inputs[0], bind.inputs[1], bind.inputs[2]);
+        return super::mha_wgmma::prepare(gpu, case, q, k, v, bind.outputs[0]);
+    }
     let name = entry(case.dtype, d, causal).ok_or_else(|| Error::Case {
         case: case.name(),
         message: format!(
@@ -81,6 +132,23 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s,
         source_hash: hash,
-        variant: name,
+        variant: format!(
+            "{name} (mma.sync, BM={BLOCK_M}, BN={}, cp.async double buffer)",
+            block_n(d as u32)
+        ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forced_kernel_parses() {
+        assert_eq!(parse_forced(None), Ok(None));
+        assert_eq!(parse_forced(Some("")), Ok(None));
+        assert_eq!(parse_forced(Some("mma")), Ok(Some(Kernel::Mma)));
+        assert_eq!(parse_forced(Some("wgmma")), Ok(Some(Kernel::Wgmma)));
+        assert!(parse_forced(Some("fa3")).unwrap_err().contains("mma"));
+    }
 }

@@ -10,6 +10,7 @@ mod gemm;
 mod gemm_skinny;
 mod gemm_wgmma;
 mod mha;
+mod mha_wgmma;
 mod norms;
 mod nsa;
 mod spin;
