@@ -2,8 +2,9 @@
 # Our kernels on a GPU machine, each against its same-run peer (run from the repo root with
 # .devbin carried; scripts/build-device.sh). PARTS (default "mha gemm rows"):
 #   mhabench  kernels/dev/run_mha_wgmma.sh (standalone correctness + TFLOP/s of the wgmma kernel)
-#   mha       the mha_edges suite and the attention_scaling suite through the harness (our
-#             kernel vs torch SDPA: correctness, TFLOP/s, the variant that ran)
+#   mha       the mha_edges and attention_scaling suites through the harness (correctness,
+#             TFLOP/s, the variant that ran)
+#   bars      the attention_bars suite: our mha kernel vs torch SDPA in the same run
 #   gemm      the gemm suite (ours vs cuBLAS per shape; scripts/gemm-table.py)
 #   rows      dsv3 and the default suite's memory-bound families (fraction of copy bandwidth)
 # Returns under $OUT: log.txt and check.tgz (results files and logs).
@@ -26,10 +27,17 @@ for part in ${PARTS:-mha gemm rows}; do
       t0=$(date +%s); OUT_DIR=$W/mwb timeout ${MHABENCH_S:-300} bash kernels/dev/run_mha_wgmma.sh > "$W/mhabench.txt" 2>&1
       log "mhabench: exit $? after $(( $(date +%s) - t0 )) s"
       grep -vE "^\s*$" "$W/mhabench.txt" | grep -E "FAIL|ERROR|error|==|TFLOP|ratio|x[0-9]|regs|spill|\|" | cut -c1-200 | head -90 | tee -a "$OUT/log.txt" ;;
-    mha)
-      run mha_edges --suite mha_edges
-      run attention_scaling --suite attention_scaling --max-time 500ms
-      python3 - "$W/mha_edges.json" "$W/attention_scaling.json" <<'PY' | tee -a "$OUT/log.txt"
+    mha|bars)
+      if [ $part = mha ]; then
+        run mha_edges --suite mha_edges
+        run attention_scaling --suite attention_scaling --max-time 500ms
+        files="$W/mha_edges.json $W/attention_scaling.json"
+      else
+        run attention_bars --suite attention_bars --max-time 1s
+        files="$W/attention_bars.json"
+      fi
+      # shellcheck disable=SC2086
+      python3 - $files <<'PY' | tee -a "$OUT/log.txt"
 import json, sys, math
 for f in sys.argv[1:]:
     try: d = json.load(open(f))
