@@ -124,39 +124,37 @@ __device__ __forceinline__ void fused_add_rmsnorm(T* __restrict__ x, T* __restri
     }
 }
 
-// y = (x - mean) * rsqrt(var + eps) * w + b, biased variance, in one block reduction: each
-// thread takes the exact mean and squared deviations of its cached vectors (two passes over
-// registers), adds any uncached tail as sums shifted by that mean, and the row combines the
-// {count, mean, M2} triples (Chan et al., KgMoments).
+// y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes over the cached row).
 template <typename T, typename W, int V, int C>
 __device__ __forceinline__ void layernorm_fwd(const T* __restrict__ x, const W* __restrict__ w,
                                               const W* __restrict__ b, T* __restrict__ y, int m,
                                               int n, float eps) {
-    __shared__ float smem[KG_SMEM_ROWS * 32 * 3];
+    __shared__ float smem[KG_SMEM_ROWS * 32];
     const int row = blockIdx.x * blockDim.y + threadIdx.y;
     const bool live = row < m;
     const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
     const T* xr = x + (long long)row * n;
     T* yr = y + (long long)row * n;
     KgPack<T, V> c[C];
-#pragma unroll
-    for (int k = 0; k < C; ++k) {
-        const int v = tid + k * tpr;
-        if (live && v < nv) c[k] = kg_ld<V>(xr, v);
-    }
-    float cnt = 0.f, s = 0.f;
+    float s = 0.f;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
         if (live && v < nv) {
+            c[k] = kg_ld<V>(xr, v);
             float f[V];
             kg_unpack<V>(c[k], f);
 #pragma unroll
             for (int j = 0; j < V; ++j) s += f[j];
-            cnt += (float)V;
         }
     }
-    const float lmean = cnt > 0.f ? s / cnt : 0.f;
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V];
+        kg_ldf<V>(xr, v, f);
+#pragma unroll
+        for (int j = 0; j < V; ++j) s += f[j];
+    }
+    const float mean = kg_row_reduce<KgSum>(s, smem) / (float)n;
     float q = 0.f;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
@@ -165,29 +163,16 @@ __device__ __forceinline__ void layernorm_fwd(const T* __restrict__ x, const W* 
             float f[V];
             kg_unpack<V>(c[k], f);
 #pragma unroll
-            for (int j = 0; j < V; ++j) q = fmaf(f[j] - lmean, f[j] - lmean, q);
+            for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
         }
     }
-    float st[3] = {cnt, lmean, q};
-    float tc = 0.f, s1 = 0.f, s2 = 0.f;
     for (int v = tid + C * tpr; live && v < nv; v += tpr) {
         float f[V];
         kg_ldf<V>(xr, v, f);
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-            const float d = f[j] - lmean;
-            s1 += d;
-            s2 = fmaf(d, d, s2);
-        }
-        tc += (float)V;
+        for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
     }
-    if (tc > 0.f) {
-        float tb[3] = {tc, lmean + s1 / tc, fmaxf(s2 - s1 * (s1 / tc), 0.f)};
-        KgMoments::op(st, tb);
-    }
-    kg_row_reduce_n<3, KgMoments>(st, smem);
-    const float mean = st[1];
-    const float r = rsqrtf(fmaxf(st[2] / (float)n, 0.f) + eps);
+    const float r = rsqrtf(kg_row_reduce<KgSum>(q, smem) / (float)n + eps);
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
