@@ -490,7 +490,7 @@ pub fn import_results(
             };
             let mut rounds = store
                 .entry(&r.gpu_model, &r.kernel, &r.case)?
-                .map(|e| e.rounds)
+                .map(|e| rounds_to_keep(e, &r.source_hash))
                 .unwrap_or_default();
             if rounds
                 .iter()
@@ -524,6 +524,18 @@ pub fn import_results(
         }
     }
     Ok(added)
+}
+
+/// The rounds of `old` that a new round of code `source_hash` joins: all of them when the entry
+/// timed the same code, none when its source hash differs (the kernel changed: its old rounds
+/// timed other code, and keeping them would put the change itself into the baseline's spread).
+/// An entry without a recorded hash keeps its rounds.
+pub fn rounds_to_keep(old: Entry, source_hash: &str) -> Vec<Round> {
+    if old.env.source_hash.is_empty() || old.env.source_hash == source_hash {
+        old.rounds
+    } else {
+        Vec::new()
+    }
 }
 
 /// Most rounds kept per entry (the oldest go first).

@@ -1216,7 +1216,7 @@ pub fn run_case(
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds = old.rounds;
+                all_rounds = crate::baseline::rounds_to_keep(old, &first.source_hash);
             }
         }
         all_rounds.extend(rounds.iter().cloned());

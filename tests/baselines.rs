@@ -877,3 +877,18 @@ fn importing_results_keeps_the_batch_of_each_round() {
     assert_eq!(e.rounds[0].batch, Some(4));
     assert_close!(e.overhead_ms.unwrap(), 2.5 / 4.0 * 1e-3);
 }
+
+#[test]
+fn an_entry_whose_kernel_changed_starts_over_on_append() {
+    use kernelgate::baseline::rounds_to_keep;
+    let st = Stats::from_samples(&[1.0; 20]).unwrap();
+    let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
+    // Same code: the new round joins the old ones.
+    assert_eq!(rounds_to_keep(e.clone(), &e.env.source_hash).len(), 2);
+    // The kernel changed: its old rounds timed other code.
+    assert!(rounds_to_keep(e.clone(), "fedcba").is_empty());
+    // No hash recorded (hand-made or very old entries): kept.
+    let mut unknown = e;
+    unknown.env.source_hash.clear();
+    assert_eq!(rounds_to_keep(unknown, "fedcba").len(), 2);
+}
