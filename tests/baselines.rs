@@ -849,12 +849,15 @@ fn importing_results_keeps_the_batch_of_each_round() {
     file.results.truncate(1);
     file.results[0].batch = 4;
     let rec = file.results[0].clone();
-    // An older round without its window is there already: kept by a plain import, retired by
-    // one that asks.
+    // An older round of the same code, without its window, is there already: kept by a plain
+    // import, retired by one that asks.
     let old = Entry::from_rounds(
         rec.stats.as_ref().unwrap(),
         vec![round(0.0062, "GPU-old")],
-        env(),
+        Provenance {
+            source_hash: rec.source_hash.clone(),
+            ..env()
+        },
     );
     store
         .update(&rec.gpu_model, &rec.kernel, &rec.case, old.clone())
@@ -875,6 +878,27 @@ fn importing_results_keeps_the_batch_of_each_round() {
         .expect("imported");
     assert_eq!(e.rounds.len(), 1);
     assert_eq!(e.rounds[0].batch, Some(4));
+    // An entry of other code (a changed kernel) starts over even on a plain import.
+    let other = Entry::from_rounds(
+        rec.stats.as_ref().unwrap(),
+        vec![round(0.0062, "GPU-old")],
+        env(),
+    );
+    store
+        .update(&rec.gpu_model, &rec.kernel, &rec.case, other)
+        .unwrap();
+    let mut again = kernelgate::results::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
+    )
+    .unwrap();
+    again.results.retain(|r| r.case == rec.case);
+    again.results.truncate(1);
+    assert_eq!(import_results(&store, &[again], false).unwrap(), 1);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.rounds.len(), 1);
     assert_close!(e.overhead_ms.unwrap(), 2.5 / 4.0 * 1e-3);
 }
 
