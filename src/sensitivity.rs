@@ -74,6 +74,10 @@ pub struct RunSummary {
     /// Samples dropped over the run because their enqueue outlasted the hold.
     #[serde(default)]
     pub late_samples: usize,
+    /// Cases compared with a stored baseline measured on one machine only (its spread between
+    /// machines is unknown, so a fresh machine may read it as a change).
+    #[serde(default)]
+    pub single_machine_baselines: Vec<String>,
 }
 
 impl RunSummary {
@@ -124,6 +128,15 @@ impl RunSummary {
                 .count(),
             max_hold_us: records.iter().map(|r| r.hold_us).fold(0.0, f64::max),
             late_samples: records.iter().map(|r| r.late_samples).sum(),
+            single_machine_baselines: {
+                let mut v: Vec<String> = records
+                    .iter()
+                    .filter(|r| r.ratio.is_some() && r.baseline_machines == Some(1))
+                    .map(|r| r.case.clone())
+                    .collect();
+                v.sort();
+                v
+            },
         }
     }
 
@@ -172,6 +185,26 @@ impl RunSummary {
                 self.raised_holds,
                 self.max_hold_us,
                 self.late_samples
+            );
+        }
+        if !self.single_machine_baselines.is_empty() {
+            let shown: Vec<&str> = self
+                .single_machine_baselines
+                .iter()
+                .take(8)
+                .map(String::as_str)
+                .collect();
+            let more = self.single_machine_baselines.len() - shown.len();
+            let _ = writeln!(
+                s,
+                "note: {} case(s) compared with a baseline from one machine (append rounds from other machines to cover their spread): {}{}",
+                self.single_machine_baselines.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             );
         }
         if !self.capture_failed.is_empty() {

@@ -619,6 +619,9 @@ fn summary_records() -> Vec<Record> {
     v[2].host_enqueue_us = 26.0;
     v[2].late_samples = 2;
     v[4].host_enqueue_us = 0.0;
+    // One comparison against a single-machine baseline, one against three machines.
+    v[0].baseline_machines = Some(1);
+    v[1].baseline_machines = Some(3);
     v
 }
 
@@ -634,6 +637,7 @@ fn run_summary_counts_and_distribution() {
     );
     // Against a run that asked for an 80 µs hold, nothing was raised.
     assert_eq!(RunSummary::of(&recs, 80.0).raised_holds, 0);
+    assert_eq!(s.single_machine_baselines, vec![recs[0].case.clone()]);
     let verdicts: Vec<(&str, usize)> = s.verdicts.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(
         verdicts,
