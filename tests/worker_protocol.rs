@@ -294,3 +294,45 @@ fn external_backend_resolution() {
     );
     assert!(worker::command("cuda", &root, &suite).is_none());
 }
+
+#[test]
+fn worker_hold_outlasts_the_host_without_growing_with_the_batch() {
+    // The workers' hold rule (worker_common.hold_for / raised_hold), run by the Python the
+    // workers use: the total hold per sample is 3x the slowest enqueue (at least the request's,
+    // at most 2 ms), spread over the sample's units (1 for a graph replay, 1 + batch eagerly),
+    // and a late sample doubles the total until the cap.
+    let script = r#"
+import sys
+sys.path.insert(0, "src/backend")
+import worker_common as wc
+close = lambda a, b: abs(a - b) < 1e-9
+# Graph replay: 20 us asked, host took 15 us -> 45 us.
+assert close(wc.hold_for(20.0, 1, 15.0), 45.0)
+# A fast host keeps the request's hold.
+assert close(wc.hold_for(20.0, 1, 2.0), 20.0)
+# Eager, batch 8 (9 units of 20 us = 180 us): a 300 us enqueue of the 8 calls -> 900 us in all,
+# 100 us per unit, not 900 us per unit.
+assert close(wc.hold_for(20.0, 9, 300.0), 100.0)
+# Capped at 2 ms in all.
+assert close(wc.hold_for(20.0, 9, 1e6) * 9, wc.MAX_HOLD_US)
+assert close(wc.hold_for(20.0, 1, 1e6), wc.MAX_HOLD_US)
+# Late samples double the total until the cap, then the sample is kept.
+assert close(wc.raised_hold(45.0, 1, 2000.0), 90.0)
+assert close(wc.raised_hold(1500.0, 1, 2000.0), 2000.0)
+assert wc.raised_hold(2000.0, 1, 2000.0) is None
+assert close(wc.raised_hold(100.0, 9, 2000.0) * 9, 1800.0)
+sys.__stdout__.write("ok\n")  # worker_common sends print() to stderr
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -199,6 +199,24 @@ HOST_MARGIN = 3.0  # the hold is at least this many times the host's enqueue of 
 MAX_HOLD_US = 2000.0
 
 
+def hold_for(unit_us, units, slowest_us):
+    """The per-unit hold for a sample held by `units` units (1 for a graph replay, 1 + batch for
+    eager calls): the total becomes at least HOST_MARGIN x the slowest enqueue seen in warm-up,
+    at most MAX_HOLD_US in all (or the request's own total when that is longer)."""
+    total = unit_us * units
+    cap = max(MAX_HOLD_US, total)
+    return min(max(total, HOST_MARGIN * slowest_us), cap) / units
+
+
+def raised_hold(unit_us, units, cap_total):
+    """After a late sample: the per-unit hold with the total doubled, or None when the total is
+    at `cap_total` already (the sample is then kept)."""
+    total = unit_us * units
+    if total >= cap_total:
+        return None
+    return min(2 * total, cap_total) / units
+
+
 def hold(units, unit_us):
     """Keeps the stream busy (`unit_us` per unit, the request's `hold_us`; at most 500 units)
     before a sample's start event, so the host enqueues the event and the timed work while the
@@ -314,17 +332,20 @@ def measure(fn, pol):
         end.synchronize()
         return start.elapsed_time(end), enq
 
+    units = 1 if graph is not None else 1 + batch
     slowest = max(submit(False)[1] for _ in range(5))
-    hold_us = min(max(hold_us, HOST_MARGIN * slowest), max(MAX_HOLD_US, hold_us))
+    cap_total = max(MAX_HOLD_US, hold_us * units)
+    hold_us = hold_for(hold_us, units, slowest)
     samples, enqueue, late = [], [], 0
     t0 = time.monotonic()
     while True:
         t, enq = submit(True)
-        budget = hold_us * ((1 + batch) if graph is None else 1)
-        if enq > budget and hold_us < MAX_HOLD_US:
-            late += 1
-            hold_us = min(2 * hold_us, MAX_HOLD_US)
-            continue
+        if enq > hold_us * units:
+            raised = raised_hold(hold_us, units, cap_total)
+            if raised is not None:
+                late += 1
+                hold_us = raised
+                continue
         enqueue.append(enq)
         samples.append(t / batch)
         n = len(samples)
@@ -353,7 +374,7 @@ def measure(fn, pol):
     if used_graph:
         torch.cuda.synchronize()
         graph = None  # frees its private memory pool before the next request
-    timing = {"hold_us": hold_us, "host_enqueue_us": sorted(enqueue)[len(enqueue) // 2],
+    timing = {"hold_us": hold_us * units, "host_enqueue_us": sorted(enqueue)[len(enqueue) // 2],
               "late_samples": late}
     return samples, batch, used_graph, flush is not None, graph_error, timing
 
