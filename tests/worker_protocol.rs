@@ -321,7 +321,7 @@ assert close(wc.raised_hold(45.0, 1, 2000.0), 90.0)
 assert close(wc.raised_hold(1500.0, 1, 2000.0), 2000.0)
 assert wc.raised_hold(2000.0, 1, 2000.0) is None
 assert close(wc.raised_hold(100.0, 9, 2000.0) * 9, 1800.0)
-sys.__stdout__.write("ok\n")  # worker_common sends print() to stderr
+print("ok")  # worker_common sends print() to stderr (stdout is the protocol)
 "#;
     let out = std::process::Command::new("python3")
         .arg("-c")
@@ -329,8 +329,13 @@ sys.__stdout__.write("ok\n")  # worker_common sends print() to stderr
         .current_dir(root())
         .output()
         .expect("python3 runs");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        out.status.success() && said.trim() == "ok",
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
