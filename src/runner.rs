@@ -1104,8 +1104,11 @@ pub fn run_case(
         .as_ref()
         .and_then(|b| gate::machine_factor(fam_memory_bound, b.ceilings(), machine.ceilings));
     // What this machine's timed window costs per launch over the baseline machines'.
-    let shift =
-        |b: &Entry, batch: usize| gate::window_shift_ms(b.ceilings(), machine.ceilings, batch);
+    // (The entry's typical window per launch when its rounds know their batch, else the
+    // difference of windows over this run's batch.)
+    let shift = |b: &Entry, batch: usize| {
+        gate::overhead_shift_ms(b.overhead_ms, b.ceilings(), machine.ceilings, batch)
+    };
     let mut cmp = None;
     let mut ab_outcome: Option<AbOutcome> = None;
     // A base without this kernel: the stored baseline decides, as without A/B.
@@ -1339,7 +1342,7 @@ struct ThisMachine {
 
 /// The stored-baseline comparison of `stats` with `b`: the baseline scaled by the machine
 /// factor when `KERNELGATE_MACHINE_FACTOR` is on, then moved by `shift_ms`, what this
-/// machine's timed window adds per launch ([`gate::window_shift_ms`]).
+/// machine's timed window adds per launch ([`gate::overhead_shift_ms`]).
 fn stored_compare(
     stats: &Stats,
     b: &Entry,
