@@ -917,3 +917,25 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     unknown.env.source_hash.clear();
     assert_eq!(rounds_to_keep(unknown, "fedcba").len(), 2);
 }
+
+proptest::proptest! {
+    /// Machines that differ only in their timed window and batch agree once their rounds are
+    /// moved to the typical window per launch: the same kernel time plus `window / batch`
+    /// on each machine gives no spread between machines, and the centre is that kernel time
+    /// plus the typical cost.
+    #[test]
+    fn rounds_moved_to_a_common_window_have_no_spread(
+        kernel_us in 3.0f64..5000.0,
+        machines in proptest::collection::vec((1.5f64..6.0, 1usize..9), 1..6),
+    ) {
+        let rounds: Vec<Round> = machines
+            .iter()
+            .enumerate()
+            .map(|(i, &(w, b))| windowed(kernel_us + w / b as f64, &format!("GPU-{i}"), w, b))
+            .collect();
+        let sp = spread(&rounds);
+        let typical = sp.overhead_ms.expect("every round knows its window and batch");
+        proptest::prop_assert!(sp.between < 1e-9, "{:?}", sp);
+        proptest::prop_assert!((sp.center_ms - (kernel_us * 1e-3 + typical)).abs() < 1e-12);
+    }
+}
