@@ -711,7 +711,7 @@ impl Gpu {
         let src = self.alloc(bytes, "bandwidth probe source")?;
         let dst = self.alloc(bytes, "bandwidth probe destination")?;
         let (sp, dp) = (src.ptr(), dst.ptr());
-        let ms = self.time_median(3, 15, "bandwidth probe", &mut |gpu: &Gpu| {
+        let ms = self.time_median(3, 15, "bandwidth probe", 0.0, &mut |gpu: &Gpu| {
             // SAFETY: both buffers are live allocations of `bytes` bytes in this context.
             unsafe { sys::cuMemcpyDtoDAsync_v2(dp, sp, bytes, gpu.stream.cu_stream()) }
                 .result()
@@ -752,12 +752,14 @@ impl Gpu {
         Ok(c)
     }
 
-    /// Median of `reps` timed runs of `f` after `warm` untimed ones, in ms.
+    /// Median of `reps` timed runs of `f` after `warm` untimed ones, in ms; each timed run
+    /// behind a hold kernel of `hold_us` when that is positive (as the harness times samples).
     fn time_median(
         &mut self,
         warm: usize,
         reps: usize,
         what: &str,
+        hold_us: f64,
         f: &mut dyn FnMut(&Gpu) -> Result<()>,
     ) -> Result<f64> {
         let crate::timing::Events { start, end } = crate::timing::events(self)?;
@@ -766,6 +768,9 @@ impl Gpu {
         }
         let mut times = Vec::with_capacity(reps);
         for _ in 0..reps {
+            if hold_us > 0.0 {
+                self.hold(hold_us)?;
+            }
             start
                 .record(&self.stream)
                 .map_err(|e| Error::driver("recording event", e))?;
@@ -825,7 +830,7 @@ impl Gpu {
             self.cublas = Some(h);
         }
         let (pa, pb, pc) = (a.ptr(), b.ptr(), c.ptr());
-        let ms = self.time_median(3, 9, "GEMM probe", &mut |gpu: &Gpu| {
+        let ms = self.time_median(3, 9, "GEMM probe", 0.0, &mut |gpu: &Gpu| {
             let h = *gpu.cublas.as_ref().expect("created above").handle();
             let d = n as i32;
             // SAFETY: three live n×n bf16 buffers of this context.
@@ -872,32 +877,8 @@ impl Gpu {
     /// Per-launch time of an empty kernel, 128 launches replayed from a CUDA graph, µs.
     fn launch_probe_us(&mut self) -> Result<f64> {
         const LAUNCHES: usize = 128;
-        let f = self.probe_function("kg_empty")?;
-        let dims = Dims {
-            grid: (1, 1, 1),
-            block: (32, 1, 1),
-            smem: 0,
-        };
-        self.stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(|e| Error::driver("capturing the launch probe", e))?;
-        let mut launched = Ok(());
-        for _ in 0..LAUNCHES {
-            launched = self.launch(f, dims, &[]);
-            if launched.is_err() {
-                break;
-            }
-        }
-        let graph = self
-            .stream
-            .end_capture(sys::CUgraphInstantiate_flags(0))
-            .map_err(|e| Error::driver("capturing the launch probe", e))?;
-        launched?;
-        let graph = graph.ok_or_else(|| Error::Driver {
-            context: "capturing the launch probe".into(),
-            message: "the capture produced no graph".into(),
-        })?;
-        let ms = self.time_median(3, 9, "launch probe", &mut |_gpu: &Gpu| {
+        let graph = self.empty_kernel_graph(LAUNCHES, "launch probe")?;
+        let ms = self.time_median(3, 9, "launch probe", 0.0, &mut |_gpu: &Gpu| {
             graph
                 .launch()
                 .map_err(|e| Error::driver("replaying the launch probe", e))
@@ -908,49 +889,53 @@ impl Gpu {
     /// The cost of a sample's timed window itself, µs: hold, start event, replay of a graph of
     /// one empty kernel, end event; the median of 41 after 5 warm-ups.
     fn window_probe_us(&mut self) -> Result<f64> {
+        let graph = self.empty_kernel_graph(1, "window probe")?;
+        let ms = self.time_median(
+            5,
+            41,
+            "window probe",
+            crate::timing::HOLD_US,
+            &mut |_gpu: &Gpu| {
+                graph
+                    .launch()
+                    .map_err(|e| Error::driver("replaying the window probe", e))
+            },
+        )?;
+        Ok(ms * 1e3)
+    }
+
+    /// A CUDA graph of `launches` launches of the empty probe kernel (one warp).
+    fn empty_kernel_graph(
+        &mut self,
+        launches: usize,
+        what: &str,
+    ) -> Result<cudarc::driver::CudaGraph> {
         let f = self.probe_function("kg_empty")?;
         let dims = Dims {
             grid: (1, 1, 1),
             block: (32, 1, 1),
             smem: 0,
         };
+        let context = format!("capturing the {what}");
         self.stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(|e| Error::driver("capturing the window probe", e))?;
-        let launched = self.launch(f, dims, &[]);
+            .map_err(|e| Error::driver(context.clone(), e))?;
+        let mut launched = Ok(());
+        for _ in 0..launches {
+            launched = self.launch(f, dims, &[]);
+            if launched.is_err() {
+                break;
+            }
+        }
         let graph = self
             .stream
             .end_capture(sys::CUgraphInstantiate_flags(0))
-            .map_err(|e| Error::driver("capturing the window probe", e))?;
+            .map_err(|e| Error::driver(context.clone(), e))?;
         launched?;
-        let graph = graph.ok_or_else(|| Error::Driver {
-            context: "capturing the window probe".into(),
+        graph.ok_or_else(|| Error::Driver {
+            context,
             message: "the capture produced no graph".into(),
-        })?;
-        let crate::timing::Events { start, end } = crate::timing::events(self)?;
-        let mut times = Vec::with_capacity(41);
-        for i in 0..46 {
-            self.hold(crate::timing::HOLD_US)?;
-            start
-                .record(&self.stream)
-                .map_err(|e| Error::driver("recording event", e))?;
-            graph
-                .launch()
-                .map_err(|e| Error::driver("replaying the window probe", e))?;
-            end.record(&self.stream)
-                .map_err(|e| Error::driver("recording event", e))?;
-            self.sync(Duration::from_secs(10), "window probe")?;
-            if i >= 5 {
-                times.push(
-                    start
-                        .elapsed_ms(&end)
-                        .map_err(|e| Error::driver("reading event time", e))?
-                        as f64,
-                );
-            }
-        }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2] * 1e3)
+        })
     }
 
     /// Writes over a buffer twice the L2 size so the next sample starts with a cold cache.

@@ -163,7 +163,7 @@ impl Timed<'_> {
         let mut n = 1usize;
         let mut single = f64::INFINITY;
         while spent < policy.warmup_ms || t.warmup_launches < 3 {
-            let ms = t.eager(gpu, ev, hang, name, n, false)?;
+            let (ms, _) = t.eager(gpu, ev, hang, name, n, false)?;
             single = single.min(ms / n as f64);
             spent += ms;
             t.warmup_launches += n;
@@ -187,21 +187,9 @@ impl Timed<'_> {
         Ok(t)
     }
 
-    /// Times `n` launches enqueued one by one, ms for all of them.
+    /// Times `n` launches enqueued one by one: ms for all of them, and the host's enqueue time
+    /// after the hold, µs.
     fn eager(
-        &mut self,
-        gpu: &mut Gpu,
-        ev: &Events,
-        hang: Duration,
-        name: &str,
-        n: usize,
-        flush: bool,
-    ) -> Result<f64> {
-        Ok(self.eager_enqueue(gpu, ev, hang, name, n, flush)?.0)
-    }
-
-    /// [`Self::eager`], plus the host's enqueue time after the hold, µs.
-    fn eager_enqueue(
         &mut self,
         gpu: &mut Gpu,
         ev: &Events,
@@ -269,7 +257,7 @@ impl Timed<'_> {
             }
             None => {
                 let b = self.batch;
-                self.eager_enqueue(gpu, ev, hang, name, b, flush)
+                self.eager(gpu, ev, hang, name, b, flush)
             }
         }
     }

@@ -259,21 +259,28 @@ def measure(fn, pol):
         l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
         flush = torch.empty(max(2 * l2, 1 << 20), dtype=torch.int8, device="cuda")
 
-    def region(n, do_flush):
+    def region(n, do_flush, replay=None):
+        """One timed window: n eager calls, or one replay of a captured graph; returns the event
+        time (ms) and the host's enqueue time after the hold (µs)."""
         if do_flush and flush is not None:
             flush.fill_(0x5A)
-        hold(1 + n, hold_us)
+        hold(1 if replay else 1 + n, hold_us)
+        t_host = time.perf_counter()
         start.record()
-        for _ in range(n):
-            fn()
+        if replay:
+            replay()
+        else:
+            for _ in range(n):
+                fn()
         end.record()
+        enq = (time.perf_counter() - t_host) * 1e6
         end.synchronize()
-        return start.elapsed_time(end)
+        return start.elapsed_time(end), enq
 
     # Warm-up by time (eager): also estimates one call's time, which decides the batch.
     spent, launches, n, single = 0.0, 0, 1, float("inf")
     while spent < pol["warmup_ms"] or launches < 3:
-        t = region(n, False)
+        t = region(n, False)[0]
         single = min(single, t / n)
         spent += t
         launches += n
@@ -311,26 +318,7 @@ def measure(fn, pol):
     # of a few trials; a sample whose enqueue still outlasts the hold is dropped and the hold
     # doubled (up to MAX_HOLD_US), as the harness does for its own kernels.
     def submit(do_flush):
-        if graph is None:
-            if do_flush and flush is not None:
-                flush.fill_(0x5A)
-            hold(1 + batch, hold_us)
-            t_host = time.perf_counter()
-            start.record()
-            for _ in range(batch):
-                fn()
-            end.record()
-        else:
-            if do_flush and flush is not None:
-                flush.fill_(0x5A)
-            hold(1, hold_us)
-            t_host = time.perf_counter()
-            start.record()
-            graph.replay()
-            end.record()
-        enq = (time.perf_counter() - t_host) * 1e6
-        end.synchronize()
-        return start.elapsed_time(end), enq
+        return region(batch, do_flush, graph.replay if graph is not None else None)
 
     units = 1 if graph is not None else 1 + batch
     slowest = max(submit(False)[1] for _ in range(5))

@@ -141,86 +141,60 @@ pub fn prepare(
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
     let d = dt(case.dtype);
     let sms = gpu.info.sm_count as u64;
-    let mut steps: Vec<(String, Dims, Vec<KernelArg>)> = Vec::new();
-    let mut workspace = None;
-    let variant = match kind {
+    // The two kernels take the same arguments; they differ in entry point and grid.
+    let (name, gx, threads, splits, kchunk, variant) = match kind {
         Skinny::M => {
             let (mt, gx, splits, kchunk) = plan_m(m, n, k, case.dtype.size() as u64, sms);
-            let part = split_workspace(gpu, case, splits, m * n, &mut workspace)?;
-            steps.push((
+            (
                 format!("gemm_skinny_m_{d}_{mt}"),
-                Dims {
-                    grid: (gx as u32, splits as u32, 1),
-                    block: (SKM_THREADS as u32, 1, 1),
-                    smem: 0,
-                },
-                vec![
-                    KernelArg::Ptr(a),
-                    KernelArg::Ptr(b),
-                    KernelArg::Ptr(c),
-                    KernelArg::Ptr(part),
-                    KernelArg::I32(m as i32),
-                    KernelArg::I32(n as i32),
-                    KernelArg::I32(k as i32),
-                    KernelArg::I32(kchunk as i32),
-                ],
-            ));
-            if splits > 1 {
-                steps.push(reduce_step(d, part, c, m * n, splits, sms));
-            }
-            format!(
-                "gemm_skinny_m_{d}_{mt} (B streamed once; {gx}x{splits} CTAs, {kchunk} rows of B each{})",
-                if splits > 1 { ", split-K partials" } else { "" }
+                gx,
+                SKM_THREADS,
+                splits,
+                kchunk,
+                format!(
+                    "gemm_skinny_m_{d}_{mt} (B streamed once; {gx}x{splits} CTAs, {kchunk} rows of B each{})",
+                    if splits > 1 { ", split-K partials" } else { "" }
+                ),
             )
         }
         Skinny::N => {
             let (nt, rows, gx, splits, kchunk) = plan_n(m, n, k, case.dtype, sms);
-            let part = split_workspace(gpu, case, splits, m * n, &mut workspace)?;
-            steps.push((
+            (
                 format!("gemm_skinny_n_{d}_{nt}"),
-                Dims {
-                    grid: (gx as u32, splits as u32, 1),
-                    block: ((SKN_WARPS * 32) as u32, 1, 1),
-                    smem: 0,
-                },
-                vec![
-                    KernelArg::Ptr(a),
-                    KernelArg::Ptr(b),
-                    KernelArg::Ptr(c),
-                    KernelArg::Ptr(part),
-                    KernelArg::I32(m as i32),
-                    KernelArg::I32(n as i32),
-                    KernelArg::I32(k as i32),
-                    KernelArg::I32(kchunk as i32),
-                ],
-            ));
-            if splits > 1 {
-                steps.push(reduce_step(d, part, c, m * n, splits, sms));
-            }
-            format!(
-                "gemm_skinny_n_{d}_{nt} (A streamed once; {gx}x{splits} CTAs of {SKN_WARPS} warps x {rows} rows, {kchunk} columns of A each)"
+                gx,
+                SKN_WARPS * 32,
+                splits,
+                kchunk,
+                format!(
+                    "gemm_skinny_n_{d}_{nt} (A streamed once; {gx}x{splits} CTAs of {SKN_WARPS} warps x {rows} rows, {kchunk} columns of A each)"
+                ),
             )
         }
     };
-    let module = gpu.module("gemm_skinny.cu")?;
-    let mut launches = Vec::new();
-    for (name, dims, args) in steps {
-        launches.push((module.function(&name)?, dims, args));
+    let mut workspace = None;
+    let part = split_workspace(gpu, case, splits, m * n, &mut workspace)?;
+    let mut steps = vec![(
+        name,
+        Dims {
+            grid: (gx as u32, splits as u32, 1),
+            block: (threads as u32, 1, 1),
+            smem: 0,
+        },
+        vec![
+            KernelArg::Ptr(a),
+            KernelArg::Ptr(b),
+            KernelArg::Ptr(c),
+            KernelArg::Ptr(part),
+            KernelArg::I32(m as i32),
+            KernelArg::I32(n as i32),
+            KernelArg::I32(k as i32),
+            KernelArg::I32(kchunk as i32),
+        ],
+    )];
+    if splits > 1 {
+        steps.push(reduce_step(d, part, c, m * n, splits, sms));
     }
-    let (compile_s, source_hash) = (module.compile_s, module.source_hash.clone());
-    Ok(Prepared {
-        launch: Box::new(move |gpu: &Gpu| {
-            // The split-K accumulator lives as long as the launcher.
-            let _keep = &workspace;
-            for (f, dims, args) in &launches {
-                gpu.launch(*f, *dims, args)?;
-            }
-            Ok(())
-        }),
-        compile_s,
-        source_hash,
-        variant,
-    })
+    super::launch_sequence(gpu, "gemm_skinny.cu", steps, workspace, variant)
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! 128-byte swizzle (A boxes 64 K × 128 M, B boxes 64 N × 64 K), a persistent grid of
 //! min(tiles, SMs) blocks of 384 threads, 197 760 bytes of dynamic shared memory.
 
+use super::tma::tensor_map_16bit;
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
-use cudarc::driver::sys;
 
 /// Dynamic shared memory of the kernel (4 stages × 48 KiB + alignment slack + barriers).
 pub const SMEM_BYTES: u32 = 197_760;
@@ -33,60 +33,12 @@ pub fn applies(gpu: &Gpu, case: &Case) -> bool {
             .unwrap_or(true)
 }
 
-fn tensor_map(
-    case: &Case,
-    ptr: u64,
-    inner: u64,
-    outer: u64,
-    box_inner: u32,
-    box_outer: u32,
-) -> Result<sys::CUtensorMap> {
-    let dt = match case.dtype {
-        Dtype::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        _ => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-    };
-    let dims: [u64; 2] = [inner, outer];
-    let strides: [u64; 1] = [inner * 2];
-    let boxes: [u32; 2] = [box_inner, box_outer];
-    let elem: [u32; 2] = [1, 1];
-    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-    // SAFETY: all arrays have the lengths rank 2 requires; ptr is a live 256-byte-aligned
-    // device allocation of inner × outer 2-byte elements.
-    let r = unsafe {
-        sys::cuTensorMapEncodeTiled(
-            map.as_mut_ptr(),
-            dt,
-            2,
-            ptr as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    };
-    r.result().map_err(|e| {
-        Error::driver(
-            format!(
-                "{}: encoding a TMA descriptor ({inner}x{outer})",
-                case.name()
-            ),
-            e,
-        )
-    })?;
-    // SAFETY: initialised by the successful call above.
-    Ok(unsafe { map.assume_init() })
-}
-
 /// Prepares the wgmma kernel for C = A·B.
 pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
-    let tm_a = tensor_map(case, a, k, m, 64, 128)?;
-    let tm_b = tensor_map(case, b, n, k, 64, 64)?;
+    let tm_a = tensor_map_16bit(case, a, &[k, m], &[64, 128])?;
+    let tm_b = tensor_map_16bit(case, b, &[n, k], &[64, 64])?;
     let sms = gpu.info.sm_count as u64;
     let module = gpu.module("gemm_wgmma.cu")?;
     let name = if case.dtype == Dtype::Bf16 {

@@ -5,12 +5,12 @@
 //! ceil(Sq/128) × H × B blocks of 384 threads (one producer and two consumer warpgroups) and the
 //! dynamic shared memory of [`smem_bytes`].
 
+use super::tma::tensor_map_16bit;
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::family::mha::default_scale;
 use crate::gpu::{Dims, Gpu, KernelArg};
-use cudarc::driver::sys;
 
 /// Query rows per CTA (two consumer warpgroups of 64 rows).
 pub const BLOCK_M: u64 = 128;
@@ -59,56 +59,6 @@ pub fn entry(dtype: Dtype, d: u64, causal: bool) -> String {
     format!("mha_wgmma_{ty}_d{d}{}", if causal { "_causal" } else { "" })
 }
 
-/// A 3-D tensor map over a `[heads, seq, d]` tensor of 2-byte elements: dims `{d, seq, heads}`
-/// innermost first, boxes `{64, box_rows, 1}`, 128-byte swizzle, zero fill out of bounds.
-fn tensor_map(
-    case: &Case,
-    ptr: u64,
-    d: u64,
-    seq: u64,
-    heads: u64,
-    box_rows: u32,
-) -> Result<sys::CUtensorMap> {
-    let dt = match case.dtype {
-        Dtype::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        _ => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-    };
-    let dims: [u64; 3] = [d, seq, heads];
-    let strides: [u64; 2] = [d * 2, seq * d * 2];
-    let boxes: [u32; 3] = [64, box_rows, 1];
-    let elem: [u32; 3] = [1, 1, 1];
-    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-    // SAFETY: all arrays have the lengths rank 3 requires; ptr is a live 256-byte-aligned
-    // device allocation of d × seq × heads 2-byte elements.
-    let r = unsafe {
-        sys::cuTensorMapEncodeTiled(
-            map.as_mut_ptr(),
-            dt,
-            3,
-            ptr as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    };
-    r.result().map_err(|e| {
-        Error::driver(
-            format!(
-                "{}: encoding an mha TMA descriptor ({d}x{seq}x{heads}, box rows {box_rows})",
-                case.name()
-            ),
-            e,
-        )
-    })?;
-    // SAFETY: initialised by the successful call above.
-    Ok(unsafe { map.assume_init() })
-}
-
 /// Prepares the wgmma kernel for O = softmax(Q·Kᵀ/sqrt(d) + mask)·V; q, k, v, o are device
 /// pointers. The caller has checked [`usable`].
 pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Result<Prepared> {
@@ -116,9 +66,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Re
     let (b, h, hkv) = (s.get("b"), s.get("h"), s.get("hkv"));
     let (sq, sk, d) = (s.get("sq"), s.get("sk"), s.get("d"));
     let causal = s.get("causal") == 1;
-    let tm_q = tensor_map(case, q, d, sq, b * h, BLOCK_M as u32)?;
-    let tm_k = tensor_map(case, k, d, sk, b * hkv, BLOCK_N as u32)?;
-    let tm_v = tensor_map(case, v, d, sk, b * hkv, BLOCK_N as u32)?;
+    let tm_q = tensor_map_16bit(case, q, &[d, sq, b * h], &[64, BLOCK_M as u32, 1])?;
+    let tm_k = tensor_map_16bit(case, k, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
+    let tm_v = tensor_map_16bit(case, v, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
     let name = entry(case.dtype, d, causal);
     let module = gpu.module("mha_wgmma.cu")?;
     let f = module.function(&name)?;

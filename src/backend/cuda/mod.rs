@@ -14,6 +14,39 @@ mod mha_wgmma;
 mod norms;
 mod nsa;
 mod spin;
+mod tma;
+
+/// One kernel launch of a sequence: entry point, launch shape, arguments.
+type Step = (String, crate::gpu::Dims, Vec<crate::gpu::KernelArg>);
+
+/// A launcher that runs `steps` (entry points of `file`) in order; `keep` (a workspace the
+/// kernels write) lives as long as the launcher.
+fn launch_sequence(
+    gpu: &mut Gpu,
+    file: &str,
+    steps: Vec<Step>,
+    keep: Option<crate::gpu::DeviceBuffer>,
+    variant: String,
+) -> Result<Prepared> {
+    let module = gpu.module(file)?;
+    let mut launches = Vec::new();
+    for (name, dims, args) in steps {
+        launches.push((module.function(&name)?, dims, args));
+    }
+    let (compile_s, source_hash) = (module.compile_s, module.source_hash.clone());
+    Ok(Prepared {
+        launch: Box::new(move |gpu: &Gpu| {
+            let _keep = &keep;
+            for (f, dims, args) in &launches {
+                gpu.launch(*f, *dims, args)?;
+            }
+            Ok(())
+        }),
+        compile_s,
+        source_hash,
+        variant,
+    })
+}
 
 /// Our own kernels.
 pub struct Cuda;

@@ -312,13 +312,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             })
         }
     };
-    let module = gpu.module(file)?;
-    let mut launches = Vec::new();
-    let mut names = Vec::new();
-    for (name, dims, args) in steps {
-        launches.push((module.function(&name)?, dims, args));
-        names.push(name);
-    }
+    let names: Vec<&str> = steps.iter().map(|(n, _, _)| n.as_str()).collect();
     let variant = if file == "elementwise.cu" {
         names.join(" + ")
     } else {
@@ -330,20 +324,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             lay.rpb
         )
     };
-    let (compile_s, source_hash) = (module.compile_s, module.source_hash.clone());
-    Ok(Prepared {
-        launch: Box::new(move |gpu: &Gpu| {
-            // The workspace lives as long as the launcher.
-            let _keep = &workspace;
-            for (f, dims, args) in &launches {
-                gpu.launch(*f, *dims, args)?;
-            }
-            Ok(())
-        }),
-        compile_s,
-        source_hash,
-        variant,
-    })
+    super::launch_sequence(gpu, file, steps, workspace, variant)
 }
 
 #[cfg(test)]
