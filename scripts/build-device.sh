@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release test binary and the kernelgate CLI and copies them (stripped) to .devbin/
-# for the GPU machine (carry `.devbin`).
+# for the GPU machine (carry `.devbin`); NEXTEST=1 adds a nextest archive (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 json=$(cargo test --release --test kernels --no-run --message-format=json 2>/dev/null)
@@ -13,4 +13,11 @@ mkdir -p .devbin
 cp "$bin" .devbin/kernels
 cp target/release/kernelgate .devbin/kernelgate
 strip .devbin/kernels .devbin/kernelgate 2>/dev/null || true
+# NEXTEST=1: also a nextest archive of the kernels test binary and a stripped cargo-nextest, so
+# the device can run `cargo-nextest nextest run --archive-file ...` without cargo.
+if [ "${NEXTEST:-0}" = 1 ]; then
+  cargo nextest archive --release --test kernels --archive-file .devbin/nextest.tar.zst 2>/dev/null
+  cp "$(command -v cargo-nextest)" .devbin/cargo-nextest
+  strip .devbin/cargo-nextest 2>/dev/null || true
+fi
 ls -la .devbin

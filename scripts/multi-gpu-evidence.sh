@@ -15,6 +15,15 @@
 #         table of medians alone vs with neighbours
 #   b     the test binary, KERNELGATE_DEVICES=all: wall time
 #   fault (not in the default STEPS) calibration suite with one faulting case on --devices all
+#   cwarm, c1, c2 (not in the default STEPS) the `comprehensive` suite, shard $COMP_SHARD (1/4
+#         by default: 619 of its 2,476 cases, every family) with $COMP_TIMING (shorter sampling
+#         than the default so a shard fits a call): cwarm compiles and runs each case once on all
+#         devices (NVRTC cache, not a measurement), c1 times it on one device, c2 on all; no
+#         baselines (KERNELGATE_BASELINE_DIR points at an empty folder), so only wall time counts
+#   nextest (not in the default STEPS) the default suite through cargo-nextest from an archive
+#         (.devbin/cargo-nextest, .devbin/nextest.tar.zst: `NEXTEST=1 scripts/build-device.sh`),
+#         one process per case, KERNELGATE_DEVICES=all, -j $NEXTEST_J (4 by default: more
+#         processes than GPUs, so the host-wide device locks must queue them)
 # A step skipped for lack of time can be run alone in a second call: STEPS="warm b" ...
 # Returns under $OUT (at most 8 files come back from a device call): log.txt (the summary),
 # logs.tgz (log-<step>.txt, full output), results.tgz (results-<step>.json), contention.txt (the
@@ -195,6 +204,48 @@ fault() {
   grep -E "^test |ILLEGAL|illegal|context|no device left|test result" "$OUT/log-fault.txt" | head -40 | tee -a "$OUT/log.txt"
 }
 
+COMP_SHARD=${COMP_SHARD:-1/4}
+COMP_TIMING=${COMP_TIMING:---warmup-ms 20 --max-time 200ms}
+# comp NAME CAP ARGS...: the comprehensive shard, results to $OUT/results-NAME.json
+comp() {
+  local name=$1 c; c=$(cap "$2"); shift 2
+  if [ "$c" -lt 30 ]; then log "$name SKIPPED (only $(left) s left)"; return; fi
+  local t; t=$(now)
+  mkdir -p /tmp/nobase
+  KERNELGATE_BASELINE_DIR=/tmp/nobase timeout "$c" $KG run --suite comprehensive --shard "$COMP_SHARD" \
+    --no-progress --output "$OUT/results-$name.json" "$@" > "$OUT/log-$name.txt" 2>&1
+  local rc=$?
+  keep < "$OUT/log-$name.txt" | grep -v REGRESSION | tail -8 | tee -a "$OUT/log.txt"
+  log "$name: exit $rc, wall $(since "$t") s (cap $c s)$([ $rc = 124 ] && echo ' TIMED OUT')"
+}
+
+nextest() {
+  local c; c=$(cap 240)
+  if [ ! -x .devbin/cargo-nextest ] || [ ! -f .devbin/nextest.tar.zst ]; then
+    log "nextest SKIPPED (no .devbin/cargo-nextest or .devbin/nextest.tar.zst)"; return
+  fi
+  if [ "$c" -lt 30 ]; then log "nextest SKIPPED (only $(left) s left)"; return; fi
+  rm -rf /tmp/res-nextest
+  local t; t=$(now)
+  KERNELGATE_DEVICES=all KERNELGATE_RESULTS_DIR=/tmp/res-nextest timeout "$c" \
+    .devbin/cargo-nextest nextest run --archive-file .devbin/nextest.tar.zst --workspace-remap "$PWD" \
+    -j "${NEXTEST_J:-4}" --no-fail-fast --success-output final > "$OUT/log-nextest.txt" 2>&1
+  local rc=$?
+  grep -E "Summary|FAIL|TIMEOUT|SIGSEGV|error" "$OUT/log-nextest.txt" | tail -15 | tee -a "$OUT/log.txt"
+  log "nextest (-j ${NEXTEST_J:-4}, KERNELGATE_DEVICES=all): exit $rc, wall $(since "$t") s (cap $c s)$([ $rc = 124 ] && echo ' TIMED OUT')"
+  # Processes that found every GPU held by another process and waited on the host-wide locks.
+  log "nextest: $(grep -c 'waiting for a device' "$OUT/log-nextest.txt") processes waited for a device lock"
+  # One results file per process: merge them; cases per device and verdicts.
+  $KG merge /tmp/res-nextest/*.json -o "$OUT/results-nextest.json" >> "$OUT/log.txt" 2>&1
+  python3 - "$OUT/results-nextest.json" <<'PY' | tee -a "$OUT/log.txt"
+import collections, json, sys
+recs = json.load(open(sys.argv[1]))["results"]
+by_dev = collections.Counter(r.get("device_uuid") or str(r.get("device_ordinal")) for r in recs)
+verdicts = collections.Counter(str(r.get("verdict")).split(":")[0][:20] for r in recs)
+print(f"nextest records: {len(recs)}; per device: {dict(by_dev)}; verdicts: {dict(verdicts)}")
+PY
+}
+
 for s in $STEPS; do
   case $s in
     warm) warm ;;
@@ -203,6 +254,10 @@ for s in $STEPS; do
     b) b ;;
     c) c ;;
     fault) fault ;;
+    cwarm) comp cwarm 150 --devices all --skip-verify --warmup-ms 0 --min-samples 1 --max-time 1ms ;;
+    c1) comp c1 300 $COMP_TIMING ;;
+    c2) comp c2 200 $COMP_TIMING --devices all ;;
+    nextest) nextest ;;
     *) log "unknown step $s" ;;
   esac
 done
