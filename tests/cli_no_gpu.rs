@@ -63,6 +63,25 @@ fn bad_run_arguments_are_exit_2_before_touching_the_gpu() {
             ],
             "no case",
         ),
+        (
+            vec!["run", "--suite", "smoke", "--backends", "nope"],
+            "unknown backend \"nope\"",
+        ),
+        // Worker backends are backends too: torch is known, the filter just keeps no case.
+        (
+            vec![
+                "run",
+                "--suite",
+                "smoke",
+                "--backends",
+                "cuda,torch",
+                "--kernels",
+                "spin",
+                "--dtype",
+                "bf16",
+            ],
+            "no case",
+        ),
         (vec!["run", "--max-time", "soon"], "not a duration"),
         (vec!["frobnicate"], "unrecognized subcommand"),
     ] {

@@ -86,8 +86,17 @@ pub fn select(suite: &Suite, a: &RunArgs) -> Result<Vec<Case>> {
         }
     }
     for b in &a.backends {
-        if crate::backend::by_name(b).is_none() {
-            return Err(bad("--backends", format!("unknown backend {b:?}")));
+        if crate::backend::by_name(b).is_none()
+            && !crate::backend::worker::is_external(b, &suite.workers)
+        {
+            return Err(bad(
+                "--backends",
+                format!(
+                    "unknown backend {b:?} (built in: cuda, cublas, {}; or a worker the suite or {} defines)",
+                    crate::backend::worker::BUILTIN.join(", "),
+                    crate::backend::worker::env_var(b)
+                ),
+            ));
         }
     }
     let keep = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
