@@ -7,6 +7,10 @@
 #   bars      the attention_bars suite: our mha kernel vs torch SDPA in the same run
 #   gemm      the gemm suite (ours vs cuBLAS per shape; scripts/gemm-table.py)
 #   rows      dsv3 and the default suite's memory-bound families (fraction of copy bandwidth)
+#   quack     the quack suite (cuda): pass count, wall time per case, skipped cases with reasons
+#   nsa       the nsa suite (cuda): nominal TFLOP/s per case and the variant that ran
+#   bench:S   a standalone dev bench script, e.g. bench:kernels/dev/run_rows_bench.sh (its own
+#             correctness check and timing table; BENCH_S caps it, default 300 s)
 # Returns under $OUT: log.txt and check.tgz (results files and logs).
 set -u
 OUT=${OUT:-/tmp/kgout}; mkdir -p "$OUT"
@@ -55,6 +59,36 @@ for f in sys.argv[1:]:
         print(f"  {k:52s} ours {o['verdict'] if o else '-':8s} {ot or 0:7.1f} TF/s  torch {tt or 0:7.1f}  "
               f"{(ot/tt if ot and tt else 0):.2f}x  {(o or {}).get('variant','')[:60]}")
     if rat: print(f"  geomean ours/torch {math.exp(sum(map(math.log, rat))/len(rat)):.3f} over {len(rat)}")
+PY
+      ;;
+    bench:*)
+      script=${part#bench:}; name=$(basename "$script" .sh); t0=$(date +%s)
+      OUT_DIR=$W/$name timeout ${BENCH_S:-300} bash "$script" > "$W/$name.txt" 2>&1
+      log "$name: exit $? after $(( $(date +%s) - t0 )) s"
+      grep -vE "^\s*$" "$W/$name.txt" | cut -c1-220 | tail -${BENCH_LINES:-80} | tee -a "$OUT/log.txt" ;;
+    quack)
+      PART_S=${QUACK_S:-400} run quack --suite quack --backends cuda
+      python3 - "$W/quack.json" "$W/quack.log" <<'PY' | tee -a "$OUT/log.txt"
+import json, sys, datetime as dt
+def t(s): return dt.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+try: d = json.load(open(sys.argv[1]))
+except Exception as e: print("quack results unreadable", e); sys.exit()
+prev = t(d["started"]); worst = (0, "")
+print("| case | verdict | µs | GB/s | fraction of copy | case wall s |")
+for r in d["results"]:
+    w = t(r["date"]) - prev; prev = t(r["date"]); worst = max(worst, (w, r["case"]))
+    print(f"| {r['case']} | {r['verdict']} | {1e3*(r.get('latency_ms') or 0):.1f} | {r.get('gbps') or 0:.0f} | "
+          f"{r.get('roofline_frac') or 0:.2f} | {w:.0f} |")
+print(f"records {len(d['results'])}; longest case wall {worst[0]:.0f} s ({worst[1]})")
+PY
+      grep -iE "skip|wall time|cases, all passed|FAILED" "$W/quack.log" | cut -c1-250 | head -30 | tee -a "$OUT/log.txt" ;;
+    nsa)
+      run nsa --suite nsa --backends cuda --max-time 500ms
+      python3 - "$W/nsa.json" <<'PY' | tee -a "$OUT/log.txt"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in sorted(d["results"], key=lambda r: r["case"]):
+    print(f"  {r['case']:58s} {r['verdict']:8s} {1e3*(r.get('latency_ms') or 0):9.1f} µs {r.get('tflops') or 0:7.1f} TF/s  {r.get('variant','')[:60]}")
 PY
       ;;
     gemm)
