@@ -1,18 +1,34 @@
 //! The memory-bound families on our kernels (`kernels/norms.cu`, `softmax.cu`,
-//! `elementwise.cu`).
+//! `elementwise.cu`, and the pipelined `rows_p.cu`).
 //!
 //! Row kernels run blocks of (threads per row) × (rows per block): 16-byte vectors when the
-//! row length allows it (else scalar), about four vectors per thread held in registers, a
-//! power of two ≤ 32 threads per row for short rows (sub-warp shuffles) or a multiple of 32
-//! up to 512, and about 256 threads per block, so many rows are in flight on every SM.
+//! row length allows it (else scalar), about four vectors per thread, a power of two ≤ 32
+//! threads per row for short rows (sub-warp shuffles) or a multiple of 32 up to 512, and about
+//! 256 threads per block ([`row_layout`]).
+//!
+//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`, the default where they apply): `softmax`, `softmax_bwd`,
+//! `cross_entropy_bwd`, `layernorm` and `rmsnorm_bwd` on vectorised rows of at most
+//! [`P_CACHE`] vectors per thread ([`p_layout`]: rows of up to 2048 vectors). A persistent grid
+//! (as many blocks as fit at once, [`Gpu::max_active_blocks`]) walks the row groups; each
+//! thread copies its own vectors of the next group into its own slots of a two-stage shared
+//! buffer with cp.async while it computes the current one ([`p_smem_bytes`]), so loads stay
+//! in flight behind the reductions whatever the occupancy, and the weights stay in L1.
+//! `cross_entropy`'s `_p` kernel (any vectorised row) streams the row with one FFMA + EX2 per
+//! element and a packed 16-bit max. `KERNELGATE_ROWS_KERNEL=old` ([`ROWS_KERNEL_ENV`]) runs the
+//! previous kernels instead (`_v`/`_s`), which also serve every row the `_p` kernels do not and
+//! a kernel set without `rows_p.cu` (a `KERNELGATE_BASE` revision from before it, so a
+//! same-run A/B against it times old against new).
+//! `kernels/dev/rows_launch.h` mirrors these rules for the standalone bench
+//! (`kernels/dev/run_rows_bench.sh`): change both together.
 //!
 //! Schemes by family (recorded in the variant string):
-//! - `softmax`, `cross_entropy_bwd`: the row is read once into registers; each thread keeps
-//!   an online {max, sum of exp} and one block reduction combines them.
+//! - `softmax`, `cross_entropy_bwd`: each thread keeps p = exp(x − its own max) in registers
+//!   (one exponential per element) and one block reduction combines the {max, sum} states
+//!   (old kernels: the row cached in registers, two exponentials per element).
 //! - `cross_entropy`: nothing is kept; the row is streamed (eight 16-byte loads in flight per
-//!   thread) into the online {max, sum}; a warp per row when rows are many
+//!   thread) into an online {max, sum}; a warp per row when rows are many
 //!   ([`ce_fwd_layout`]), else the usual layout.
-//! - `layernorm`: mean, then the squared deviations from it, over the cached row (two block
+//! - `layernorm`: mean, then the squared deviations from it, over the on-chip row (two block
 //!   reductions; a one-reduction {count, mean, M2} variant measured 0.53–0.69 of copy bandwidth
 //!   on the dsv3 shapes against 0.66–0.86 for this one, H200).
 //! - `rmsnorm_bwd`: a persistent grid sized by the kernel's occupancy; one reduction per row
@@ -43,6 +59,70 @@ pub const RMSNORM_BWD_RED_FLOATS: usize = 8192;
 
 /// Threads per row are at most this (the kernels' `__launch_bounds__`).
 pub const MAX_TPR: usize = 512;
+
+/// The file of the pipelined (`_p`) kernels.
+pub const P_FILE: &str = "rows_p.cu";
+/// 16-byte vectors of each staged row per thread in the `_p` kernels (`KG_P_CACHE`).
+pub const P_CACHE: usize = 4;
+/// Stages of the `_p` kernels' shared buffer (`KG_P_STAGES`).
+pub const P_STAGES: usize = 2;
+
+/// Environment variable that picks the row kernels: `old` runs the `_v`/`_s` kernels
+/// everywhere; unset, empty or `auto` runs the `_p` kernels where they apply.
+pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
+
+/// Parses a `KERNELGATE_ROWS_KERNEL` value: whether the `_p` kernels may run.
+pub fn parse_rows_kernel(value: Option<&str>) -> std::result::Result<bool, String> {
+    match value.map(str::trim) {
+        None | Some("") | Some("auto") => Ok(true),
+        Some("old") => Ok(false),
+        Some(other) => Err(format!(
+            "{ROWS_KERNEL_ENV}={other:?} is not a choice: use `old` or `auto`"
+        )),
+    }
+}
+
+/// The layout of a `_p` (staged) kernel for rows of `n` elements of `elem` bytes: the
+/// [`row_layout`] when its rows are vectorised and every vector fits the [`P_CACHE`] slots of
+/// its threads (rows of at most `P_CACHE * MAX_TPR` vectors), else `None`.
+pub fn p_layout(n: usize, elem: usize) -> Option<RowLayout> {
+    let l = row_layout(n, elem);
+    (l.vec > 1 && n / l.vec <= P_CACHE * l.tpr as usize).then_some(l)
+}
+
+/// Dynamic shared memory of a `_p` kernel staging `tensors` rows per thread slot in blocks of
+/// `threads` threads (`kg_p_smem_bytes`): [`P_STAGES`] × tensors × [`P_CACHE`] × threads × 16.
+pub fn p_smem_bytes(tensors: usize, threads: u32) -> u32 {
+    (P_STAGES * tensors * P_CACHE * threads as usize * 16) as u32
+}
+
+/// The launch of a staged `_p` kernel `name` over `groups` row groups of `lay`: a persistent
+/// grid of as many blocks as fit on every SM at once with the dynamic shared memory of
+/// `tensors` staged rows (the function's limit raised to it first), at most `groups`.
+/// Returns the dims and the blocks per SM.
+fn p_dims(
+    gpu: &mut Gpu,
+    name: &str,
+    lay: &RowLayout,
+    tensors: usize,
+    groups: usize,
+) -> Result<(Dims, usize)> {
+    let threads = lay.tpr * lay.rpb;
+    let smem = p_smem_bytes(tensors, threads);
+    let sms = gpu.info.sm_count as usize;
+    let f = gpu.module(P_FILE)?.function(name)?;
+    gpu.set_max_dynamic_smem(f, smem)?;
+    let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
+    let blocks = groups.min(sms * per_sm).max(1);
+    Ok((
+        Dims {
+            grid: (blocks as u32, 1, 1),
+            block: (lay.tpr, lay.rpb, 1),
+            smem,
+        },
+        per_sm,
+    ))
+}
 
 /// The layout for rows of `n` elements of `elem` bytes.
 pub fn row_layout(n: usize, elem: usize) -> RowLayout {
@@ -101,36 +181,69 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let tn = dt.name();
     let kind = case.kernel.as_str();
     let sms = gpu.info.sm_count;
+    let env = std::env::var(ROWS_KERNEL_ENV).ok();
+    let allow_p = parse_rows_kernel(env.as_deref()).map_err(|message| Error::Case {
+        case: case.name(),
+        message,
+    })?;
     let lay = if kind == "cross_entropy" {
         ce_fwd_layout(m, n, dt.size(), sms as usize)
     } else {
         row_layout(n, dt.size())
     };
+    // The weight dtype picks the weight/bias/dw element type of the norm kernels.
+    let wn = weight_dtype(s, dt).name();
+    // The pipelined kernels (kernels/rows_p.cu): the staged ones where the row qualifies (their
+    // layout is row_layout's), the streamed cross-entropy on any vectorised row. A kernel set
+    // without rows_p.cu (a KERNELGATE_BASE revision from before it) runs the old kernels.
+    let p_applies = match kind {
+        "softmax" | "softmax_bwd" | "cross_entropy_bwd" | "layernorm" | "rmsnorm_bwd" => {
+            p_layout(n, dt.size()).is_some()
+        }
+        "cross_entropy" => lay.vec > 1,
+        _ => false,
+    };
+    let use_p = allow_p && p_applies && gpu.kernel_set.dir.join(P_FILE).is_file();
+    let staged = use_p && kind != "cross_entropy";
+    let ce_p = use_p && kind == "cross_entropy";
+    let sfx = if use_p { "p" } else { suffix(&lay) };
     let (mi, ni) = (m as i32, n as i32);
     let eps = KernelArg::F32(EPS as f32);
     let i = &bind.inputs;
     let o = &bind.outputs;
+    let groups = m.div_ceil(lay.rpb as usize);
     let row_dims = Dims {
-        grid: (m.div_ceil(lay.rpb as usize) as u32, 1, 1),
+        grid: (groups as u32, 1, 1),
         block: (lay.tpr, lay.rpb, 1),
         smem: 0,
     };
-    // The weight dtype picks the weight/bias/dw element type of the norm kernels.
-    let wn = weight_dtype(s, dt).name();
-    let row = |name: &str| format!("kg_{name}_{tn}_{}", suffix(&lay));
-    let norm = |name: &str| format!("kg_{name}_{tn}_w{wn}_{}", suffix(&lay));
+    let row = |name: &str| format!("kg_{name}_{tn}_{sfx}");
+    let norm = |name: &str| format!("kg_{name}_{tn}_w{wn}_{sfx}");
     // Each arm picks the file and pushes its launches (function, dims, args) in order.
     let mut steps: Vec<(String, Dims, Vec<KernelArg>)> = Vec::new();
     let mut workspace = None;
     // How the kernel covers the rows (recorded in the variant string).
     let mut scheme = match kind {
         "softmax" | "cross_entropy_bwd" => "online max+sum, 1 reduction, row cached".to_string(),
+        "cross_entropy" if ce_p && lay.tpr == 32 && lay.rpb == 8 => {
+            "online max+sum streamed (packed max, FFMA+EX2), warp per row".to_string()
+        }
+        "cross_entropy" if ce_p => "online max+sum streamed (packed max, FFMA+EX2)".to_string(),
         "cross_entropy" if lay.tpr == 32 && lay.rpb == 8 => {
             "online max+sum streamed, warp per row".to_string()
         }
         "cross_entropy" => "online max+sum streamed".to_string(),
         "layernorm" => "mean then variance, 2 reductions, row cached".to_string(),
         _ => "row cached".to_string(),
+    };
+    // The pipelined launch of a staged kernel: its dims and the scheme it records.
+    let mut staged_dims = |gpu: &mut Gpu, name: &str, tensors: usize, what: &str| {
+        let (dims, per_sm) = p_dims(gpu, name, &lay, tensors, groups)?;
+        scheme = format!(
+            "pipelined: rows staged by cp.async one group ahead, persistent {} blocks ({per_sm}/SM), {what}",
+            dims.grid.0
+        );
+        Ok::<Dims, Error>(dims)
     };
     let file = match kind {
         "rmsnorm" => {
@@ -164,9 +277,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             "norms.cu"
         }
         "layernorm" => {
+            let name = norm("layernorm");
+            let dims = if staged {
+                staged_dims(gpu, &name, 1, "mean then variance, 2 reductions")?
+            } else {
+                row_dims
+            };
             steps.push((
-                norm("layernorm"),
-                row_dims,
+                name,
+                dims,
                 vec![
                     KernelArg::Ptr(i[0]),
                     KernelArg::Ptr(i[1]),
@@ -177,38 +296,47 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                     eps,
                 ],
             ));
-            "norms.cu"
+            if staged {
+                P_FILE
+            } else {
+                "norms.cu"
+            }
         }
         "rmsnorm_bwd" => {
             // A persistent grid: as many blocks as fit at once (the occupancy of the compiled
             // kernel), each block keeping one fp32 row of dw partial sums (its rows combined on
             // chip), which kg_rmsnorm_dw_* adds in a fixed order.
             let name = norm("rmsnorm_bwd");
-            let threads = lay.tpr * lay.rpb;
-            // The kernel combines a block's rows in shared memory only for rows that fit its
-            // register cache (RMSNORM_BWD_CACHE vectors per thread): row_layout gives a block of
-            // several rows only to such rows; check it rather than trust it.
-            let cached = RMSNORM_BWD_CACHE * lay.tpr as usize;
-            if lay.rpb > 1
-                && (n / lay.vec > cached
-                    || cached * lay.vec * lay.rpb as usize > RMSNORM_BWD_RED_FLOATS)
-            {
-                return Err(Error::Case {
-                    case: case.name(),
-                    message: format!(
-                        "rmsnorm_bwd layout {lay:?} does not fit the kernel's on-chip dw combine"
-                    ),
-                });
-            }
-            let f = gpu.module("norms.cu")?.function(&name)?;
-            let per_sm = gpu.max_active_blocks(f, threads, 0)? as usize;
-            let groups = m.div_ceil(lay.rpb as usize);
-            let blocks = groups.min(sms as usize * per_sm).max(1);
-            let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
-            let dims = Dims {
-                grid: (blocks as u32, 1, 1),
-                ..row_dims
+            let dims = if staged {
+                staged_dims(gpu, &name, 2, "dw partials per block")?
+            } else {
+                let threads = lay.tpr * lay.rpb;
+                // The old kernel combines a block's rows in shared memory only for rows that fit
+                // its register cache (RMSNORM_BWD_CACHE vectors per thread): row_layout gives a
+                // block of several rows only to such rows; check it rather than trust it.
+                let cached = RMSNORM_BWD_CACHE * lay.tpr as usize;
+                if lay.rpb > 1
+                    && (n / lay.vec > cached
+                        || cached * lay.vec * lay.rpb as usize > RMSNORM_BWD_RED_FLOATS)
+                {
+                    return Err(Error::Case {
+                        case: case.name(),
+                        message: format!(
+                            "rmsnorm_bwd layout {lay:?} does not fit the kernel's on-chip dw combine"
+                        ),
+                    });
+                }
+                let f = gpu.module("norms.cu")?.function(&name)?;
+                let per_sm = gpu.max_active_blocks(f, threads, 0)? as usize;
+                let blocks = groups.min(sms as usize * per_sm).max(1);
+                scheme = format!("persistent {blocks} blocks ({per_sm}/SM), dw partials per block");
+                Dims {
+                    grid: (blocks as u32, 1, 1),
+                    ..row_dims
+                }
             };
+            let blocks = dims.grid.0 as usize;
+            let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
             steps.push((
                 name,
                 dims,
@@ -224,7 +352,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 ],
             ));
             steps.push((
-                format!("kg_rmsnorm_dw_{}", weight_dtype(s, dt).name()),
+                format!("kg_rmsnorm_dw_{wn}{}", if staged { "_p" } else { "" }),
                 Dims {
                     grid: (n.div_ceil(32) as u32, 1, 1),
                     block: (32, 16, 1),
@@ -237,11 +365,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                     KernelArg::I32(ni),
                 ],
             ));
-            scheme = format!("persistent {blocks} blocks ({per_sm}/SM), dw partials per block");
             workspace = Some(ws);
-            "norms.cu"
+            if staged {
+                P_FILE
+            } else {
+                "norms.cu"
+            }
         }
-        // The row kernels of softmax.cu take every input, then every output, then (m, n).
+        // The row kernels of softmax.cu and rows_p.cu take every input, then every output, then
+        // (m, n).
         "softmax" | "softmax_bwd" | "cross_entropy" | "cross_entropy_bwd" => {
             let mut args: Vec<KernelArg> = i
                 .iter()
@@ -249,8 +381,23 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 .map(|&p| KernelArg::Ptr(p))
                 .collect();
             args.extend([KernelArg::I32(mi), KernelArg::I32(ni)]);
-            steps.push((row(kind), row_dims, args));
-            "softmax.cu"
+            let name = row(kind);
+            let dims = match kind {
+                _ if !staged => row_dims,
+                "softmax_bwd" => staged_dims(gpu, &name, 2, "1 reduction")?,
+                _ => staged_dims(
+                    gpu,
+                    &name,
+                    1,
+                    "p = exp(x - own max) in registers, 1 reduction",
+                )?,
+            };
+            steps.push((name, dims, args));
+            if use_p {
+                P_FILE
+            } else {
+                "softmax.cu"
+            }
         }
         "gelu" | "gelu_tanh" | "silu" | "mse" => {
             let total = m * n;
@@ -350,6 +497,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The `_p` kernels hold every vector of a row in their slots, and their shared buffer (and
+    /// the rmsnorm_bwd dw combine that reuses it) fits a block: check the whole range.
+    #[test]
+    fn p_layout_fits_the_staged_kernels() {
+        for elem in [2usize, 4] {
+            for n in (1..=20_000).chain([65_536, 131_072, 262_144, 262_147]) {
+                let Some(l) = p_layout(n, elem) else {
+                    let r = row_layout(n, elem);
+                    assert!(
+                        r.vec == 1 || n / r.vec > P_CACHE * MAX_TPR,
+                        "n {n} elem {elem}"
+                    );
+                    continue;
+                };
+                assert_eq!(l, row_layout(n, elem));
+                assert!(l.vec > 1 && n.is_multiple_of(l.vec));
+                assert!(
+                    n / l.vec <= P_CACHE * l.tpr as usize,
+                    "n {n} elem {elem}: {l:?}"
+                );
+                let threads = l.tpr * l.rpb;
+                assert!(threads <= MAX_TPR as u32);
+                // The largest buffer (two staged tensors) stays within an SM's 227 KiB.
+                assert!(p_smem_bytes(2, threads) <= 227 * 1024);
+                // rmsnorm_bwd's dw combine: P_CACHE * vec fp32 values per thread fit the buffer.
+                assert!(
+                    P_CACHE * l.vec * 4 * threads as usize <= p_smem_bytes(2, threads) as usize
+                );
+            }
+        }
+        // The dsv3 and quack rows take the staged kernels; scalar and very long rows do not.
+        for n in [3072, 4096, 6144, 7168, 8192, 12288, 16384] {
+            assert!(p_layout(n, 2).is_some(), "bf16 n {n}");
+        }
+        assert!(p_layout(8192, 4).is_some());
+        assert!(p_layout(16_392, 2).is_none());
+        assert!(p_layout(4100, 2).is_none());
+        assert!(p_layout(262_144, 2).is_none());
+        assert_eq!(p_smem_bytes(1, 256), 32 * 1024);
+    }
+
+    #[test]
+    fn rows_kernel_choice_parses() {
+        assert_eq!(parse_rows_kernel(None), Ok(true));
+        assert_eq!(parse_rows_kernel(Some("")), Ok(true));
+        assert_eq!(parse_rows_kernel(Some("auto")), Ok(true));
+        assert_eq!(parse_rows_kernel(Some(" old ")), Ok(false));
+        assert!(parse_rows_kernel(Some("new")).is_err());
     }
 
     #[test]

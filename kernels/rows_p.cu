@@ -1,0 +1,647 @@
+// kernelgate pipelined row kernels (suffix _p): softmax, softmax backward, cross-entropy forward
+// and backward, LayerNorm forward, RMSNorm backward. The row families' other kernels (norms.cu,
+// softmax.cu: _v vectorised, _s scalar) serve every row these do not, and stay the reference of
+// the same-run comparison (kernels/dev/run_rows_bench.sh). This file is its own module, and adds
+// no header, so the other modules and their baselines are untouched (every kernels/*.cuh is
+// hashed into every module).
+//
+// Why: the old kernels hold the row in registers and synchronise per row, so a block's loads are
+// in flight only between its previous stores and its next loads; what hides the gaps is other
+// blocks, i.e. occupancy, which the register cache limits. Measured on H200 (issue 13): rmsnorm,
+// with the least arithmetic, reached 0.99 of copy bandwidth at M = 65536, the others 0.6-0.9.
+// Here:
+//  * the rows are staged in shared memory by cp.async, one row group ahead of the computation
+//    (persistent grid, two stages): a block always has the next row's loads in flight while it
+//    reduces and stores the current one, and no register holds staged data;
+//  * the arithmetic per element is cut to what the bandwidth leaves room for: packed 16-bit max,
+//    exp as one FFMA + one EX2 (ex2.approx.ftz), one exponential per element in softmax and
+//    cross-entropy backward (p = exp(x - the thread's own max) kept in registers), two elements
+//    per conversion to 16 bits;
+//  * the weights (LayerNorm w, b; RMSNorm backward w) come through L1, which the staged rows
+//    bypass (cp.async.cg), so they stay cached across the rows of an SM;
+//  * the cross-entropy forward keeps nothing: one streamed pass, eight 16-byte loads in flight
+//    per thread, packed max, rescaling only when the max grows.
+// Numerics: fp32 accumulation; LayerNorm, softmax backward and RMSNorm backward do the same
+// arithmetic in the same order as the old kernels; softmax and cross-entropy differ by the exp
+// (EX2 approximation, about 2 ulp) and where the max is subtracted.
+// Names: kg_<op>_<dtype>[_w<weight dtype>]_p; kg_rmsnorm_dw_<weight dtype>_p is the second step
+// of rmsnorm_bwd (the launch sequence of a case is one module).
+#include "rowops.cuh"
+
+#ifndef KG_IGNORE_INDEX
+#define KG_IGNORE_INDEX (-100)
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// The staged row pipeline.
+//
+// A staged _p kernel runs a persistent grid over the row groups g = blockIdx.x, blockIdx.x +
+// gridDim.x, ... (a group is blockDim.y rows, one per threadIdx.y, blockDim.x threads per row,
+// at most KG_P_CACHE 16-byte vectors of each input row per thread). Each thread copies its own
+// vectors of the next group into its own slots of a KG_P_STAGES-stage shared-memory buffer with
+// cp.async (global -> shared, bypassing L1) while it computes on the current group, so the
+// next row's loads are in flight behind this row's reductions and stores whatever the
+// kernel's occupancy, and the registers hold no staged data. A thread only ever reads the
+// slots it wrote itself: its own cp.async.wait_group makes them visible, no barrier needed.
+// Slot (stage, tensor, k) of thread t (= threadIdx.y * blockDim.x + threadIdx.x) is the 16-byte
+// word ((stage * NT + tensor) * KG_P_CACHE + k) * T + t of the dynamic shared memory (T threads
+// per block): consecutive threads, consecutive words (no bank conflicts).
+// Dynamic shared memory: KG_P_STAGES * NT * KG_P_CACHE * T * 16 bytes (kg_p_smem_bytes).
+// The host (src/backend/cuda/norms.rs, mirrored by kernels/dev/rows_launch.h) launches them only
+// for vectorised rows (n * sizeof(T) a multiple of 16) of at most KG_P_CACHE * blockDim.x vectors,
+// on a grid of at most ceil(m / blockDim.y) blocks.
+#ifndef KG_P_STAGES
+#define KG_P_STAGES 2
+#endif
+#define KG_P_CACHE 4
+
+__host__ __device__ constexpr unsigned kg_p_smem_bytes(int nt, int threads) {
+    return (unsigned)(KG_P_STAGES * nt * KG_P_CACHE * threads * 16);
+}
+
+// 16 bytes global -> shared, asynchronously (cp.async.cg: cached in L2 only). Before sm_80 a
+// plain copy (the wait is then a no-op), so the kernels stay correct everywhere.
+__device__ __forceinline__ void kg_cp16(void* s, const void* g) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(g) : "memory");
+#else
+    *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(g);
+#endif
+}
+__device__ __forceinline__ void kg_cp_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N> __device__ __forceinline__ void kg_cp_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+// 2^x in one MUFU.EX2 (ex2.approx.ftz: about 2 ulp, results below 2^-126 flush to 0, which a
+// sum of exponentials shifted by the row max never needs).
+__device__ __forceinline__ float kg_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+#define KG_LOG2E 1.4426950408889634f
+
+// The slots of one thread in a _p kernel's shared buffer.
+template <int NT> struct KgSlots {
+    uint4* base;
+    int t, T;
+    __device__ __forceinline__ uint4* at(int stage, int tensor, int k) const {
+        return base + ((stage * NT + tensor) * KG_P_CACHE + k) * T + t;
+    }
+};
+
+// Unpacks 16 bytes of T into floats without the opaque move of kg_to_f (a _p kernel re-reads
+// its shared slots instead of keeping packs alive, so the compiler may schedule freely).
+template <typename T, int V> __device__ __forceinline__ void kg_unpack16(const uint4& q, float (&f)[V]);
+template <> __device__ __forceinline__ void kg_unpack16<float, 4>(const uint4& q, float (&f)[4]) {
+    f[0] = __uint_as_float(q.x);
+    f[1] = __uint_as_float(q.y);
+    f[2] = __uint_as_float(q.z);
+    f[3] = __uint_as_float(q.w);
+}
+template <> __device__ __forceinline__ void kg_unpack16<__nv_bfloat16, 8>(const uint4& q, float (&f)[8]) {
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        f[2 * i] = __uint_as_float(w[i] << 16);
+        f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+}
+template <> __device__ __forceinline__ void kg_unpack16<__half, 8>(const uint4& q, float (&f)[8]) {
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float2 p = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+        f[2 * i] = p.x;
+        f[2 * i + 1] = p.y;
+    }
+}
+
+// Packs V floats into 16 bytes of T, round to nearest even (two elements per conversion).
+template <typename T, int V> __device__ __forceinline__ uint4 kg_pack16(const float (&f)[V]);
+template <> __device__ __forceinline__ uint4 kg_pack16<float, 4>(const float (&f)[4]) {
+    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
+}
+template <> __device__ __forceinline__ uint4 kg_pack16<__nv_bfloat16, 8>(const float (&f)[8]) {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const __nv_bfloat162 p = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+        w[i] = *reinterpret_cast<const unsigned*>(&p);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+template <> __device__ __forceinline__ uint4 kg_pack16<__half, 8>(const float (&f)[8]) {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const __half2 p = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+        w[i] = *reinterpret_cast<const unsigned*>(&p);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The largest of the V values in 16 bytes of T (16-bit types: packed max, two per instruction;
+// exact, as a max is).
+template <typename T> __device__ __forceinline__ float kg_max16(const uint4& q);
+template <> __device__ __forceinline__ float kg_max16<float>(const uint4& q) {
+    return fmaxf(fmaxf(__uint_as_float(q.x), __uint_as_float(q.y)), fmaxf(__uint_as_float(q.z), __uint_as_float(q.w)));
+}
+template <> __device__ __forceinline__ float kg_max16<__nv_bfloat16>(const uint4& q) {
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&q);
+    const __nv_bfloat162 m = __hmax2(__hmax2(h[0], h[1]), __hmax2(h[2], h[3]));
+    return fmaxf(__low2float(m), __high2float(m));
+}
+template <> __device__ __forceinline__ float kg_max16<__half>(const uint4& q) {
+    const __half2* h = reinterpret_cast<const __half2*>(&q);
+    const __half2 m = __hmax2(__hmax2(h[0], h[1]), __hmax2(h[2], h[3]));
+    return fmaxf(__low2float(m), __high2float(m));
+}
+
+// exp(x - mx) for an element x of a row whose running max is mx (mb = mx * log2 e): for 16-bit
+// inputs one FFMA and one EX2 (the rounding of x * log2 e - mb is far below the input's own);
+// fp32 inputs subtract first (exact near the max) and then scale, as kg_exp does.
+template <typename T> __device__ __forceinline__ float kg_exp_shift(float x, float mx, float mb) {
+    if (sizeof(T) == 4) return kg_ex2((x - mx) * KG_LOG2E);
+    return kg_ex2(fmaf(x, KG_LOG2E, -mb));
+}
+
+// Streaming 16-byte load for data read once (not allocated in L1, which keeps the weights).
+__device__ __forceinline__ uint4 kg_ld_stream(const uint4* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    uint4 q;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
+                 : "l"(p));
+    return q;
+#else
+    return __ldg(p);
+#endif
+}
+
+// Copies this thread's vectors of row `row` of the NT tensors src into stage st (none when
+// row >= m) and commits them as one group (an empty group for a dead row, so every thread
+// commits the same number of groups).
+template <typename T, int NT>
+__device__ __forceinline__ void kg_p_issue(const KgSlots<NT>& sl, int st, const T* const (&src)[NT],
+                                           long long row, int m, int n, int nv, int tx, int tpr) {
+    if (row < m) {
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv)
+#pragma unroll
+                for (int i = 0; i < NT; ++i)
+                    kg_cp16(sl.at(st, i, k), reinterpret_cast<const uint4*>(src[i] + row * n) + v);
+        }
+    }
+    kg_cp_commit();
+}
+
+// The persistent row loop of a _p kernel: KG_P_STAGES - 1 groups are copied ahead; at the top of
+// iteration it the group it + KG_P_STAGES - 1 is issued into the stage that iteration it - 1
+// consumed, then the thread waits for its own copies of group it and calls
+// body(slots, stage, row, live, nv, tx, tpr). The loop condition depends on the group only, so
+// every thread of the block runs the same iterations (body may synchronise the block).
+// Reuse of a stage is safe without a barrier: a thread overwrites only its own slots, and every
+// body stores outputs computed from all the slots it read, so those reads have returned before
+// its next cp.async issues (the asm's memory clobber keeps the compiler from reordering them).
+template <typename T, int NT, typename Body>
+__device__ __forceinline__ void kg_p_rows(const T* const (&src)[NT], int m, int n, Body&& body) {
+    extern __shared__ uint4 kg_p_buf[];
+    const int tx = threadIdx.x, tpr = blockDim.x, rpb = blockDim.y;
+    const int nv = n / (16 / (int)sizeof(T));
+    const KgSlots<NT> sl{kg_p_buf, (int)threadIdx.y * tpr + tx, tpr * rpb};
+    const long long G = gridDim.x, ty = threadIdx.y;
+    long long g = blockIdx.x;
+#pragma unroll
+    for (int s = 0; s < KG_P_STAGES - 1; ++s) kg_p_issue<T, NT>(sl, s, src, (g + s * G) * rpb + ty, m, n, nv, tx, tpr);
+    for (int it = 0; g * rpb < m; ++it, g += G) {
+        kg_p_issue<T, NT>(sl, (it + KG_P_STAGES - 1) % KG_P_STAGES, src, (g + (KG_P_STAGES - 1) * G) * rpb + ty, m, n,
+                          nv, tx, tpr);
+        kg_cp_wait<KG_P_STAGES - 1>();
+        const long long row = g * rpb + ty;
+        body(sl, it % KG_P_STAGES, row, row < m, nv, tx, tpr);
+    }
+    kg_cp_wait<0>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax and cross-entropy.
+
+// p = exp(x - lm) of this thread's vectors of a staged row, where lm is the largest of them
+// (packed max first, so one exponential per element and no rescaling); s = sum of p.
+// Elements the thread does not hold get p = 0; a thread with none gets lm = -inf, s = 0.
+template <typename T, int V>
+__device__ __forceinline__ void kg_p_exp_row(const KgSlots<1>& sl, int st, bool live, int nv, int tx, int tpr,
+                                             float (&p)[KG_P_CACHE][V], float& lm, float& s) {
+    uint4 q[KG_P_CACHE];
+    lm = __int_as_float(0xff800000);
+#pragma unroll
+    for (int k = 0; k < KG_P_CACHE; ++k)
+        if (live && tx + k * tpr < nv) {
+            q[k] = *sl.at(st, 0, k);
+            lm = fmaxf(lm, kg_max16<T>(q[k]));
+        }
+    const float mb = lm * KG_LOG2E;
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int k = 0; k < KG_P_CACHE; ++k) {
+        if (live && tx + k * tpr < nv) {
+            float f[V];
+            kg_unpack16<T, V>(q[k], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                p[k][j] = kg_exp_shift<T>(f[j], lm, mb);
+                if (j & 1) s1 += p[k][j];
+                else s0 += p[k][j];
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; ++j) p[k][j] = 0.f;
+        }
+    }
+    s = s0 + s1;
+}
+
+// y = exp(x - max) / sum: each thread keeps p = exp(x - its own max) in registers, one
+// reduction combines the {max, sum} states of the row (KgMaxSum), and
+// y = p * exp(own max - row max) / row sum.
+template <typename T, int V>
+__device__ __forceinline__ void softmax_p(const T* __restrict__ x, T* __restrict__ y, int m, int n) {
+    __shared__ float red[KG_SMEM_ROWS * 32 * 2];
+    const T* src[1] = {x};
+    kg_p_rows<T, 1>(src, m, n, [&](const KgSlots<1>& sl, int st, long long row, bool live, int nv, int tx, int tpr) {
+        float p[KG_P_CACHE][V], ms[2];
+        kg_p_exp_row<T, V>(sl, st, live, nv, tx, tpr, p, ms[0], ms[1]);
+        const float lm = ms[0];
+        kg_row_reduce_n<2, KgMaxSum>(ms, red);
+        if (!live) return;
+        const float scale = kg_ex2((lm - ms[0]) * KG_LOG2E) / ms[1];
+        uint4* yr = reinterpret_cast<uint4*>(y + row * n);
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) {
+                float o[V];
+#pragma unroll
+                for (int j = 0; j < V; ++j) o[j] = p[k][j] * scale;
+                yr[v] = kg_pack16<T, V>(o);
+            }
+        }
+    });
+}
+
+// dx = y * (dy - sum(y * dy)), both rows staged; the second pass re-reads the shared slots.
+template <typename T, int V>
+__device__ __forceinline__ void softmax_bwd_p(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
+                                              int m, int n) {
+    __shared__ float red[KG_SMEM_ROWS * 32];
+    const T* src[2] = {y, dy};
+    kg_p_rows<T, 2>(src, m, n, [&](const KgSlots<2>& sl, int st, long long row, bool live, int nv, int tx, int tpr) {
+        float d = 0.f;
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k)
+            if (live && tx + k * tpr < nv) {
+                float a[V], b[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), a);
+                kg_unpack16<T, V>(*sl.at(st, 1, k), b);
+#pragma unroll
+                for (int j = 0; j < V; ++j) d = fmaf(a[j], b[j], d);
+            }
+        d = kg_row_reduce<KgSum>(d, red);
+        if (!live) return;
+        uint4* dxr = reinterpret_cast<uint4*>(dx + row * n);
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) {
+                float a[V], b[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), a);
+                kg_unpack16<T, V>(*sl.at(st, 1, k), b);
+#pragma unroll
+                for (int j = 0; j < V; ++j) a[j] = a[j] * (b[j] - d);
+                dxr[v] = kg_pack16<T, V>(a);
+            }
+        }
+    });
+}
+
+// Cross-entropy backward on the staged row: as softmax_p, scaled by the row's upstream
+// gradient, minus it at the target column (same conventions as ce_bwd).
+template <typename T, int V>
+__device__ __forceinline__ void ce_bwd_p(const T* __restrict__ x, const int* __restrict__ tgt,
+                                         const float* __restrict__ dloss, T* __restrict__ dx, int m, int n) {
+    __shared__ float red[KG_SMEM_ROWS * 32 * 2];
+    const T* src[1] = {x};
+    kg_p_rows<T, 1>(src, m, n, [&](const KgSlots<1>& sl, int st, long long row, bool live, int nv, int tx, int tpr) {
+        int t = -1;
+        float g = 0.f;
+        if (live) {
+            t = tgt[row];
+            g = dloss[row];
+            if (t == KG_IGNORE_INDEX) g = 0.f;
+            else if (t < 0 || t >= n) g = __int_as_float(0x7fc00000);
+        }
+        float p[KG_P_CACHE][V], ms[2];
+        kg_p_exp_row<T, V>(sl, st, live, nv, tx, tpr, p, ms[0], ms[1]);
+        const float lm = ms[0];
+        kg_row_reduce_n<2, KgMaxSum>(ms, red);
+        if (!live) return;
+        const float gs = g * (kg_ex2((lm - ms[0]) * KG_LOG2E) / ms[1]);
+        uint4* dxr = reinterpret_cast<uint4*>(dx + row * n);
+        const int tv = t >= 0 ? t / V : -1;  // the target's vector (none for ignored rows)
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) {
+                float o[V];
+#pragma unroll
+                for (int j = 0; j < V; ++j) o[j] = p[k][j] * gs;
+                if (v == tv)
+#pragma unroll
+                    for (int j = 0; j < V; ++j) o[j] = p[k][j] * gs - (j == t - tv * V ? g : 0.f);
+                dxr[v] = kg_pack16<T, V>(o);
+            }
+        }
+    });
+}
+
+// Cross-entropy forward, vectorised rows of any length: one streamed pass (nothing staged:
+// the row is read once and only the loss and lse are written). Each thread loads U vectors
+// (U * 16 bytes in flight), takes their packed max, rescales its running sum only when the
+// max grows, then adds one FFMA + EX2 per element into two interleaved sums. Not persistent:
+// a row per (threadIdx.y, block), blockDim.x threads on it (32 = a warp per row, no barrier).
+template <typename T, int V, int U>
+__device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __restrict__ tgt, float* __restrict__ loss,
+                                         float* __restrict__ lse, int m, int n) {
+    __shared__ float red[KG_SMEM_ROWS * 32 * 2];
+    const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = row < m;
+    const int nv = n / V, tid = threadIdx.x, tpr = blockDim.x;
+    int t = KG_IGNORE_INDEX;
+    float xt = 0.f;
+    if (live && tid == 0) {
+        t = tgt[row];
+        if (t >= 0 && t < n) xt = kg_to_f<T>(x[row * n + t]);
+    }
+    const uint4* xr = reinterpret_cast<const uint4*>(x + row * n);
+    float mx = __int_as_float(0xff800000), s0 = 0.f, s1 = 0.f;
+    for (int v = tid; live && v < nv; v += U * tpr) {
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (v + u * tpr < nv) q[u] = kg_ld_stream(xr + v + u * tpr);
+        float cm = __int_as_float(0xff800000);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (v + u * tpr < nv) cm = fmaxf(cm, kg_max16<T>(q[u]));
+        if (cm > mx) {
+            const float r = kg_ex2((mx - cm) * KG_LOG2E);  // mx = -inf: the sums are 0 and r = 0
+            s0 *= r;
+            s1 *= r;
+            mx = cm;
+        }
+        const float mb = mx * KG_LOG2E;
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (v + u * tpr < nv) {
+                float f[V];
+                kg_unpack16<T, V>(q[u], f);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    if (j & 1) s1 += kg_exp_shift<T>(f[j], mx, mb);
+                    else s0 += kg_exp_shift<T>(f[j], mx, mb);
+                }
+            }
+    }
+    float st[2] = {mx, s0 + s1};
+    kg_row_reduce_n<2, KgMaxSum>(st, red);
+    if (live && tid == 0) {
+        const float l = st[0] + logf(st[1]);
+        float out;
+        if (t == KG_IGNORE_INDEX) out = 0.f;
+        else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
+        else out = l - xt;
+        loss[row] = out;
+        lse[row] = l;
+    }
+}
+
+#define KG_SOFTMAX_P(TN, T)                                                                        \
+    extern "C" __global__ void __launch_bounds__(512, 2) kg_softmax_##TN##_p(const T* x, T* y, int m, int n) { \
+        softmax_p<T, 16 / sizeof(T)>(x, y, m, n);                                                  \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512, 2)                                           \
+        kg_softmax_bwd_##TN##_p(const T* y, const T* dy, T* dx, int m, int n) {                    \
+        softmax_bwd_p<T, 16 / sizeof(T)>(y, dy, dx, m, n);                                         \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) kg_cross_entropy_##TN##_p(                      \
+        const T* x, const int* tgt, float* loss, float* lse, int m, int n) {                       \
+        ce_fwd_p<T, 16 / sizeof(T), 8>(x, tgt, loss, lse, m, n);                                   \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512, 2) kg_cross_entropy_bwd_##TN##_p(               \
+        const T* x, const int* tgt, const float* dloss, T* dx, int m, int n) {                     \
+        ce_bwd_p<T, 16 / sizeof(T)>(x, tgt, dloss, dx, m, n);                                      \
+    }
+
+KG_SOFTMAX_P(bf16, __nv_bfloat16)
+KG_SOFTMAX_P(fp16, __half)
+KG_SOFTMAX_P(fp32, float)
+
+// ---------------------------------------------------------------------------------------------
+// Norms: the rows are staged (x, or x and dy), each pass re-reads the thread's own slots.
+
+// LayerNorm on the staged row: the exact two-pass statistics of layernorm_fwd (mean, then the
+// squared deviations from it, two reductions), each pass reading the shared slots.
+template <typename T, typename W, int V>
+__device__ __forceinline__ void layernorm_p(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b,
+                                            T* __restrict__ y, int m, int n, float eps) {
+    __shared__ float red[KG_SMEM_ROWS * 32];
+    const T* src[1] = {x};
+    kg_p_rows<T, 1>(src, m, n, [&](const KgSlots<1>& sl, int st, long long row, bool live, int nv, int tx, int tpr) {
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k)
+            if (live && tx + k * tpr < nv) {
+                float f[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), f);
+#pragma unroll
+                for (int j = 0; j < V; ++j) s += f[j];
+            }
+        const float mean = kg_row_reduce<KgSum>(s, red) / (float)n;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k)
+            if (live && tx + k * tpr < nv) {
+                float f[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), f);
+#pragma unroll
+                for (int j = 0; j < V; ++j) q = fmaf(f[j] - mean, f[j] - mean, q);
+            }
+        const float r = rsqrtf(kg_row_reduce<KgSum>(q, red) / (float)n + eps);
+        if (!live) return;
+        uint4* yr = reinterpret_cast<uint4*>(y + row * n);
+#pragma unroll
+        for (int k = 0; k < KG_P_CACHE; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) {
+                float f[V], g[V], h[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), f);
+                kg_ldf<V>(w, v, g);
+                kg_ldf<V>(b, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) f[j] = fmaf((f[j] - mean) * r, g[j], h[j]);
+                yr[v] = kg_pack16<T, V>(f);
+            }
+        }
+    });
+}
+
+// RMSNorm backward on the staged rows x and dy (the arithmetic of rmsnorm_bwd): one reduction
+// per row for {sum x^2, sum w*dy*x}, then dx; each thread accumulates dw = sum dy*x*r of its
+// columns over the block's rows in registers (the persistent loop keeps a thread on the same
+// columns). At the end the dynamic shared buffer (free by then) combines the block's row slots
+// in order y = 0, 1, ... and the block writes its fp32 row of `part`, which kg_rmsnorm_dw_*_p
+// adds over the blocks in a fixed order (deterministic).
+template <typename T, typename W, int V>
+__device__ __forceinline__ void rmsnorm_bwd_p(const T* __restrict__ x, const W* __restrict__ w, const T* __restrict__ dy,
+                                              T* __restrict__ dx, float* __restrict__ part, int m, int n, float eps) {
+    __shared__ float red[KG_SMEM_ROWS * 32 * 2];
+    constexpr int C = KG_P_CACHE;
+    float acc[C][V];
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[k][j] = 0.f;
+    const T* src[2] = {x, dy};
+    kg_p_rows<T, 2>(src, m, n, [&](const KgSlots<2>& sl, int st, long long row, bool live, int nv, int tx, int tpr) {
+        float sd[2] = {0.f, 0.f};  // {sum x^2, sum w*dy*x}
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tx + k * tpr;
+            if (live && v < nv) {
+                float a[V], e[V], h[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), a);
+                kg_unpack16<T, V>(*sl.at(st, 1, k), e);
+                kg_ldf<V>(w, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    sd[0] = fmaf(a[j], a[j], sd[0]);
+                    sd[1] = fmaf(h[j] * e[j], a[j], sd[1]);
+                }
+            }
+        }
+        kg_row_reduce_n<2, KgSum2>(sd, red);
+        if (!live) return;
+        const float r = rsqrtf(sd[0] / (float)n + eps);
+        const float coef = r * r * r * sd[1] / (float)n;
+        uint4* dxr = reinterpret_cast<uint4*>(dx + row * n);
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) {
+                float a[V], e[V], h[V], o[V];
+                kg_unpack16<T, V>(*sl.at(st, 0, k), a);
+                kg_unpack16<T, V>(*sl.at(st, 1, k), e);
+                kg_ldf<V>(w, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    o[j] = r * h[j] * e[j] - coef * a[j];
+                    acc[k][j] = fmaf(e[j], a[j] * r, acc[k][j]);
+                }
+                dxr[v] = kg_pack16<T, V>(o);
+            }
+        }
+    });
+    const int tx = threadIdx.x, tpr = blockDim.x, rpb = blockDim.y, nv = n / V;
+    float* pr = part + (long long)blockIdx.x * n;
+    if (rpb == 1) {
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) kg_stf<V>(pr, v, acc[k]);
+        }
+        return;
+    }
+    // Several rows per block: every slot stores its sums, then each entry is added over the
+    // slots in order y = 0, 1, ... Entry (k * V + j) * tpr + tx of slot y; C * V * tpr * rpb
+    // floats, at most half of the KG_P_STAGES * 2 * C * tpr * rpb 16-byte words of the buffer.
+    extern __shared__ uint4 kg_p_buf[];
+    float* sred = reinterpret_cast<float*>(kg_p_buf);
+    const int e = C * V * tpr;
+    __syncthreads();  // every thread is past its last read of the staged rows
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < V; ++j) sred[threadIdx.y * e + (k * V + j) * tpr + tx] = acc[k][j];
+    __syncthreads();
+    for (int i = threadIdx.y * tpr + tx; i < e; i += tpr * rpb) {
+        float t = 0.f;
+        for (int y = 0; y < rpb; ++y) t += sred[y * e + i];
+        const int kj = i / tpr, v = i - kj * tpr + (kj / V) * tpr;
+        if (v < nv) pr[v * V + kj % V] = t;
+    }
+}
+
+#define KG_NORMS_P(TN, T, WN, W)                                                                   \
+    extern "C" __global__ void __launch_bounds__(512, 2) kg_layernorm_##TN##_w##WN##_p(            \
+        const T* x, const W* w, const W* b, T* y, int m, int n, float eps) {                       \
+        layernorm_p<T, W, 16 / sizeof(T)>(x, w, b, y, m, n, eps);                                  \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512, 2) kg_rmsnorm_bwd_##TN##_w##WN##_p(          \
+        const T* x, const W* w, const T* dy, T* dx, float* part, int m, int n, float eps) {        \
+        rmsnorm_bwd_p<T, W, 16 / sizeof(T)>(x, w, dy, dx, part, m, n, eps);                        \
+    }
+
+KG_NORMS_P(bf16, __nv_bfloat16, bf16, __nv_bfloat16)
+KG_NORMS_P(bf16, __nv_bfloat16, fp32, float)
+KG_NORMS_P(fp16, __half, fp16, __half)
+KG_NORMS_P(fp16, __half, fp32, float)
+KG_NORMS_P(fp32, float, fp32, float)
+KG_NORMS_P(fp32, float, bf16, __nv_bfloat16)
+
+// dw[col] = sum over the P partial rows of part[p][col] (norms.cu's rmsnorm_dw, here so that
+// both steps of rmsnorm_bwd are in this module): each of the 16 lanes of a column (threadIdx.y)
+// adds rows y, y + 16, ... into four interleaved sums, then the lanes are added in order (a
+// fixed order: deterministic). Block (32, 16).
+template <typename W>
+__device__ __forceinline__ void rmsnorm_dw_p(const float* __restrict__ part, W* __restrict__ dw, int P, int n) {
+    __shared__ float sm[16][33];
+    const int col = blockIdx.x * 32 + threadIdx.x;
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+    if (col < n) {
+        int p = threadIdx.y;
+        for (; p + 48 < P; p += 64) {
+            s0 += part[(long long)p * n + col];
+            s1 += part[(long long)(p + 16) * n + col];
+            s2 += part[(long long)(p + 32) * n + col];
+            s3 += part[(long long)(p + 48) * n + col];
+        }
+        for (; p < P; p += 16) s0 += part[(long long)p * n + col];
+    }
+    sm[threadIdx.y][threadIdx.x] = (s0 + s1) + (s2 + s3);
+    __syncthreads();
+    if (threadIdx.y == 0 && col < n) {
+        float t = 0.f;
+#pragma unroll
+        for (int i = 0; i < 16; ++i) t += sm[i][threadIdx.x];
+        dw[col] = kg_from_f<W>(t);
+    }
+}
+
+#define KG_DW_P(WN, W)                                                                             \
+    extern "C" __global__ void __launch_bounds__(512) kg_rmsnorm_dw_##WN##_p(const float* part, W* dw, int P, int n) { \
+        rmsnorm_dw_p<W>(part, dw, P, n);                                                           \
+    }
+KG_DW_P(bf16, __nv_bfloat16)
+KG_DW_P(fp16, __half)
+KG_DW_P(fp32, float)
