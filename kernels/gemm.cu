@@ -7,7 +7,11 @@
 //   bounds-checked loads otherwise; out-of-range elements load as zero. The epilogue goes
 //   through a per-warp fp32 scratch tile so edge tiles store with bounds checks.
 //   This is the general fallback; Hopper's fast path is gemm_wgmma.cu.
-// gemm_simt_fp32: fp32 FFMA, block tile 64x64x16, 256 threads each computing 4x4 outputs.
+// gemm_sgemm_{128x128,128x64,64x64}_{vec4,scalar}: the fp32 path, register-tiled SIMT (plain
+//   FFMA, fp32 accumulate, no TF32; each output is one sequential fmaf chain over k, the same
+//   exactness class as cuBLAS's fp32 SGEMM). Design at the head of that section, below.
+// gemm_simt_fp32: the first fp32 kernel (block tile 64x64x16, 256 threads each computing 4x4
+//   outputs), kept for A/B (KERNELGATE_GEMM_FP32=simple).
 #include "kg_common.cuh"
 #include <mma.h>
 using namespace nvcuda;
@@ -175,3 +179,257 @@ extern "C" __global__ void __launch_bounds__(256) gemm_simt_fp32(const float* __
             if (r < M && c < N) C[(size_t)r * N + c] = acc[i][j];
         }
 }
+
+// ---------------------------------------------------------------------------------------------
+// gemm_sgemm_*: register-tiled SIMT SGEMM, C = A·B, fp32, row-major, any M, N, K.
+//
+// Block tile BM x BN x BK (BM x BN = 128x128, 128x64 or 64x64, picked by the launcher by shape;
+// BK = SG_BK = 8; the template also takes BK = 16 for experiments, whose transposing stores are
+// 2-way bank-conflicted).
+// Every warp owns a 64 x 32 slab of C; its 32 lanes form 8 (M) x 4 (N) and each lane computes
+// 8 x 8 outputs as 2 x 2 sub-tiles of 4 x 4: rows r, r+32 (+0..3) and columns c, c+16 (+0..3),
+// with r = 4·(lane/4) and c = 4·(lane%4) inside the slab. Per k step a lane reads its 8 A
+// values and 8 B values as four 16-byte shared loads and issues 64 FFMAs (each output is one
+// sequential fmaf chain over k: plain fp32, no TF32). In one warp those loads touch 8 distinct
+// float4 of A (128 contiguous bytes) and 4 of B (64 bytes), each shared by 4 or 8 lanes
+// (broadcast), so they are free of bank conflicts.
+//
+// Shared memory: SG_STAGES stages of the A tile, transposed (As[k][m], row pitch BM + 4 so the
+// two k-quads a warp writes fall in different banks when BK = 8), and of the B tile (Bs[k][n]). Tiles
+// arrive by cp.async, which needs no staging registers: A as 4-byte copies (that is what
+// transposes it), B as 16-byte copies when VEC, else 4-byte ones. Out-of-range elements are
+// zero-filled (src-size 0), so a partial last k tile adds exact zeros. Pipeline: SG_STAGES - 1
+// tiles are in flight; during the last k step of tile t each thread waits for its copies of
+// tile t+1, one __syncthreads publishes them (and tells that every thread is done reading tile
+// t's stage), the copies of tile t+SG_STAGES are issued into that stage, and the first
+// fragments of tile t+1 are read while tile t's last FFMAs issue. Fragments are
+// double-buffered in registers (step kk+1 is read during step kk).
+//
+// VEC (the launcher passes it when N % 4 == 0 and B, C are 16-byte aligned): 16-byte copies of
+// B and float4 stores of C; otherwise element-wise. The epilogue stores rows < M, columns < N.
+// Tiles are numbered on a 1-D grid (N fastest), so neither M nor N is limited by gridDim.y.
+// Threads: (BM/64)·(BN/32)·32 = 256, 128 or 64, with at most 128 registers (launch bounds for
+// 16 resident warps per SM in every configuration). Needs sm_80+ (cp.async).
+#define SG_BK 8
+#define SG_APAD 4
+#define SG_STAGES 3
+
+__device__ __forceinline__ void sg_cp4(unsigned dst, const float* src, bool ok) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void sg_cp16(unsigned dst, const float* src, bool ok) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void sg_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void sg_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <int BM, int BN, int BK, bool VEC, int STAGES>
+__device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B,
+                                            float* __restrict__ C, int M, int N, int K) {
+    constexpr int WARPS_N = BN / 32;
+    constexpr int THREADS = (BM / 64) * WARPS_N * 32;
+    constexpr int A_LOADS = BM * BK / 4 / THREADS;  // 4-element groups of A per thread per tile
+    constexpr int B_LOADS = BK * BN / 4 / THREADS;  // 4-element groups of B per thread per tile
+    constexpr int AP = BM + SG_APAD;
+    constexpr int A_STAGE = BK * AP;  // floats
+    constexpr int B_STAGE = BK * BN;
+    static_assert(A_LOADS >= 1 && B_LOADS >= 1, "tile too small for the thread count");
+    static_assert(A_LOADS * THREADS * 4 == BM * BK && B_LOADS * THREADS * 4 == BK * BN, "uneven tile loads");
+    static_assert(STAGES >= 2 && BK % 4 == 0 && THREADS % (BK / 4) == 0, "at least two stages, k tile a multiple of 4");
+    __shared__ __align__(16) float As[STAGES * A_STAGE];
+    __shared__ __align__(16) float Bs[STAGES * B_STAGE];
+
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    const int tm = (warp / WARPS_N) * 64 + (lane >> 2) * 4;  // first row of this lane's outputs in the tile
+    const int tn = (warp % WARPS_N) * 32 + (lane & 3) * 4;   // first column
+    const int tiles_n = (N + BN - 1) / BN;
+    const int row0 = (int)(blockIdx.x / tiles_n) * BM;
+    const int col0 = (int)(blockIdx.x % tiles_n) * BN;
+    const int k_tiles = (K + BK - 1) / BK;
+
+    // This thread's share of each tile: A group i is row am(i), k offsets ak..ak+3 (ak is the
+    // same for every i since THREADS is a multiple of BK/4); B group i is k row bk(i), columns
+    // bn..bn+3.
+    // Consecutive threads take consecutive groups. The source pointers start at k tile 0 and
+    // advance one tile per issue; rows of A past M and columns of B past N are clamped to row
+    // (column) 0 so every pointer stays inside its matrix (their copies are zero-filled).
+    const int ak = (tid % (BK / 4)) * 4;
+    const int bn = (tid % (BN / 4)) * 4;
+    const float* pa[A_LOADS];
+    const float* pb[B_LOADS];
+    bool a_row_ok[A_LOADS];
+    bool b_col_ok[4];
+    int b_off[4];  // column offset inside a B group: j where column bn+j exists, else 0
+#pragma unroll
+    for (int i = 0; i < A_LOADS; i++) {
+        const int gr = row0 + (tid + i * THREADS) / (BK / 4);
+        a_row_ok[i] = gr < M;
+        pa[i] = A + (size_t)(a_row_ok[i] ? gr : 0) * K + ak;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        b_col_ok[j] = col0 + bn + j < N;
+        b_off[j] = b_col_ok[j] ? j : 0;
+    }
+    const int b_col = b_col_ok[0] ? col0 + bn : 0;
+#pragma unroll
+    for (int i = 0; i < B_LOADS; i++) pb[i] = B + (size_t)((tid + i * THREADS) / (BN / 4)) * N + b_col;
+    const size_t b_step = (size_t)BK * N;
+    const unsigned as0 = (unsigned)__cvta_generic_to_shared(As);
+    const unsigned bs0 = (unsigned)__cvta_generic_to_shared(Bs);
+    // Byte offsets inside a stage of this thread's destinations (group 0; group i adds a
+    // compile-time step).
+    const unsigned a_dst = (unsigned)((ak * AP + tid / (BK / 4)) * 4);
+    const unsigned b_dst = (unsigned)(((tid / (BN / 4)) * BN + bn) * 4);
+
+    // Issues the copies of the next k tile (the issue-th) into stage `s`, nothing past the last
+    // tile, and commits them as one group (possibly empty, so group counting stays uniform).
+    // Whole tiles need only the loop-invariant row/column predicates; the partial last tile
+    // also checks k.
+    int issued = 0;
+    auto issue = [&](int s) {
+        if (issued < k_tiles) {
+            const int k0 = issued * BK;
+            const unsigned da = as0 + (unsigned)(s * A_STAGE * 4) + a_dst;
+            const unsigned db = bs0 + (unsigned)(s * B_STAGE * 4) + b_dst;
+            if (k0 + BK <= K) {
+#pragma unroll
+                for (int i = 0; i < A_LOADS; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        sg_cp4(da + (unsigned)((i * (THREADS / (BK / 4)) + j * AP) * 4), pa[i] + j, a_row_ok[i]);
+#pragma unroll
+                for (int i = 0; i < B_LOADS; i++) {
+                    const unsigned d = db + (unsigned)(i * (THREADS / (BN / 4)) * BN * 4);
+                    if (VEC) {
+                        sg_cp16(d, pb[i], b_col_ok[0]);
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < 4; j++) sg_cp4(d + (unsigned)(j * 4), pb[i] + b_off[j], b_col_ok[j]);
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < A_LOADS; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const bool ok = a_row_ok[i] && k0 + ak + j < K;
+                        sg_cp4(da + (unsigned)((i * (THREADS / (BK / 4)) + j * AP) * 4), ok ? pa[i] + j : A, ok);
+                    }
+#pragma unroll
+                for (int i = 0; i < B_LOADS; i++) {
+                    const bool k_ok = k0 + (tid + i * THREADS) / (BN / 4) < K;
+                    const unsigned d = db + (unsigned)(i * (THREADS / (BN / 4)) * BN * 4);
+                    if (VEC) {
+                        const bool ok = k_ok && b_col_ok[0];
+                        sg_cp16(d, ok ? pb[i] : B, ok);
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < 4; j++) {
+                            const bool ok = k_ok && b_col_ok[j];
+                            sg_cp4(d + (unsigned)(j * 4), ok ? pb[i] + j : B, ok);
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < A_LOADS; i++) pa[i] += BK;
+#pragma unroll
+            for (int i = 0; i < B_LOADS; i++) pb[i] += b_step;
+            issued++;
+        }
+        sg_commit();
+    };
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
+    float4 fa[2][2], fb[2][2];  // [register stage][sub-tile]
+    auto load_frag = [&](int s, int kk, int f) {
+        const float* a = As + s * A_STAGE + kk * AP + tm;
+        const float* b = Bs + s * B_STAGE + kk * BN + tn;
+        fa[f][0] = *reinterpret_cast<const float4*>(a);
+        fa[f][1] = *reinterpret_cast<const float4*>(a + 32);
+        fb[f][0] = *reinterpret_cast<const float4*>(b);
+        fb[f][1] = *reinterpret_cast<const float4*>(b + 16);
+    };
+
+    if (k_tiles > 0) {
+#pragma unroll
+        for (int t = 0; t < STAGES - 1; t++) issue(t);
+        sg_wait<STAGES - 2>();
+        __syncthreads();
+        issue(STAGES - 1);
+        load_frag(0, 0, 0);
+    }
+    int s = 0;  // stage of tile t
+    for (int t = 0; t < k_tiles; t++) {
+#pragma unroll
+        for (int kk = 0; kk < BK; kk++) {
+            const int f = kk & 1;
+            if (kk < BK - 1) {
+                load_frag(s, kk + 1, f ^ 1);
+            } else if (t + 1 < k_tiles) {
+                // Tile t+1 has landed for every thread, and every thread has read all of tile
+                // t's stage: refill that stage with tile t+STAGES, read tile t+1's first step.
+                sg_wait<STAGES - 2>();
+                __syncthreads();
+                issue(s);
+                load_frag(s + 1 == STAGES ? 0 : s + 1, 0, f ^ 1);
+            }
+            const float a[8] = {fa[f][0].x, fa[f][0].y, fa[f][0].z, fa[f][0].w,
+                                fa[f][1].x, fa[f][1].y, fa[f][1].z, fa[f][1].w};
+            const float b[8] = {fb[f][0].x, fb[f][0].y, fb[f][0].z, fb[f][0].w,
+                                fb[f][1].x, fb[f][1].y, fb[f][1].z, fb[f][1].w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        s = s + 1 == STAGES ? 0 : s + 1;
+    }
+    sg_wait<0>();  // no copy may be outstanding at exit (they are all empty or consumed by now)
+
+    // Epilogue: rows tm + {0..3} and tm + 32 + {0..3}, columns tn + {0..3} and tn + 16 + {0..3}.
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int r = row0 + tm + (i & 3) + (i >> 2) * 32;
+        if (r >= M) continue;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int c = col0 + tn + h * 16;
+            float* p = C + (size_t)r * N + c;
+            if (VEC) {
+                if (c < N)
+                    *reinterpret_cast<float4*>(p) =
+                        make_float4(acc[i][h * 4 + 0], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (c + j < N) p[j] = acc[i][h * 4 + j];
+            }
+        }
+    }
+}
+
+// Entry points: gemm_sgemm_<BM>x<BN>_<vec4|scalar>; grid (ceil(M/BM)·ceil(N/BN), 1, 1), block
+// ((BM/64)·(BN/32)·32, 1, 1), no dynamic shared memory.
+#define SG_ENTRY(BM, BN, MINB)                                                                             \
+    extern "C" __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32, MINB)                          \
+        gemm_sgemm_##BM##x##BN##_vec4(const float* A, const float* B, float* C, int M, int N, int K) {      \
+        sgemm_tiled<BM, BN, SG_BK, true, SG_STAGES>(A, B, C, M, N, K);                                            \
+    }                                                                                                      \
+    extern "C" __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32, MINB)                          \
+        gemm_sgemm_##BM##x##BN##_scalar(const float* A, const float* B, float* C, int M, int N, int K) {    \
+        sgemm_tiled<BM, BN, SG_BK, false, SG_STAGES>(A, B, C, M, N, K);                                           \
+    }
+SG_ENTRY(128, 128, 2)
+SG_ENTRY(128, 64, 4)
+SG_ENTRY(64, 64, 8)
