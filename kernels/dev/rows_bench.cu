@@ -209,7 +209,14 @@ static void launch(const Plan& p) {
         // memory a kernel must opt in, per function.
         if (s.smem > 48 * 1024)
             CK(cudaFuncSetAttribute(s.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s.smem));
-        CK(cudaLaunchKernel(s.f, s.grid, s.block, a, s.smem, g_s));
+        const cudaError_t e = cudaLaunchKernel(s.f, s.grid, s.block, a, s.smem, g_s);
+        if (e != cudaSuccess) {
+            printf("CUDA ERROR: %s launching %s: grid (%u,%u,%u) block (%u,%u,%u) dynamic smem %u B\n",
+                   cudaGetErrorString(e), p.desc.c_str(), s.grid.x, s.grid.y, s.grid.z, s.block.x, s.block.y,
+                   s.block.z, (unsigned)s.smem);
+            fflush(stdout);
+            exit(3);
+        }
     }
 }
 
