@@ -29,6 +29,7 @@
 //! | `KERNELGATE_FLOOR_US` | absolute floor of the stored-baseline gate in µs: a slowdown smaller than this is never called (default [`DEFAULT_FLOOR_US`]) |
 //! | `KERNELGATE_MACHINE_FACTOR` | `1` scales the baseline by this machine's measured ceilings against the baseline's (default off: see README) |
 //! | `KERNELGATE_MHA_KERNEL` | `mma` or `wgmma`: which of our attention kernels runs `mha` (default `wgmma` on compute capability 9.0 with bf16/fp16 and d = 64/128, else `mma`; forcing `wgmma` where it cannot run is an error) |
+//! | `KERNELGATE_NSA_KERNEL` | `grouped` or `tiled`: which of our kernels runs `nsa` (default `tiled`, kernels/nsa_tiled.cu, for G = hq/h ≤ 4 where its shared memory fits, else `grouped`, kernels/nsa.cu; forcing `tiled` where it cannot run is an error) |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
 use crate::error::{Error, Result};
