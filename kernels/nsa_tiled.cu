@@ -18,16 +18,18 @@
 //
 // Design
 // ------
-// * One CTA = NST_WARPS = 4 warps = 64 query rows of one (batch b, KV head h): row r is query
+// * One CTA = NST_WARPS = 4 warps = 64 query rows of one (batch b, KV head h) (WARPS is a
+//   template parameter; the bench also times 2 warps = 32 rows): row r is query
 //   head h·G + r%G of token t0 + r/G, so a CTA holds TM = 64/G tokens (rows past TM·G and
 //   tokens past T are dead: zero queries, everything masked, never stored). Warp w owns rows
 //   16w..16w+15 as the M of its mma tiles. Requires G <= 64.
 //   CTAs run the tiles with the most keys (late tokens) first: blockIdx.x = i·B·H + (b·H + h)
 //   runs tile ntiles-1-i.
-// * Set-up: one thread per token filters its slots (s < clamp(block_counts, 0, S); keeps
-//   0 <= idx < ceil(T/bs) with idx·bs <= t: what the reference attends), insertion-sorts them
-//   into a shared-memory list (duplicates kept, INT_MAX sentinel) and ORs them into a CTA-wide
-//   bitmask of blocks (smem, ceil(T/bs) bits).
+// * Set-up: the CTA's threads load the tile's slots together (8 per thread in flight) and
+//   keep what the reference attends (s < clamp(block_counts, 0, S), 0 <= idx < ceil(T/bs),
+//   idx·bs <= t; others become INT_MAX sentinels) in per-token shared-memory lists, ORing the
+//   kept blocks into a CTA-wide bitmask (ceil(T/bs) bits); then one thread per token
+//   insertion-sorts its list (duplicates kept; linear on the generator's sorted lists).
 // * Selected branch: every thread walks the set bits of the bitmask in ascending block order,
 //   each block as its 32-key chunks (bs/32 of them; chunks past the tile's last token are
 //   skipped). K and V chunks [32 x D] are loaded by the whole CTA with cp.async into a ring of
@@ -53,8 +55,9 @@
 #include "kg_common.cuh"
 
 #define NST_CK 32
-#define NST_WARPS 4
-#define NST_ROWS (NST_WARPS * 16)
+#define NST_WARPS 4               // warps per CTA of the kernels the harness runs
+#define NST_ROWS (NST_WARPS * 16)  // their query rows per CTA
+#define NST_SETUP_BATCH 8          // slots each thread loads at once in the set-up
 #define NST_NEG_INF (-__int_as_float(0x7f800000))
 #define NST_SENTINEL 0x7fffffff
 
@@ -155,15 +158,16 @@ struct NstWinCursor {
     }
 };
 
-// The CTA loads keys j0..j0+31 (rows past tl load row tl) of K and V into one stage.
-template <typename T, int D>
+// The CTA (WARPS warps) loads keys j0..j0+31 (rows past tl load row tl) of K and V into one
+// stage.
+template <typename T, int D, int WARPS>
 __device__ __forceinline__ void nst_load_chunk(nst_u32 sK, nst_u32 sV, const T* kb, const T* vb, size_t stride,
                                                int j0, int tl, int tid) {
-    constexpr int PR = D * 2 / 16;                     // 16-byte pieces per row
-    constexpr int N = NST_CK * PR / (NST_WARPS * 32);  // pieces per thread per tile
+    constexpr int PR = D * 2 / 16;                 // 16-byte pieces per row
+    constexpr int N = NST_CK * PR / (WARPS * 32);  // pieces per thread per tile
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-        int p = tid + NST_WARPS * 32 * i;
+        int p = tid + WARPS * 32 * i;
         int row = p / PR, c = p % PR;
         int j = min(j0 + row, tl);
         nst_u32 off = (nst_u32)(row * D + ((c ^ (row & 7)) * 8)) * 2u;
@@ -177,7 +181,7 @@ __device__ __forceinline__ void nst_load_chunk(nst_u32 sK, nst_u32 sV, const T* 
 // thread (e = 0: lane/4, e = 1: lane/4 + 8) has token tr[e] (-1: dead row) and, for SEL, its
 // list at lst[e] (shared-memory byte address). On return res[n][e] holds the normalised
 // output (0 for rows that attended nothing) in the accumulator layout.
-template <typename T, int D, int STAGES, bool SEL, class Cursor>
+template <typename T, int D, int STAGES, int WARPS, bool SEL, class Cursor>
 __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u32 (*qf)[4], nst_u32 sbase,
                                            const T* kb, const T* vb, size_t stride, int tl, const int* tr,
                                            const nst_u32* lst, int W, float scale_log2, int tid, int lane,
@@ -203,7 +207,7 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
 #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
         int j = prod.next();
-        if (j >= 0) nst_load_chunk<T, D>(sbase + st * 2 * TILE, sbase + st * 2 * TILE + TILE, kb, vb, stride, j, tl, tid);
+        if (j >= 0) nst_load_chunk<T, D, WARPS>(sbase + st * 2 * TILE, sbase + st * 2 * TILE + TILE, kb, vb, stride, j, tl, tid);
         nst_commit();
     }
     int sc = 0, sp = STAGES - 1;
@@ -214,7 +218,7 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
         __syncthreads();  // chunk j0 is in stage sc for everyone; stage sp is free
         {
             int jn = prod.next();
-            if (jn >= 0) nst_load_chunk<T, D>(sbase + sp * 2 * TILE, sbase + sp * 2 * TILE + TILE, kb, vb, stride, jn, tl, tid);
+            if (jn >= 0) nst_load_chunk<T, D, WARPS>(sbase + sp * 2 * TILE, sbase + sp * 2 * TILE + TILE, kb, vb, stride, jn, tl, tid);
             nst_commit();
         }
         if (SEL && cons.c == 0) {
@@ -342,7 +346,7 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
     }
 }
 
-template <typename T, int D, int STAGES>
+template <typename T, int D, int STAGES, int WARPS>
 __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                                         const T* __restrict__ g_slc, const T* __restrict__ g_swa,
                                         const int* __restrict__ ind, const int* __restrict__ cnt, T* __restrict__ out,
@@ -351,14 +355,15 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
     constexpr int ND = D / 8;
     constexpr nst_u32 STAGE_BYTES = STAGES * 2 * NST_CK * D * 2;
     const int G = HQ / H;
-    const int TM = NST_ROWS / G;  // tokens per CTA (G <= 64, checked by the host)
+    constexpr int THREADS = WARPS * 32;
+    const int TM = WARPS * 16 / G;  // tokens per CTA (G <= 16·WARPS, checked by the host)
     const int nblocks = (Tn + BS - 1) / BS;
     const int words = (nblocks + 31) / 32;
     {
         nst_u32 dyn;
         asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
         nst_u32 need = STAGE_BYTES + (nst_u32)(TM * (S + 1) + words) * 4u;
-        if (TM < 1 || dyn < need || blockDim.x != NST_WARPS * 32) __trap();
+        if (TM < 1 || dyn < need || blockDim.x != THREADS) __trap();
     }
     int* lists = reinterpret_cast<int*>(nst_smem + STAGE_BYTES);
     nst_u32* mask = reinterpret_cast<nst_u32*>(lists + TM * (S + 1));
@@ -373,35 +378,8 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
     const int tl = min(Tn, t0 + TM) - 1;  // the tile's last token
     const int ntok = tl - t0 + 1;
 
-    // Set-up: per-token sorted lists of valid slots and the CTA's block mask.
-    const int used_words = (tl / BS) / 32 + 1;  // blocks past tl/bs are never valid here
-    for (int i = tid; i < used_words; i += NST_WARPS * 32) mask[i] = 0u;
-    __syncthreads();
-    for (int i = tid; i < TM; i += NST_WARPS * 32) {
-        int* L = lists + i * (S + 1);
-        int n = 0;
-        if (i < ntok) {
-            const int t = t0 + i;
-            const size_t row = ((size_t)b * Tn + t) * H + h;
-            int count = __ldg(cnt + row);
-            count = count < 0 ? 0 : (count > S ? S : count);
-            const int* sl = ind + row * S;
-            for (int s = 0; s < count; ++s) {
-                const int idx = __ldg(sl + s);
-                if (idx < 0 || idx >= nblocks || idx * BS > t) continue;
-                int j = n++;
-                while (j > 0 && L[j - 1] > idx) {
-                    L[j] = L[j - 1];
-                    --j;
-                }
-                L[j] = idx;
-                atomicOr(mask + (idx >> 5), 1u << (idx & 31));
-            }
-        }
-        L[n] = NST_SENTINEL;
-    }
-
-    // This thread's two rows: token, query head, list.
+    // This thread's two rows: token, query head, list; their Q fragments (dead rows: zeros),
+    // loaded first so that their latency overlaps the set-up.
     int tr[2], hq[2];
     nst_u32 lst[2];
 #pragma unroll
@@ -413,7 +391,6 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
         hq[e] = h * G + r % G;
         lst[e] = (nst_u32)__cvta_generic_to_shared(lists + min(i, TM - 1) * (S + 1));
     }
-    // Q fragments for the whole CTA (dead rows: zeros).
     nst_u32 qf[D / 16][4];
     {
         const T* q0 = q + (((size_t)b * Tn + max(tr[0], 0)) * HQ + hq[0]) * D;
@@ -428,6 +405,53 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
             qf[kk][3] = v1 ? __ldg(reinterpret_cast<const nst_u32*>(q1 + c + 8)) : 0u;
         }
     }
+
+    // Set-up: per-token sorted lists of valid slots and the CTA's block mask. All threads load
+    // slots (token i = x / S, slot s = x % S) NST_SETUP_BATCH at a time so that the loads
+    // overlap; a slot that the reference ignores becomes a sentinel; then one thread per token
+    // sorts its list.
+    const int used_words = (tl / BS) / 32 + 1;  // blocks past tl/bs are never valid here
+    for (int i = tid; i < used_words; i += THREADS) mask[i] = 0u;
+    __syncthreads();
+    const int nslots = TM * S;
+    const int* ind_tile = ind + (((size_t)b * Tn + t0) * H + h) * S;  // token i, slot s: + i·H·S + s
+    const int* cnt_tile = cnt + ((size_t)b * Tn + t0) * H + h;        // token i: + i·H
+    for (int base = 0; base < nslots; base += NST_SETUP_BATCH * THREADS) {
+        int idx[NST_SETUP_BATCH], c[NST_SETUP_BATCH];
+#pragma unroll
+        for (int u = 0; u < NST_SETUP_BATCH; ++u) {
+            const int x = base + u * THREADS + tid, i = x / S, s = x - i * S;
+            const bool live = x < nslots && i < ntok;
+            idx[u] = live ? __ldg(ind_tile + (size_t)i * H * S + s) : -1;
+            c[u] = live ? __ldg(cnt_tile + (size_t)i * H) : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < NST_SETUP_BATCH; ++u) {
+            const int x = base + u * THREADS + tid, i = x / S, s = x - i * S;
+            if (x < nslots) {
+                const int t = t0 + i, v = idx[u];
+                // Kept iff s < clamp(count, 0, S) (s < S always), 0 <= idx < nblocks, idx·bs <= t.
+                const bool ok = s < c[u] && v >= 0 && v < nblocks && v <= t / BS;
+                lists[i * (S + 1) + s] = ok ? v : NST_SENTINEL;
+                if (ok) atomicOr(mask + (v >> 5), 1u << (v & 31));
+            }
+        }
+    }
+    __syncthreads();
+    for (int i = tid; i < TM; i += THREADS) {
+        int* L = lists + i * (S + 1);
+        L[S] = NST_SENTINEL;
+        // Insertion sort (sentinels go last; one comparison per element on sorted input).
+        for (int a = 1; a < S; ++a) {
+            const int x = L[a];
+            int j = a;
+            while (j > 0 && L[j - 1] > x) {
+                L[j] = L[j - 1];
+                --j;
+            }
+            L[j] = x;
+        }
+    }
     __syncthreads();  // lists and mask complete
 
     const size_t stride = (size_t)H * D;
@@ -437,7 +461,7 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
 
     NstSelCursor sel{mask, used_words, 0, mask[0], -1, 0, BS / NST_CK, BS, tl};
     float acc[ND][4];
-    nst_branch<T, D, STAGES, true>(sel, sel, qf, sbase, kb, vb, stride, tl, tr, lst, W, scale_log2, tid, lane, acc);
+    nst_branch<T, D, STAGES, WARPS, true>(sel, sel, qf, sbase, kb, vb, stride, tl, tr, lst, W, scale_log2, tid, lane, acc);
     const bool v0 = tr[0] >= 0, v1 = tr[1] >= 0;
     const size_t g0 = ((size_t)b * Tn + max(tr[0], 0)) * HQ + hq[0];
     const size_t g1 = ((size_t)b * Tn + max(tr[1], 0)) * HQ + hq[1];
@@ -456,7 +480,7 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
         const int ws = t0 - W + 1;
         NstWinCursor win{ws < 0 ? 0 : ws, tl, 0, 0};
         float wacc[ND][4];
-        nst_branch<T, D, STAGES, false>(win, win, qf, sbase, kb, vb, stride, tl, tr, lst, W, scale_log2, tid, lane,
+        nst_branch<T, D, STAGES, WARPS, false>(win, win, qf, sbase, kb, vb, stride, tl, tr, lst, W, scale_log2, tid, lane,
                                         wacc);
         const float gw0 = v0 ? NstOps<T>::to_float(g_swa[g0]) : 0.f;
         const float gw1 = v1 ? NstOps<T>::to_float(g_swa[g1]) : 0.f;
@@ -478,16 +502,16 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
     }
 }
 
-#define NST_KERNEL(NAME, T, D, STAGES, MINB)                                                                    \
-    extern "C" __global__ void __launch_bounds__(NST_WARPS * 32, MINB)                                          \
+#define NST_KERNEL(NAME, T, D, STAGES, WARPS, MINB)                                                             \
+    extern "C" __global__ void __launch_bounds__(WARPS * 32, MINB)                                              \
         NAME(const T* q, const T* k, const T* v, const T* g_slc, const T* g_swa, const int* ind, const int* cnt, \
              T* out, int B, int Tn, int HQ, int H, int S, int BS, int W, float scale_log2) {                     \
-        nst_fwd<T, D, STAGES>(q, k, v, g_slc, g_swa, ind, cnt, out, B, Tn, HQ, H, S, BS, W, scale_log2);        \
+        nst_fwd<T, D, STAGES, WARPS>(q, k, v, g_slc, g_swa, ind, cnt, out, B, Tn, HQ, H, S, BS, W, scale_log2); \
     }
 
 // Keep STAGES in sync with src/backend/cuda/nsa.rs::tiled_stages (the kernel traps when the
 // dynamic shared memory is too small for it).
-NST_KERNEL(nsa_tiled_bf16_d128, __nv_bfloat16, 128, 3, 2)
-NST_KERNEL(nsa_tiled_bf16_d64, __nv_bfloat16, 64, 4, 3)
-NST_KERNEL(nsa_tiled_fp16_d128, __half, 128, 3, 2)
-NST_KERNEL(nsa_tiled_fp16_d64, __half, 64, 4, 3)
+NST_KERNEL(nsa_tiled_bf16_d128, __nv_bfloat16, 128, 3, NST_WARPS, 2)
+NST_KERNEL(nsa_tiled_bf16_d64, __nv_bfloat16, 64, 4, NST_WARPS, 3)
+NST_KERNEL(nsa_tiled_fp16_d128, __half, 128, 3, NST_WARPS, 2)
+NST_KERNEL(nsa_tiled_fp16_d64, __half, 64, 4, NST_WARPS, 3)

@@ -38,6 +38,12 @@
 #include "../nsa.cu"
 #include "../nsa_tiled.cu"
 
+// A 2-warp (32-row) variant of the tiled kernel, timed next to the harness's 4-warp one.
+NST_KERNEL(nsa_tiled2_bf16_d128, __nv_bfloat16, 128, 3, 2, 3)
+NST_KERNEL(nsa_tiled2_bf16_d64, __nv_bfloat16, 64, 4, 2, 6)
+NST_KERNEL(nsa_tiled2_fp16_d128, __half, 128, 3, 2, 3)
+NST_KERNEL(nsa_tiled2_fp16_d64, __half, 64, 4, 2, 6)
+
 #define CK(x)                                                                                           \
     do {                                                                                                \
         cudaError_t e_ = (x);                                                                           \
@@ -104,7 +110,11 @@ static const void* grouped_kernel(bool fp16, int d) {
     if (fp16) return d == 64 ? (const void*)nsa_fwd_fp16_d64 : (const void*)nsa_fwd_fp16_d128;
     return d == 64 ? (const void*)nsa_fwd_bf16_d64 : (const void*)nsa_fwd_bf16_d128;
 }
-static const void* tiled_kernel(bool fp16, int d) {
+static const void* tiled_kernel(bool fp16, int d, int warps) {
+    if (warps == 2) {
+        if (fp16) return d == 64 ? (const void*)nsa_tiled2_fp16_d64 : (const void*)nsa_tiled2_fp16_d128;
+        return d == 64 ? (const void*)nsa_tiled2_bf16_d64 : (const void*)nsa_tiled2_bf16_d128;
+    }
     if (fp16) return d == 64 ? (const void*)nsa_tiled_fp16_d64 : (const void*)nsa_tiled_fp16_d128;
     return d == 64 ? (const void*)nsa_tiled_bf16_d64 : (const void*)nsa_tiled_bf16_d128;
 }
@@ -114,8 +124,8 @@ static void grouped_cfg(int d, int& warps, int& stages) {
     stages = 2;
 }
 static int tiled_stages(int d) { return d == 128 ? 3 : 4; }
-static int tiled_smem(const Shape& s) {
-    int G = s.HQ / s.H, TM = NST_ROWS / G;
+static int tiled_smem(const Shape& s, int warps) {
+    int G = s.HQ / s.H, TM = warps * 16 / G;
     int nblocks = (s.T + s.BS - 1) / s.BS, words = (nblocks + 31) / 32;
     return tiled_stages(s.D) * 2 * 32 * s.D * 2 + (TM * (s.S + 1) + words) * 4;
 }
@@ -142,12 +152,13 @@ static void launch(int which, const Shape& s, const Bufs& bu) {
         long long tasks = (long long)B * H * ((G + 15) / 16) * Tn;
         CK(cudaLaunchKernel(f, dim3((unsigned)((tasks + warps - 1) / warps)), dim3(warps * 32), args, smem, 0));
     } else {
-        int smem = tiled_smem(s);
-        const void* f = tiled_kernel(s.fp16, s.D);
+        const int warps = which == 1 ? NST_WARPS : 2;
+        int smem = tiled_smem(s, warps);
+        const void* f = tiled_kernel(s.fp16, s.D, warps);
         CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-        int TM = NST_ROWS / G;
+        int TM = warps * 16 / G;
         long long grid = (long long)((Tn + TM - 1) / TM) * B * H;
-        CK(cudaLaunchKernel(f, dim3((unsigned)grid), dim3(NST_WARPS * 32), args, smem, 0));
+        CK(cudaLaunchKernel(f, dim3((unsigned)grid), dim3(warps * 32), args, smem, 0));
     }
 }
 
@@ -266,7 +277,7 @@ static std::string name_of(const Shape& s) {
 struct Result {
     std::string name;
     double nominal;
-    float us[2];
+    float us[3];
 };
 
 int main(int argc, char** argv) {
@@ -367,7 +378,8 @@ int main(int argc, char** argv) {
         CK(cudaMemcpy(bu.ind, hs.ind.data(), hs.ind.size() * 4, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(bu.cnt, hs.cnt.data(), hs.cnt.size() * 4, cudaMemcpyHostToDevice));
         sync_watchdog("fill");
-        const char* kname[2] = {"grouped", "tiled"};
+        const char* kname[3] = {"grouped", "tiled", "tiled2w"};
+        const int nk_run = G <= 32 ? 3 : 2;  // the 2-warp variant holds at most 32 rows
         if (check) {
             hs.q.resize(nq);
             hs.k.resize(nk);
@@ -408,7 +420,7 @@ int main(int argc, char** argv) {
             }
             const double atol = s.fp16 ? 8e-3 : 3.2e-2, rtol = s.fp16 ? 2e-3 : 1e-2, l2tol = s.fp16 ? 3e-3 : 1e-2;
             const double floor = s.fp16 ? std::ldexp(1.0, -14) : 0.0;
-            for (int which = 0; which < 2; ++which) {
+            for (int which = 0; which < nk_run; ++which) {
                 CK(cudaMemset(bu.o, 0xff, nq * 2));  // NaN in both formats
                 launch(which, s, bu);
                 sync_watchdog(kname[which]);
@@ -459,7 +471,8 @@ int main(int argc, char** argv) {
             Result res;
             res.name = name;
             res.nominal = (double)s.B * s.T * s.HQ * 4.0 * s.D * ((double)s.S * s.BS + s.W);
-            for (int which = 0; which < 2; ++which) {
+            res.us[2] = NAN;
+            for (int which = 0; which < nk_run; ++which) {
                 for (int i = 0; i < 3; ++i) launch(which, s, bu);
                 sync_watchdog("warm-up");
                 std::vector<float> ms;
@@ -482,22 +495,23 @@ int main(int argc, char** argv) {
                 res.us[which] = ms[ms.size() / 2] * 1e3f;
             }
             results.push_back(res);
-            printf("TIME %-44s grouped %9.2f us %6.1f TFLOP/s | tiled %9.2f us %6.1f TFLOP/s | speed-up %.2fx\n",
+            printf("TIME %-44s grouped %9.2f us %6.1f TFLOP/s | tiled %9.2f us %6.1f TFLOP/s | speed-up %.2fx | "
+                   "tiled2w %9.2f us %6.1f TFLOP/s\n",
                    name.c_str(), res.us[0], res.nominal / res.us[0] / 1e6, res.us[1], res.nominal / res.us[1] / 1e6,
-                   res.us[0] / res.us[1]);
+                   res.us[0] / res.us[1], res.us[2], res.nominal / res.us[2] / 1e6);
             fflush(stdout);
         }
         cudaFree(bu.q); cudaFree(bu.k); cudaFree(bu.v); cudaFree(bu.o); cudaFree(bu.gs); cudaFree(bu.gw);
         cudaFree(bu.ind); cudaFree(bu.cnt);
     }
     if (!results.empty()) {
-        printf("\n| shape | G | grouped µs | grouped TFLOP/s | tiled µs | tiled TFLOP/s | speed-up |\n");
-        printf("|---|---|---|---|---|---|---|\n");
+        printf("\n| shape | G | grouped µs | grouped TFLOP/s | tiled µs | tiled TFLOP/s | speed-up | tiled 2-warp µs |\n");
+        printf("|---|---|---|---|---|---|---|---|\n");
         for (auto& r : results) {
             int hq = 0, h = 0;
             sscanf(strstr(r.name.c_str(), "_hq"), "_hq%d_h%d", &hq, &h);
-            printf("| %s | %d | %.2f | %.1f | %.2f | %.1f | %.2fx |\n", r.name.c_str(), hq / h, r.us[0],
-                   r.nominal / r.us[0] / 1e6, r.us[1], r.nominal / r.us[1] / 1e6, r.us[0] / r.us[1]);
+            printf("| %s | %d | %.2f | %.1f | %.2f | %.1f | %.2fx | %.2f |\n", r.name.c_str(), hq / h, r.us[0],
+                   r.nominal / r.us[0] / 1e6, r.us[1], r.nominal / r.us[1] / 1e6, r.us[0] / r.us[1], r.us[2]);
         }
     }
     printf("\n%s: %d check(s) failed\n", fails ? "FAILURES" : "ALL CHECKS PASSED", fails);

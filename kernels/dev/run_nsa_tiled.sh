@@ -4,7 +4,8 @@
 #   bash kernels/dev/run_nsa_tiled.sh [--check-only | --speed-only]
 # Builds kernels/dev/nsa_tiled_bench.cu with nvcc (no Rust, no network), prints PASS/FAIL per shape
 # and kernel against a float64 CPU reference, then a same-run timing table (median µs and nominal
-# TFLOP/s, grouped vs tiled). Exit status non-zero if the build or any check failed.
+# TFLOP/s, grouped vs tiled, plus a 2-warp variant of the tiled kernel for comparison).
+# Exit status non-zero if the build or any check failed. About 20 s on an H100/H200.
 set -u
 cd "$(dirname "$0")/../.."
 NVCC=${NVCC:-}
