@@ -31,6 +31,7 @@
 //! | `KERNELGATE_MHA_KERNEL` | `mma` or `wgmma`: which of our attention kernels runs `mha` (default `wgmma` on compute capability 9.0 with bf16/fp16 and d = 64/128, else `mma`; forcing `wgmma` where it cannot run is an error) |
 //! | `KERNELGATE_ROWS_KERNEL` | `old` runs the previous row kernels (`_v`/`_s`) for softmax, softmax_bwd, cross_entropy(+bwd), layernorm and rmsnorm_bwd; unset or `auto` runs the pipelined `_p` kernels where they apply (src/backend/cuda/norms.rs) |
 //! | `KERNELGATE_GEMM_FP32` | which of our kernels runs fp32 `gemm`: `tiled` (default: the register-tiled SIMT kernel `gemm_sgemm_*`, tile chosen by shape), a forced tile of it (`128x128`, `128x64`, `64x64`), or `simple` (the first kernel, `gemm_simt_fp32`); the record's `variant` names it |
+//! | `KERNELGATE_NSA_KERNEL` | `grouped` or `tiled`: which of our kernels runs `nsa` (default `tiled`, kernels/nsa_tiled.cu, for G = hq/h ≤ 4 where its shared memory fits, else `grouped`, kernels/nsa.cu; forcing `tiled` where it cannot run is an error) |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
 use crate::error::{Error, Result};

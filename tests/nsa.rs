@@ -180,8 +180,9 @@ fn suite_accepts_w0_and_rejects_other_zeros() {
 fn the_nsa_suites_load() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let s = Suite::load(&root.join("nsa.json")).unwrap();
-    // 40 sweep cases, 3 published shapes, 5 own shapes x 2 dtypes, 2 fp16 cases.
-    assert_eq!(s.cases.len(), 55);
+    // 40 sweep cases, 3 published shapes, 5 own shapes x 2 dtypes, 2 fp16 cases,
+    // 6 small-G ragged shapes x 2 dtypes.
+    assert_eq!(s.cases.len(), 67);
     assert!(s.cases.iter().all(|c| c.kernel == "nsa"));
     let names: Vec<String> = s.cases.iter().map(|c| c.name()).collect();
     for want in [
