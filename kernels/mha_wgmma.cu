@@ -1,4 +1,5 @@
-// kernelgate `mha` on Hopper (sm_90a): FlashAttention-3 style forward, TMA + wgmma + mbarrier.
+// kernelgate `mha` on Hopper (sm_90a): FlashAttention-3 style forward, TMA + wgmma + mbarrier,
+// persistent CTAs.
 //
 // Semantics: exactly those of kernels/mha.cu. Q, O are [B, H, Sq, D]; K, V are [B, Hkv, Sk, D],
 // contiguous, bf16 or fp16, D = 64 or 128. Query head h reads key/value head h / (H / Hkv)
@@ -8,26 +9,48 @@
 //
 // ---------------------------------------------------------------------------------------
 // DESIGN
-//   * CTA = 128 query rows of one (batch, head); grid (ceil(Sq/128), H, B), x reversed for
-//     causal so the CTAs with the most key tiles start first. 384 threads = 3 warpgroups:
-//       WG0 = producer: one thread issues all TMA loads; setmaxnreg.dec to 24 registers.
-//       WG1, WG2 = consumers: WG1+c owns query rows 64c..64c+63 of the tile;
-//                 setmaxnreg.inc to 240 registers.
+//   * Work tile = BM = 64·NC query rows of one (batch, head); NC = 2 consumer warpgroups
+//     (BM 128: d64 and d128) or 3 (BM 192: the `_bm192` d64 entries). Tiles are numbered
+//     t = (b·H + h)·n_m + r (n_m = ceil(Sq/BM)); r is the m-block, reversed for causal
+//     (m = n_m − 1 − r) so each head's longest tiles come first.
+//   * Persistent grid: gridDim.x CTAs (the host passes min(#tiles, #SMs); #tiles gives the
+//     classic one-tile-per-CTA launch with the same code). CTA i starts at tile i; its next
+//     tiles come from
+//       sched == nullptr: static round robin, t += gridDim.x (non-causal: equal tiles);
+//       sched != nullptr: a global counter, t = gridDim.x + atomicAdd(sched, 1) (causal:
+//         greedy longest-first), fetched when the producer issues a tile's last K/V loads.
+//         The last CTA to finish (counter sched[1]) resets both words, so consecutive launches
+//         in a stream need no memset; the host zeroes them once.
+//   * 128·(NC+1) threads = NC+1 warpgroups:
+//       WG0 = producer: one thread fetches the tiles, publishes each tile index in shared
+//             memory with the Q barrier, and issues every TMA load; setmaxnreg.dec 24.
+//       WG1..NC = consumers: WG1+c owns rows 64c..64c+63 of the tile; setmaxnreg.inc to 240
+//             (NC = 2) or 160 (NC = 3).
 //   * Shared memory (base rounded up to 1024 B, every tile 1024-B aligned, 128-byte swizzle):
-//       Q:  D/64 TMA boxes {64 cols, 128 rows}, 16 KiB each (loaded once, barrier q_full).
+//       Q:  D/64 TMA boxes {64 cols, BM rows} (q_full / q_empty: one Q buffer; consumers
+//           release it after their last Q·Kᵀ of the tile, so the next tile's Q streams in
+//           during the last P·V and the epilogue).
 //       K:  STAGES x (D/64 boxes {64 cols, BN rows}, BN*128 B each)   ring, k_full/k_empty.
 //       V:  STAGES x (D/64 boxes {64 cols, BN rows})                   ring, v_full/v_empty.
+//       O:  NC x D/64 boxes {64 cols, 64 rows} (MHA_WG_TMA_STORE): epilogue staging.
 //       Row r of a box is 128 B (64 elements), 16-B chunk c stored at chunk c ^ (r & 7) (TMA
-//       SWIZZLE_128B), 8-row atoms of 1024 B. K and V have separate barriers so S = Q·Kᵀ can
-//       start before V has landed. full: count 1 (producer arrive.expect_tx + TMA bytes);
-//       empty: count 8 (lane 0 of each of the 8 consumer warps, after its wgmma.wait_group).
+//       SWIZZLE_128B), 8-row atoms of 1024 B. The K/V ring runs on one iteration counter over
+//       all tiles of the CTA (stage = it % STAGES, parity = (it / STAGES) & 1), identical in
+//       producer and consumers, so barrier phases carry across tiles. full: count 1 (producer
+//       arrive.expect_tx + TMA bytes); empty: count 4·NC (lane 0 of each consumer warp).
+//   * Consumer warpgroups whose 64 rows all lie past Sq (last m-block) are idle for the tile:
+//       they only follow the ring (wait full, arrive empty) so the counts stay exact.
 //   * Tensor maps are 3-D {D, S, B*heads} (innermost first), so rows past Sq / Sk are out of
-//     bounds of their own head and TMA fills them with zeros (their scores are then masked to
-//     -inf, never left at 0). The expect_tx byte count is always the full box size.
+//     bounds of their own head: TMA loads fill them with zeros (their scores are then masked
+//     to -inf, never left at 0) and the TMA store of O skips them. The expect_tx byte count is
+//     always the full box size.
 //   * S = Q·Kᵀ per consumer WG: wgmma.m64n{BN}k16, A = Q (smem, K-major SW128 descriptor,
-//     SBO = 1024, start + 32 B per k16 step inside a 64-col box, + box size for the next box),
-//     B = K tile (smem, K-major: key rows of 128 B, same descriptor form), trans-b = 0; the
-//     first k16 step has scale-d = 0 (no zero fill of S).
+//     SBO = 1024, start + 32 B per k16 step inside a 64-col box, + box size for the next box;
+//     or, with MHA_WG_QREG at d128, from registers loaded once per tile by ldmatrix, which
+//     frees the Q buffer at the tile's start and takes 2 KiB per step off the shared-memory
+//     reads of Q·Kᵀ), B = K tile
+//     (smem, K-major: key rows of 128 B, same descriptor form), trans-b = 0; the first k16
+//     step has scale-d = 0 (no zero fill of S).
 //   * Online softmax in registers, log2 domain (as mha.cu): p = ex2(s·scale_log2 − m).
 //     wgmma m64nN fp32 accumulator layout (per warp w of the WG: rows 16w..16w+15;
 //     g = lane/4, t = lane%4):  acc[4i+0], acc[4i+1] = row g,   cols 8i+2t, 8i+2t+1
@@ -42,35 +65,46 @@
 //     (the mma.m16n8k16 A layout, which wgmma's register A uses per warp). B = V tile
 //     (smem, MN-major SW128: key rows of 128 B of D), trans-b = 1, LBO = one V box
 //     (BN*128 B: the next 64 columns of D), SBO = 1024 (next 8 keys), + 2048 B per k16 step.
-//   * Intra-warpgroup overlap (FA3 algorithm 2, OVERLAP = true): in iteration j the WG issues
+//   * Intra-warpgroup overlap (FA3 algorithm 2, MHA_WG_OVERLAP): in iteration j the WG issues
 //     S_j = Q·K_jᵀ and then O += P_{j-1}·V_{j-1} back to back, waits for S_j only
 //     (wait_group 1), does the softmax of S_j while P_{j-1}·V_{j-1} runs on the tensor cores,
 //     then waits for it, rescales O and converts P_j.
-//   * Ping-pong between the two consumer warpgroups (PINGPONG = true, FA3 section 3.1): each
-//     warpgroup issues its GEMMs only in its turn (bar.sync on named barrier 1 + c, 256
-//     threads) and hands the turn over right after issuing (bar.arrive on the other's barrier),
-//     so one warpgroup's softmax overlaps the other's GEMMs. The mbarrier waits for data happen
-//     before taking the turn. WG 1 gives WG 0 the first turn and skips its last hand-over, so
-//     every named-barrier phase gets exactly 256 threads (both warpgroups pass the same number
-//     of issue points; none when the CTA has no key tile).
+//   * Ping-pong between the active consumer warpgroups (MHA_WG_PINGPONG, FA3 section 3.1):
+//     each issues its GEMMs only in its turn (bar.sync on named barrier 1 + c, 256 threads)
+//     and hands the turn to the next one right after issuing (bar.arrive on barrier
+//     1 + (c+1) % na), so one warpgroup's softmax overlaps the others' GEMMs. The mbarrier
+//     waits for data happen before taking the turn. Per tile, the last active WG gives WG 0
+//     the first turn and skips its own last hand-over, so every named-barrier phase gets
+//     exactly 256 threads (all active warpgroups pass the same number of issue points) and
+//     nothing is left half-arrived between tiles.
 //   * Masking only where needed: key tiles wholly past the causal diagonal are never loaded;
 //     the per-element mask (key >= Sk, or causal key > row + Sk − Sq) runs on tiles that cross
 //     the end of the keys or the diagonal of this warpgroup's rows.
-//   * Epilogue: O / l (l = 0: O = 0) rounded to T, 4-byte stores straight from registers,
-//     rows >= Sq skipped.
+//   * Epilogue: O / l (l = 0: O = 0) rounded to T. MHA_WG_TMA_STORE (default): each consumer
+//     WG writes its 64 rows into its swizzled staging boxes (4-byte st.shared, conflict free),
+//     fence.proxy.async, then one thread issues the TMA store (rows >= Sq clipped by the map)
+//     and the next tile only waits for that store's shared-memory reads before reusing the
+//     staging area. Otherwise 4-byte stores straight from registers, rows >= Sq skipped.
 // ---------------------------------------------------------------------------------------
-// HOST LAUNCH RECIPE (src/backend/cuda/mha.rs, kernels/dev/mha_wgmma_bench.cu)
-//   elem = BFLOAT16 / FLOAT16; three 3-D maps, SWIZZLE_128B, INTERLEAVE_NONE,
+// HOST LAUNCH RECIPE (src/backend/cuda/mha_wgmma.rs, kernels/dev/mha_wgmma_bench.cu)
+//   elem = BFLOAT16 / FLOAT16; four 3-D maps, SWIZZLE_128B, INTERLEAVE_NONE,
 //   L2_PROMOTION_L2_256B, FLOAT_OOB_FILL_NONE (zeros), elementStrides {1,1,1}:
-//     tmQ: dims {D, Sq, B*H},   strides {D*2, Sq*D*2} bytes, box {64, 128, 1}
+//     tmQ: dims {D, Sq, B*H},   strides {D*2, Sq*D*2} bytes, box {64, BM, 1}
 //     tmK: dims {D, Sk, B*Hkv}, strides {D*2, Sk*D*2},       box {64, BN, 1}
 //     tmV: same as tmK on V
-//   BN = MHA_WG_BN (128), STAGES = MHA_WG_STAGES_D64 / _D128 (3 / 2); MHA_WG_OVERLAP and
-//   MHA_WG_PINGPONG (default 1) switch the two overlap features off for debugging.
-//   dynamic smem = 1024 + 128*D*2 + 2*STAGES*BN*D*2 + 256 bytes
-//     (D=64: 115968, D=128: 165120), set MAX_DYNAMIC_SHARED_SIZE_BYTES before launch
-//   grid (ceil(Sq/128), H, B), block 384, no clusters
-//   params {tmQ, tmK, tmV (__grid_constant__ CUtensorMap by value), O, H, Hkv, Sq, Sk, scale_log2}
+//     tmO: same as tmQ on O, box {64, 64, 1}
+//   BM = 128 (entries mha_wgmma_{bf16,fp16}_d{64,128}[_causal]) or 192 (d64 only,
+//   mha_wgmma_{bf16,fp16}_d64_bm192[_causal]); BN = MHA_WG_BN (128);
+//   STAGES = MHA_WG_STAGES_D64 / _D128 (4 / 2).
+//   dynamic smem = mha_wg::Layout<D, BN, STAGES, NC>::SMEM
+//     = 1024 + BM*D*2 + 2*STAGES*BN*D*2 + (TMA store: BM*D*2) + 256 bytes
+//     (BM 128: d64 165120, d128 197888; BM 192 d64: 181504), set MAX_DYNAMIC_SHARED_SIZE_BYTES
+//   grid (G, 1, 1), G = min(#tiles, #SMs) persistent or #tiles; block 128*(NC+1); no clusters
+//   params {tmQ, tmK, tmV, tmO (__grid_constant__ CUtensorMap by value), O, sched, B, H, Hkv,
+//           Sq, Sk, scale_log2}; sched = nullptr (static round robin) or 2 zeroed u32 words
+//           (dynamic tile counter; needs G >= 1 and no other launch using it concurrently).
+//   Compile-time switches (defaults 1 unless noted), for A/B in kernels/dev/run_mha_wgmma.sh:
+//     MHA_WG_OVERLAP, MHA_WG_PINGPONG, MHA_WG_TMA_STORE, MHA_WG_QREG (d128 only).
 // ---------------------------------------------------------------------------------------
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -86,7 +120,7 @@ struct alignas(64) CUtensorMap {
 #define MHA_WG_BN 128
 #endif
 #ifndef MHA_WG_STAGES_D64
-#define MHA_WG_STAGES_D64 3
+#define MHA_WG_STAGES_D64 4
 #endif
 #ifndef MHA_WG_STAGES_D128
 #define MHA_WG_STAGES_D128 2
@@ -97,11 +131,14 @@ struct alignas(64) CUtensorMap {
 #ifndef MHA_WG_PINGPONG
 #define MHA_WG_PINGPONG 1
 #endif
+#ifndef MHA_WG_TMA_STORE
+#define MHA_WG_TMA_STORE 1
+#endif
+#ifndef MHA_WG_QREG
+#define MHA_WG_QREG 1
+#endif
 
 namespace mha_wg {
-
-constexpr int BM = 128;
-constexpr int EMPTY_ARRIVALS = 8;  // lane 0 of each consumer warp
 
 static __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -135,6 +172,35 @@ static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorM
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
         : "memory");
 }
+static __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, unsigned src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                     reinterpret_cast<unsigned long long>(map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+static __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// The shared-memory source of every committed bulk store has been read (it may be reused).
+static __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+static __device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+static __device__ __forceinline__ void st_shared_u32(unsigned addr, unsigned v) {
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+static __device__ __forceinline__ void st_shared_s32(unsigned addr, int v) {
+    asm volatile("st.shared.s32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+static __device__ __forceinline__ int ld_shared_s32(unsigned addr) {
+    int v;
+    asm volatile("ld.shared.s32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+static __device__ __forceinline__ void ldmatrix_x4(unsigned addr, unsigned (&r)[4]) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
 // wgmma shared-memory matrix descriptor, 128-byte swizzle (as gemm_wgmma.cu).
 static __device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo) {
     unsigned long long d = 0;
@@ -149,13 +215,13 @@ static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.comm
 template <int N> static __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
-// Named barriers 1 and 2 (0 is __syncthreads) order the two consumer warpgroups' GEMM issue
-// (ping-pong): 256 threads = both consumer warpgroups.
-static __device__ __forceinline__ void named_sync(int id) {
-    asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory");
+// Named barriers (0 is __syncthreads): 1..NC order the consumer warpgroups' GEMM issue
+// (ping-pong, 256 threads = two warpgroups); NC+1+c is consumer warpgroup c's own (128).
+static __device__ __forceinline__ void named_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-static __device__ __forceinline__ void named_arrive(int id) {
-    asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory");
+static __device__ __forceinline__ void named_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 static __device__ __forceinline__ float fast_exp2(float x) {
     float y;
@@ -178,71 +244,82 @@ template <> struct Pack<__half> {
     }
 };
 
-// D[64x64] (+)= A[64x16] (smem desc) * B[16x64] (smem desc, K-major: trans-b = 0).
-template <bool BF16>
-static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], unsigned long long da, unsigned long long db, int accum) {
-#define MW_SS(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-    if constexpr (BF16) asm volatile(MW_SS("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "l"(da), "l"(db), "r"(accum));
-    else asm volatile(MW_SS("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "l"(da), "l"(db), "r"(accum));
-#undef MW_SS
+// ---- wgmma wrappers (generated: one per N, f32 accumulate, bf16 or f16 inputs) ----
+// D[64x64] (+)= A[64x16] (smem desc, K-major) * B[16x64] (smem desc, K-major); accum = 0 overwrites D.
+template <bool BF16> static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], unsigned long long da, unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "l"(da), "l"(db), "r"(accum));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "l"(da), "l"(db), "r"(accum));
+#undef MW_ASM
 }
-
-// D[64x64] += A[64x16] (registers, 4 x b32 per thread) * B[16x64] (smem desc, MN-major: trans-b = 1).
-template <bool BF16>
-static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
-#define MW_RS(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 1;\n}\n"
-    if constexpr (BF16) asm volatile(MW_RS("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-    else asm volatile(MW_RS("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-#undef MW_RS
+// D[64x64] (+)= A[64x16] (registers, 4 x b32) * B[16x64] (smem desc; TRANSB 1: MN-major, 0: K-major).
+template <bool BF16, int TRANSB> static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, %38;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+#undef MW_ASM
 }
-
-// D[64x128] (+)= A[64x16] (smem desc) * B[16x128] (smem desc, K-major: trans-b = 0).
-template <bool BF16>
-static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], unsigned long long da, unsigned long long db, int accum) {
-#define MW_SS(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-    if constexpr (BF16) asm volatile(MW_SS("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "l"(da), "l"(db), "r"(accum));
-    else asm volatile(MW_SS("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "l"(da), "l"(db), "r"(accum));
-#undef MW_SS
+// D[64x128] (+)= A[64x16] (smem desc, K-major) * B[16x128] (smem desc, K-major); accum = 0 overwrites D.
+template <bool BF16> static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], unsigned long long da, unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "l"(da), "l"(db), "r"(accum));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "l"(da), "l"(db), "r"(accum));
+#undef MW_ASM
 }
-
-// D[64x128] += A[64x16] (registers, 4 x b32 per thread) * B[16x128] (smem desc, MN-major: trans-b = 1).
-template <bool BF16>
-static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
-#define MW_RS(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
-    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"
-    if constexpr (BF16) asm volatile(MW_RS("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-    else asm volatile(MW_RS("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-#undef MW_RS
+// D[64x128] (+)= A[64x16] (registers, 4 x b32) * B[16x128] (smem desc; TRANSB 1: MN-major, 0: K-major).
+template <bool BF16, int TRANSB> static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const unsigned (&a)[4], unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, %70;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+#undef MW_ASM
+}
+// D[64x192] (+)= A[64x16] (smem desc, K-major) * B[16x192] (smem desc, K-major); accum = 0 overwrites D.
+template <bool BF16> static __device__ __forceinline__ void wgmma_ss_n192(float (&d)[96], unsigned long long da, unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) : "l"(da), "l"(db), "r"(accum));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) : "l"(da), "l"(db), "r"(accum));
+#undef MW_ASM
+}
+// D[64x192] (+)= A[64x16] (registers, 4 x b32) * B[16x192] (smem desc; TRANSB 1: MN-major, 0: K-major).
+template <bool BF16, int TRANSB> static __device__ __forceinline__ void wgmma_rs_n192(float (&d)[96], const unsigned (&a)[4], unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n" "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, {%96,%97,%98,%99}, %100, p, 1, 1, %102;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+#undef MW_ASM
 }
 
 template <bool BF16, int N>
 static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], unsigned long long da, unsigned long long db, int accum) {
-    if constexpr (N == 128) wgmma_ss_n128<BF16>(d, da, db, accum);
+    if constexpr (N == 192) wgmma_ss_n192<BF16>(d, da, db, accum);
+    else if constexpr (N == 128) wgmma_ss_n128<BF16>(d, da, db, accum);
     else wgmma_ss_n64<BF16>(d, da, db, accum);
 }
-template <bool BF16, int N>
-static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long db) {
-    if constexpr (N == 128) wgmma_rs_n128<BF16>(d, a, db);
-    else wgmma_rs_n64<BF16>(d, a, db);
+template <bool BF16, int N, int TRANSB>
+static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long db, int accum) {
+    if constexpr (N == 192) wgmma_rs_n192<BF16, TRANSB>(d, a, db, accum);
+    else if constexpr (N == 128) wgmma_rs_n128<BF16, TRANSB>(d, a, db, accum);
+    else wgmma_rs_n64<BF16, TRANSB>(d, a, db, accum);
 }
 
 #define MW_NEG_INF __int_as_float(0xff800000)
 
-template <int D, int BN, int STAGES> struct Layout {
+template <int D, int BN, int STAGES, int NC> struct Layout {
+    static constexpr int BM = 64 * NC;
     static constexpr unsigned Q_BOX = BM * 128;          // one 64-col box of Q
     static constexpr unsigned Q_BYTES = Q_BOX * (D / 64);
     static constexpr unsigned KV_BOX = BN * 128;         // one 64-col box of a K or V tile
     static constexpr unsigned KV_TILE = KV_BOX * (D / 64);
+    static constexpr unsigned O_BOX = 64 * 128;          // one consumer WG's 64 rows x 64 cols of O
+    static constexpr unsigned O_BYTES = MHA_WG_TMA_STORE ? O_BOX * (D / 64) * NC : 0;
     static constexpr unsigned Q_OFF = 0;
     static constexpr unsigned K_OFF = Q_BYTES;
     static constexpr unsigned V_OFF = K_OFF + STAGES * KV_TILE;
-    static constexpr unsigned BAR_OFF = V_OFF + STAGES * KV_TILE;
+    static constexpr unsigned O_OFF = V_OFF + STAGES * KV_TILE;
+    static constexpr unsigned BAR_OFF = O_OFF + O_BYTES;
     static constexpr unsigned SMEM = 1024 + BAR_OFF + 256;  // + alignment slack + barriers
-    static_assert(8 * (1 + 4 * STAGES) <= 256, "barrier area");
+    static_assert(8 * (2 + 4 * STAGES) + 8 <= 256, "barrier area");
     static_assert(SMEM <= 232448, "shared memory");
+    static_assert(KV_BOX % 1024 == 0, "SW128 atoms need 1024-B aligned boxes");
 };
 
 // One consumer warpgroup's softmax step on a fresh score tile `s` (raw Q·Kᵀ): masks (when
@@ -313,41 +390,75 @@ static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float 
     }
 }
 
-template <typename T, int D, int BN, int STAGES, bool CAUSAL, bool OVERLAP, bool PINGPONG>
+// What one work tile covers; computed identically by the producer and the consumers (the K/V
+// ring's iteration counter depends on n_kv).
+struct Tile {
+    int m0;    // first query row
+    int bh;    // b*H + h
+    int bhkv;  // b*Hkv + h / (H / Hkv)
+    int na;    // consumer warpgroups with at least one row < Sq
+    int n_kv;  // key tiles to visit
+};
+template <int BM, int BN, bool CAUSAL>
+static __device__ __forceinline__ Tile decode_tile(int tile, int n_m, int H, int Hkv, int Sq, int Sk) {
+    Tile w;
+    w.bh = tile / n_m;
+    const int r = tile - w.bh * n_m;
+    const int m_block = CAUSAL ? n_m - 1 - r : r;
+    const int b = w.bh / H, h = w.bh - b * H;
+    w.bhkv = b * Hkv + h / (H / Hkv);
+    w.m0 = m_block * BM;
+    const int rows = min(BM, Sq - w.m0);
+    w.na = (rows + 63) / 64;
+    int n = (Sk + BN - 1) / BN;
+    if (CAUSAL) {
+        const int last_key = w.m0 + rows - 1 + (Sk - Sq);  // largest key any valid row sees
+        const int tt = last_key < 0 ? 0 : last_key / BN + 1;
+        n = tt < n ? tt : n;
+    }
+    w.n_kv = n;
+    return w;
+}
+
+template <typename T, int D, int BN, int STAGES, int NC, bool CAUSAL, bool OVERLAP, bool PINGPONG>
 static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CUtensorMap* tmK,
-                                                const CUtensorMap* tmV, T* __restrict__ O, int H, int Hkv,
+                                                const CUtensorMap* tmV, const CUtensorMap* tmO,
+                                                T* __restrict__ O, unsigned* sched, int B, int H, int Hkv,
                                                 int Sq, int Sk, float scale_log2) {
-    using L = Layout<D, BN, STAGES>;
+    using L = Layout<D, BN, STAGES, NC>;
+    constexpr int BM = L::BM;
     constexpr bool BF16 = Pack<T>::BF16;
+    // Q in registers for Q·Kᵀ (MHA_WG_QREG): d128 with 2 consumer warpgroups (240 registers;
+    // at BM 192 the 160-register budget would spill, and at d64 it measured no better), and
+    // only with OVERLAP: without it, ptxas 13.0 gave the P fragments the Q fragments' registers
+    // (the P conversion overwrote Q; wrong results from the second key tile on).
+    constexpr bool QREG = MHA_WG_QREG && NC == 2 && D == 128 && OVERLAP;
+    constexpr unsigned EMPTY_ARRIVALS = 4 * NC;  // lane 0 of each consumer warp
     extern __shared__ __align__(16) unsigned char mw_smem[];
     const unsigned base = (smem_u32(mw_smem) + 1023u) & ~1023u;  // SW128 atoms: 1024 B aligned
     const unsigned q_s = base + L::Q_OFF;
     const unsigned k_s = base + L::K_OFF;
     const unsigned v_s = base + L::V_OFF;
     const unsigned bar = base + L::BAR_OFF;
-    // barriers: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S]
+    // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S]; then the
+    // published tile index (s32).
 #define MW_QFULL (bar)
-#define MW_KFULL(s) (bar + 8u * (1u + (unsigned)(s)))
-#define MW_KEMPTY(s) (bar + 8u * (1u + STAGES + (unsigned)(s)))
-#define MW_VFULL(s) (bar + 8u * (1u + 2 * STAGES + (unsigned)(s)))
-#define MW_VEMPTY(s) (bar + 8u * (1u + 3 * STAGES + (unsigned)(s)))
+#define MW_QEMPTY (bar + 8u)
+#define MW_KFULL(s) (bar + 8u * (2u + (unsigned)(s)))
+#define MW_KEMPTY(s) (bar + 8u * (2u + STAGES + (unsigned)(s)))
+#define MW_VFULL(s) (bar + 8u * (2u + 2 * STAGES + (unsigned)(s)))
+#define MW_VEMPTY(s) (bar + 8u * (2u + 3 * STAGES + (unsigned)(s)))
+#define MW_SLOT (bar + 8u * (2u + 4 * STAGES))
 
     const int tid = threadIdx.x;
     const int wg = tid >> 7;
-    const int m_block = CAUSAL ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
-    const int h = blockIdx.y, b = blockIdx.z;
-    const int hk = h / (H / Hkv);
-    const int m0 = m_block * BM;
-    const int diag = Sk - Sq;  // query i sees keys j <= i + diag
-    int n_tiles = (Sk + BN - 1) / BN;
-    if (CAUSAL) {
-        const int last_key = m0 + BM - 1 + diag;  // largest key any row of this CTA sees
-        const int tt = last_key < 0 ? 0 : last_key / BN + 1;
-        n_tiles = tt < n_tiles ? tt : n_tiles;
-    }
+    const int n_m = (Sq + BM - 1) / BM;
+    const int total = n_m * H * B;
+    const int diag = Sk - Sq;                    // query i sees keys j <= i + diag
 
     if (tid == 0) {
         mbar_init(MW_QFULL, 1);
+        mbar_init(MW_QEMPTY, EMPTY_ARRIVALS);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(MW_KFULL(s), 1);
             mbar_init(MW_KEMPTY(s), EMPTY_ARRIVALS);
@@ -366,195 +477,323 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmQ)) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmK)) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmV)) : "memory");
-            const int bh_q = b * H + h, bh_kv = b * Hkv + hk;
-            mbar_arrive_expect_tx(MW_QFULL, L::Q_BYTES);
+            int tile = blockIdx.x;
+            unsigned it = 0;  // K/V ring iteration over all tiles of this CTA
+            for (unsigned k = 0;; ++k) {
+                const bool valid = tile < total;
+                // The next tile is fetched just before this tile's last K/V loads: late enough that
+                // a CTA commits to it only about STAGES key tiles before it is free (balance at the
+                // end of a causal launch), early enough that the atomic's latency stays hidden.
+                int next = 0;
+                auto fetch_next = [&]() {
+                    next = sched ? (int)gridDim.x + (int)atomicAdd(sched, 1u) : tile + (int)gridDim.x;
+                };
+                // The consumers have read the previous index and finished with the previous Q.
+                mbar_wait(MW_QEMPTY, (k & 1u) ^ 1u);
+                st_shared_s32(MW_SLOT, valid ? tile : -1);
+                if (!valid) {
+                    mbar_arrive(MW_QFULL);  // publishes -1: the consumers stop
+                    break;
+                }
+                const Tile w = decode_tile<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk);
+                mbar_arrive_expect_tx(MW_QFULL, L::Q_BYTES);
 #pragma unroll
-            for (int c = 0; c < D / 64; ++c) tma_load_3d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, m0, bh_q);
-            for (int j = 0; j < n_tiles; ++j) {
-                const unsigned s = (unsigned)j % STAGES;
-                const unsigned ph = ((unsigned)j / STAGES) & 1u;
-                mbar_wait(MW_KEMPTY(s), ph ^ 1u);
-                mbar_arrive_expect_tx(MW_KFULL(s), L::KV_TILE);
+                for (int c = 0; c < D / 64; ++c) tma_load_3d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, w.m0, w.bh);
+                if (w.n_kv == 0) fetch_next();
+                for (int j = 0; j < w.n_kv; ++j, ++it) {
+                    if (j == w.n_kv - 1) fetch_next();
+                    const unsigned s = it % STAGES;
+                    const unsigned ph = (it / STAGES) & 1u;
+                    mbar_wait(MW_KEMPTY(s), ph ^ 1u);
+                    mbar_arrive_expect_tx(MW_KFULL(s), L::KV_TILE);
 #pragma unroll
-                for (int c = 0; c < D / 64; ++c)
-                    tma_load_3d(k_s + s * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(s), 64 * c, j * BN, bh_kv);
-                mbar_wait(MW_VEMPTY(s), ph ^ 1u);
-                mbar_arrive_expect_tx(MW_VFULL(s), L::KV_TILE);
+                    for (int c = 0; c < D / 64; ++c)
+                        tma_load_3d(k_s + s * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(s), 64 * c, j * BN, w.bhkv);
+                    mbar_wait(MW_VEMPTY(s), ph ^ 1u);
+                    mbar_arrive_expect_tx(MW_VFULL(s), L::KV_TILE);
 #pragma unroll
-                for (int c = 0; c < D / 64; ++c)
-                    tma_load_3d(v_s + s * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(s), 64 * c, j * BN, bh_kv);
+                    for (int c = 0; c < D / 64; ++c)
+                        tma_load_3d(v_s + s * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(s), 64 * c, j * BN, w.bhkv);
+                }
+                tile = next;
+            }
+            if (sched) {
+                // Every CTA's last fetch came before its increment here: the last CTA resets
+                // the counter for the next launch.
+                __threadfence();
+                if (atomicAdd(sched + 1, 1u) == gridDim.x - 1) {
+                    atomicExch(sched, 0u);
+                    atomicExch(sched + 1, 0u);
+                }
             }
         }
     } else {
         // ------------------------------ consumers ------------------------------
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
-        const int cw = wg - 1;  // which 64-row half of the CTA tile
+        if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+        else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;");
+        const int cw = wg - 1;  // which 64-row slice of the CTA tile
         const int warp = (tid >> 5) & 3;
         const int lane = tid & 31;
         const int g = lane >> 2, t = lane & 3;
-        const int wg_row0 = m0 + cw * 64;            // first query row of this warpgroup
-        const int row0 = wg_row0 + warp * 16 + g;    // this thread's rows: row0, row0 + 8
-        const unsigned q_wg = q_s + cw * 64 * 128;   // this WG's 64 rows inside each Q box
+        const unsigned q_wg = q_s + cw * 64 * 128;  // this WG's 64 rows inside each Q box
+        const int ep_bar = NC + 1 + cw;             // this WG's own named barrier
+#if MHA_WG_TMA_STORE
+        const unsigned o_wg = base + L::O_OFF + cw * (D / 64) * L::O_BOX;
+        const bool store_leader = warp == 0 && lane == 0;
+#endif
 
         float o[D / 2];
-#pragma unroll
-        for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-        float row_m[2] = {MW_NEG_INF, MW_NEG_INF}, row_l[2] = {0.f, 0.f};
         float s[BN / 2];
         unsigned p[BN / 16][4];
-        float corr[2];
+        unsigned qf[QREG ? D / 16 : 1][4];
+        float row_m[2], row_l[2], corr[2];
 
-        mbar_wait(MW_QFULL, 0);
+        unsigned it = 0;  // K/V ring iteration (as the producer's)
+        for (unsigned k = 0;; ++k) {
+            mbar_wait(MW_QFULL, k & 1u);
+            const int tile = ld_shared_s32(MW_SLOT);
+            if (tile < 0) break;
+            const Tile w = decode_tile<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk);
+            const int n_tiles = w.n_kv;
+            const int na = w.na;
 
-        // Whether key tile j needs the per-element mask for this warpgroup's rows.
-        auto edge_of = [&](int j) {
-            const int n0 = j * BN;
-            return (n0 + BN > Sk) || (CAUSAL && n0 + BN - 1 > wg_row0 + diag);
-        };
-        auto issue_s = [&](int j) {
-            const unsigned st = (unsigned)j % STAGES;
-            const unsigned kt = k_s + st * L::KV_TILE;
-#pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
-                const unsigned long long da = make_desc(q_wg + (kk / 4) * L::Q_BOX + (kk % 4) * 32, 16, 1024);
-                const unsigned long long db = make_desc(kt + (kk / 4) * L::KV_BOX + (kk % 4) * 32, 16, 1024);
-                wgmma_ss<BF16, BN>(s, da, db, kk > 0 ? 1 : 0);
+            if (cw >= na) {
+                // All 64 rows past Sq: no work, but the ring's arrival counts must stay exact.
+                if (lane == 0) mbar_arrive(MW_QEMPTY);
+                for (int j = 0; j < n_tiles; ++j, ++it) {
+                    const unsigned st = it % STAGES;
+                    const unsigned ph = (it / STAGES) & 1u;
+                    mbar_wait(MW_KFULL(st), ph);
+                    if (lane == 0) mbar_arrive(MW_KEMPTY(st));
+                    mbar_wait(MW_VFULL(st), ph);
+                    if (lane == 0) mbar_arrive(MW_VEMPTY(st));
+                }
+                continue;
             }
-        };
-        auto issue_pv = [&](int j) {
-            const unsigned st = (unsigned)j % STAGES;
-            const unsigned vt = v_s + st * L::KV_TILE;
+
+            const int wg_row0 = w.m0 + cw * 64;          // first query row of this warpgroup
+            const int row0 = wg_row0 + warp * 16 + g;    // this thread's rows: row0, row0 + 8
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; ++kk) {
-                const unsigned long long db = make_desc(vt + kk * 2048, L::KV_BOX, 1024);
-                wgmma_rs<BF16, D>(o, p[kk], db);
+            for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+            row_m[0] = row_m[1] = MW_NEG_INF;
+            row_l[0] = row_l[1] = 0.f;
+
+            if constexpr (QREG) {
+                // Q A-fragments of this warp's 16 rows (the mma.m16n8k16 A layout), then Q's
+                // shared memory is released at once.
+                const int r = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;  // row in the WG slice
+#pragma unroll
+                for (int kk = 0; kk < D / 16; ++kk) {
+                    const int chunk = 2 * (kk % 4) + (lane >> 4);
+                    ldmatrix_x4(q_wg + (kk / 4) * L::Q_BOX + r * 128 + ((chunk ^ (r & 7)) << 4), qf[kk]);
+                }
+                __syncwarp();
+                if (lane == 0) mbar_arrive(MW_QEMPTY);
             }
-        };
+            // Q's shared memory is released after this WG's last Q·Kᵀ of the tile.
+            auto release_q = [&](int j) {
+                if (!QREG && j == n_tiles - 1 && lane == 0) mbar_arrive(MW_QEMPTY);
+            };
+            if (n_tiles == 0) release_q(-1);
 
-        // Ping-pong: warpgroup c issues its GEMMs only in its turn (named barrier 1 + c) and then
-        // hands the turn to the other one (barrier 2 - c), so one warpgroup's softmax runs while
-        // the other's GEMMs use the tensor cores. Both warpgroups pass the same number of issue
-        // points (n_tiles + 1 with OVERLAP, 2 n_tiles without); WG 1 gives WG 0 the first turn
-        // and skips its last hand-over, so every barrier phase gets exactly 256 threads and
-        // none is left half-arrived at exit.
-        int turns_left = OVERLAP ? n_tiles + 1 : 2 * n_tiles;
-        if (PINGPONG && cw == 1 && n_tiles > 0) named_arrive(1);
-        auto turn_begin = [&]() {
-            if (PINGPONG) named_sync(1 + cw);
-        };
-        auto turn_end = [&]() {
-            --turns_left;
-            if (PINGPONG && (cw == 0 || turns_left > 0)) named_arrive(2 - cw);
-        };
+            // Whether key tile j needs the per-element mask for this warpgroup's rows.
+            auto edge_of = [&](int j) {
+                const int n0 = j * BN;
+                return (n0 + BN > Sk) || (CAUSAL && n0 + BN - 1 > wg_row0 + diag);
+            };
+            auto issue_s = [&](unsigned itj) {
+                const unsigned st = itj % STAGES;
+                const unsigned kt = k_s + st * L::KV_TILE;
+#pragma unroll
+                for (int kk = 0; kk < D / 16; ++kk) {
+                    const unsigned long long db = make_desc(kt + (kk / 4) * L::KV_BOX + (kk % 4) * 32, 16, 1024);
+                    if constexpr (QREG) {
+                        wgmma_rs<BF16, BN, 0>(s, qf[kk], db, kk > 0 ? 1 : 0);
+                    } else {
+                        const unsigned long long da =
+                            make_desc(q_wg + (kk / 4) * L::Q_BOX + (kk % 4) * 32, 16, 1024);
+                        wgmma_ss<BF16, BN>(s, da, db, kk > 0 ? 1 : 0);
+                    }
+                }
+            };
+            auto issue_pv = [&](unsigned itj) {
+                const unsigned st = itj % STAGES;
+                const unsigned vt = v_s + st * L::KV_TILE;
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; ++kk) {
+                    const unsigned long long db = make_desc(vt + kk * 2048, L::KV_BOX, 1024);
+                    wgmma_rs<BF16, D, 1>(o, p[kk], db, 1);
+                }
+            };
 
-        if constexpr (!OVERLAP) {
-            for (int j = 0; j < n_tiles; ++j) {
-                const unsigned st = (unsigned)j % STAGES;
-                const unsigned ph = ((unsigned)j / STAGES) & 1u;
-                mbar_wait(MW_KFULL(st), ph);
+            // Ping-pong among the na active warpgroups: c issues in its turn (barrier 1 + c)
+            // and hands the turn to (c + 1) % na. All pass the same number of issue points
+            // (n_tiles + 1 with OVERLAP, 2 n_tiles without); the last one gives WG 0 the first
+            // turn and skips its own last hand-over, so every barrier phase gets exactly 256
+            // threads and none is left half-arrived when the tile ends.
+            const bool pp = PINGPONG && na > 1;
+            int turns_left = OVERLAP ? n_tiles + 1 : 2 * n_tiles;
+            if (pp && cw == na - 1 && n_tiles > 0) named_arrive(1, 256);
+            auto turn_begin = [&]() {
+                if (pp) named_sync(1 + cw, 256);
+            };
+            auto turn_end = [&]() {
+                --turns_left;
+                if (pp && (cw != na - 1 || turns_left > 0)) named_arrive(1 + (cw + 1 == na ? 0 : cw + 1), 256);
+            };
+
+            if constexpr (!OVERLAP) {
+                for (int j = 0; j < n_tiles; ++j, ++it) {
+                    const unsigned st = it % STAGES;
+                    const unsigned ph = (it / STAGES) & 1u;
+                    mbar_wait(MW_KFULL(st), ph);
+                    turn_begin();
+                    wgmma_fence();
+                    issue_s(it);
+                    wgmma_commit();
+                    turn_end();
+                    wgmma_wait<0>();
+                    if (lane == 0) mbar_arrive(MW_KEMPTY(st));
+                    release_q(j);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
+                    rescale_o<D>(o, corr);
+                    convert_p<T, BN>(s, p);
+                    mbar_wait(MW_VFULL(st), ph);
+                    turn_begin();
+                    wgmma_fence();
+                    issue_pv(it);
+                    wgmma_commit();
+                    turn_end();
+                    wgmma_wait<0>();
+                    if (lane == 0) mbar_arrive(MW_VEMPTY(st));
+                }
+            } else if (n_tiles > 0) {
+                // Tile 0: S_0, softmax, P_0.
+                {
+                    const unsigned st = it % STAGES;
+                    mbar_wait(MW_KFULL(st), (it / STAGES) & 1u);
+                    turn_begin();
+                    wgmma_fence();
+                    issue_s(it);
+                    wgmma_commit();
+                    turn_end();
+                    wgmma_wait<0>();
+                    if (lane == 0) mbar_arrive(MW_KEMPTY(st));
+                    release_q(0);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(0), 0, row0, Sk, diag, scale_log2);
+                    convert_p<T, BN>(s, p);  // O is still 0: no rescale
+                }
+                for (int j = 1; j < n_tiles; ++j) {
+                    const unsigned itj = it + j, itp = itj - 1;
+                    const unsigned st = itj % STAGES, sp = itp % STAGES;
+                    mbar_wait(MW_KFULL(st), (itj / STAGES) & 1u);
+                    mbar_wait(MW_VFULL(sp), (itp / STAGES) & 1u);
+                    turn_begin();
+                    wgmma_fence();
+                    issue_s(itj);  // S_j = Q·K_jᵀ
+                    wgmma_commit();
+                    issue_pv(itp);  // O += P_{j-1}·V_{j-1}
+                    wgmma_commit();
+                    turn_end();
+                    wgmma_wait<1>();  // S_j done (P·V may still run)
+                    if (lane == 0) mbar_arrive(MW_KEMPTY(st));
+                    release_q(j);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
+                    wgmma_wait<0>();  // P_{j-1}·V_{j-1} done: O and p are free
+                    if (lane == 0) mbar_arrive(MW_VEMPTY(sp));
+                    rescale_o<D>(o, corr);
+                    convert_p<T, BN>(s, p);
+                }
+                const unsigned itl = it + n_tiles - 1;
+                const unsigned sl = itl % STAGES;
+                mbar_wait(MW_VFULL(sl), (itl / STAGES) & 1u);
                 turn_begin();
                 wgmma_fence();
-                issue_s(j);
+                issue_pv(itl);
                 wgmma_commit();
                 turn_end();
                 wgmma_wait<0>();
-                if (lane == 0) mbar_arrive(MW_KEMPTY(st));
-                softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
-                rescale_o<D>(o, corr);
-                convert_p<T, BN>(s, p);
-                mbar_wait(MW_VFULL(st), ph);
-                turn_begin();
-                wgmma_fence();
-                issue_pv(j);
-                wgmma_commit();
-                turn_end();
-                wgmma_wait<0>();
-                if (lane == 0) mbar_arrive(MW_VEMPTY(st));
+                if (lane == 0) mbar_arrive(MW_VEMPTY(sl));
+                it += n_tiles;
             }
-        } else if (n_tiles > 0) {
-            // Tile 0: S_0, softmax, P_0.
-            mbar_wait(MW_KFULL(0), 0);
-            turn_begin();
-            wgmma_fence();
-            issue_s(0);
-            wgmma_commit();
-            turn_end();
-            wgmma_wait<0>();
-            if (lane == 0) mbar_arrive(MW_KEMPTY(0));
-            softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(0), 0, row0, Sk, diag, scale_log2);
-            convert_p<T, BN>(s, p);  // O is still 0: no rescale
-            for (int j = 1; j < n_tiles; ++j) {
-                const unsigned st = (unsigned)j % STAGES;
-                const unsigned ph = ((unsigned)j / STAGES) & 1u;
-                const unsigned sp = (unsigned)(j - 1) % STAGES;
-                const unsigned php = ((unsigned)(j - 1) / STAGES) & 1u;
-                mbar_wait(MW_KFULL(st), ph);
-                mbar_wait(MW_VFULL(sp), php);
-                turn_begin();
-                wgmma_fence();
-                issue_s(j);  // S_j = Q·K_jᵀ
-                wgmma_commit();
-                issue_pv(j - 1);  // O += P_{j-1}·V_{j-1}
-                wgmma_commit();
-                turn_end();
-                wgmma_wait<1>();  // S_j done (P·V may still run)
-                if (lane == 0) mbar_arrive(MW_KEMPTY(st));
-                softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
-                wgmma_wait<0>();  // P_{j-1}·V_{j-1} done: O and p are free
-                if (lane == 0) mbar_arrive(MW_VEMPTY(sp));
-                rescale_o<D>(o, corr);
-                convert_p<T, BN>(s, p);
-            }
-            const int jl = n_tiles - 1;
-            const unsigned sl = (unsigned)jl % STAGES;
-            mbar_wait(MW_VFULL(sl), ((unsigned)jl / STAGES) & 1u);
-            turn_begin();
-            wgmma_fence();
-            issue_pv(jl);
-            wgmma_commit();
-            turn_end();
-            wgmma_wait<0>();
-            if (lane == 0) mbar_arrive(MW_VEMPTY(sl));
-        }
 
-        // ------------------------------ epilogue ------------------------------
+            // ------------------------------ epilogue ------------------------------
+            float inv[2];
 #pragma unroll
-        for (int rr = 0; rr < 2; ++rr) {
-            float l = row_l[rr];
-            l += __shfl_xor_sync(0xffffffff, l, 1);
-            l += __shfl_xor_sync(0xffffffff, l, 2);
-            const float inv = l > 0.f ? 1.f / l : 0.f;  // no visible key: O = 0
-            const int row = row0 + rr * 8;
-            if (row < Sq) {
-                T* orow = O + ((size_t)(b * H + h) * Sq + row) * D + 2 * t;
-#pragma unroll
-                for (int i = 0; i < D / 8; ++i)
-                    *reinterpret_cast<unsigned*>(orow + 8 * i) =
-                        Pack<T>::pack(o[4 * i + 2 * rr] * inv, o[4 * i + 2 * rr + 1] * inv);
+            for (int rr = 0; rr < 2; ++rr) {
+                float l = row_l[rr];
+                l += __shfl_xor_sync(0xffffffff, l, 1);
+                l += __shfl_xor_sync(0xffffffff, l, 2);
+                inv[rr] = l > 0.f ? 1.f / l : 0.f;  // no visible key: O = 0
             }
+#if MHA_WG_TMA_STORE
+            // The previous tile's store has finished reading the staging boxes.
+            if (store_leader) bulk_wait_read();
+            named_sync(ep_bar, 128);
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+                const int r = warp * 16 + g + rr * 8;  // row in this WG's 64
+#pragma unroll
+                for (int i = 0; i < D / 8; ++i) {
+                    const unsigned a = o_wg + (i / 8) * L::O_BOX + r * 128 + ((((i % 8) ^ (r & 7))) << 4) + t * 4;
+                    st_shared_u32(a, Pack<T>::pack(o[4 * i + 2 * rr] * inv[rr], o[4 * i + 2 * rr + 1] * inv[rr]));
+                }
+            }
+            fence_proxy_async();
+            named_sync(ep_bar, 128);
+            if (store_leader) {
+#pragma unroll
+                for (int c = 0; c < D / 64; ++c) tma_store_3d(tmO, o_wg + c * L::O_BOX, 64 * c, wg_row0, w.bh);
+                bulk_commit();
+            }
+#else
+            (void)ep_bar;
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+                const int row = row0 + rr * 8;
+                if (row < Sq) {
+                    T* orow = O + ((size_t)w.bh * Sq + row) * D + 2 * t;
+#pragma unroll
+                    for (int i = 0; i < D / 8; ++i)
+                        *reinterpret_cast<unsigned*>(orow + 8 * i) =
+                            Pack<T>::pack(o[4 * i + 2 * rr] * inv[rr], o[4 * i + 2 * rr + 1] * inv[rr]);
+                }
+            }
+#endif
         }
+#if MHA_WG_TMA_STORE
+        if (store_leader) bulk_wait_read();  // shared memory stays valid until the stores have read it
+#endif
     }
 #undef MW_QFULL
+#undef MW_QEMPTY
 #undef MW_KFULL
 #undef MW_KEMPTY
 #undef MW_VFULL
 #undef MW_VEMPTY
+#undef MW_SLOT
 }
 
 }  // namespace mha_wg
 
-#define MHA_WG_KERNEL(NAME, T, D, STAGES, CAUSAL, OVERLAP)                                                      \
-    extern "C" __global__ void __launch_bounds__(384, 1)                                                     \
-        NAME(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,               \
-             const __grid_constant__ CUtensorMap tmV, T* O, int H, int Hkv, int Sq, int Sk, float sl2) {     \
-        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, CAUSAL, OVERLAP, MHA_WG_PINGPONG>(&tmQ, &tmK, &tmV, O, H, Hkv, Sq, Sk, sl2); \
+#define MHA_WG_KERNEL(NAME, T, D, STAGES, NC, CAUSAL)                                                            \
+    extern "C" __global__ void __launch_bounds__(128 * (NC + 1), 1)                                             \
+        NAME(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,                  \
+             const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, T* O,            \
+             unsigned* sched, int B, int H, int Hkv, int Sq, int Sk, float sl2) {                                      \
+        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, NC, CAUSAL, MHA_WG_OVERLAP, MHA_WG_PINGPONG>(                 \
+            &tmQ, &tmK, &tmV, &tmO, O, sched, B, H, Hkv, Sq, Sk, sl2);                                              \
     }
 
-MHA_WG_KERNEL(mha_wgmma_bf16_d64, __nv_bfloat16, 64, MHA_WG_STAGES_D64, false, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_bf16_d64_causal, __nv_bfloat16, 64, MHA_WG_STAGES_D64, true, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_bf16_d128, __nv_bfloat16, 128, MHA_WG_STAGES_D128, false, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_bf16_d128_causal, __nv_bfloat16, 128, MHA_WG_STAGES_D128, true, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_fp16_d64, __half, 64, MHA_WG_STAGES_D64, false, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_fp16_d64_causal, __half, 64, MHA_WG_STAGES_D64, true, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128, __half, 128, MHA_WG_STAGES_D128, false, MHA_WG_OVERLAP)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128_causal, __half, 128, MHA_WG_STAGES_D128, true, MHA_WG_OVERLAP)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 2, false)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64_causal, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 2, true)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 3, false)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192_causal, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 3, true)
+MHA_WG_KERNEL(mha_wgmma_bf16_d128, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 2, false)
+MHA_WG_KERNEL(mha_wgmma_bf16_d128_causal, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 2, true)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64, __half, 64, MHA_WG_STAGES_D64, 2, false)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64_causal, __half, 64, MHA_WG_STAGES_D64, 2, true)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192, __half, 64, MHA_WG_STAGES_D64, 3, false)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192_causal, __half, 64, MHA_WG_STAGES_D64, 3, true)
+MHA_WG_KERNEL(mha_wgmma_fp16_d128, __half, 128, MHA_WG_STAGES_D128, 2, false)
+MHA_WG_KERNEL(mha_wgmma_fp16_d128_causal, __half, 128, MHA_WG_STAGES_D128, 2, true)

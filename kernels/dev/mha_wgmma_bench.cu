@@ -1,18 +1,31 @@
 // Standalone correctness + speed bench for ../mha_wgmma.cu (Hopper TMA + wgmma attention) next to
 // ../mha.cu (the mma.sync kernel), same run. Not part of the Rust harness.
 // Build and run with kernels/dev/run_mha_wgmma.sh (from the repo root), or by hand:
-//   nvcc -O3 -std=c++17 -arch=sm_90a -I kernels -o /tmp/mwb kernels/dev/mha_wgmma_bench.cu
-//   /tmp/mwb [--check-only] [--speed-only] [--label NAME]
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -o /tmp/mwb \
+//        kernels/dev/mha_wgmma_bench.cu
+//   /tmp/mwb [--check-only] [--speed-only] [--speed-shape N] [--speed-auto-only] [--label NAME]
+//   (--speed-shape N: only speed shape N, no banner; exit status 3 past the last shape)
 //
-// Correctness: every shape × dtype × causal in the list below, both kernels, against a plain fp32
-// reference kernel (one thread per (b, h, query row), two passes, expf) reading the same 16-bit
-// inputs; outputs are NaN-poisoned before the launch. PASS when no NaN/Inf and
-// max|out − ref| <= tol · max(max|ref|, 1e-3), tol = 2e-2 (bf16), 5e-3 (fp16).
+// Launch configurations of the wgmma kernel (one build; compile-time variants come from the
+// run script's -D flags): BM 128 (2 consumer warpgroups) or, for d64, 192 (3); grid
+//   tiles = one CTA per tile (the classic launch), sms = min(#tiles, #SMs) persistent with the
+//   static round robin, dyn = the same with the dynamic tile counter, few = 5 CTAs static and
+//   3 CTAs dynamic (correctness only: many tiles per CTA), and auto = the Rust launcher's choice
+//   (auto_cfg below, mirrored from src/backend/cuda/mha_wgmma.rs).
+// Correctness: every shape × dtype × causal in the list below, the mma kernel and every wgmma
+// configuration, against a plain fp32 reference kernel (one thread per (b, h, query row), two
+// passes, expf) reading the same 16-bit inputs; outputs are NaN-poisoned before each launch.
+// PASS when no NaN/Inf and max|out − ref| <= tol · max(max|ref|, 1e-3), tol = 2e-2 (bf16),
+// 5e-3 (fp16).
 // Speed: TFLOP/s = 4·B·H·Sq·Sk·D (halved for causal) / median of 20 timed launches (cudaEvent)
-// after 3 warm-up launches.
+// per configuration, taken in 5 interleaved rounds of 4 after a warm-up of every configuration
+// and 100 ms of launches; besides the table, one machine-readable line per measurement:
+//   TIME <label> <shape key> <config> <ms> <TFLOP/s>
+// (kernels/dev/mha_sdpa_table.py joins them with torch SDPA timed on the same shapes).
 // Robustness: the shapes run in a forked child process; a CUDA error or a launch that does not
-// finish within 20 s (watchdog) ends the child with a message, the parent records FAIL for that
-// shape and starts a fresh child at the next one. Exit status 1 when anything failed.
+// finish within 10 s (watchdog) ends the child with a message, the parent records FAIL for that
+// shape and starts a fresh child at the next one (after 3 such crashes the rest is skipped).
+// Exit status 1 when anything failed.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -45,7 +58,7 @@ static const char* g_label = "wgmma";
     } while (0)
 
 // Waits for the device with a watchdog: a kernel that has not finished after `limit_s` is a hang.
-static void sync_watchdog(const char* what, double limit_s = 20.0) {
+static void sync_watchdog(const char* what, double limit_s = 10.0) {
     auto t0 = std::chrono::steady_clock::now();
     for (;;) {
         cudaError_t e = cudaStreamQuery(0);
@@ -117,7 +130,9 @@ __global__ void ref_attn(const T* Q, const T* K, const T* V, float* O, int B, in
     for (int d = 0; d < D; ++d) o[d] = last >= 0 ? acc[d] / sum : 0.f;
 }
 
+
 static PFN_cuTensorMapEncodeTiled_v12000 g_encode = nullptr;
+static int g_sms = 132;
 
 static CUtensorMap make_map(void* ptr, bool bf16, int D, int S, int BHs, int box_rows) {
     CUtensorMap m;
@@ -136,13 +151,16 @@ static CUtensorMap make_map(void* ptr, bool bf16, int D, int S, int BHs, int box
     return m;
 }
 
-static const void* wg_kernel(bool bf16, int d, int causal) {
+// The 12 entry points: dtype x d x BM x causal (BM 192 only for d64).
+static const void* wg_kernel(bool bf16, int d, int causal, int bm) {
     if (bf16) {
-        if (d == 64) return causal ? (const void*)mha_wgmma_bf16_d64_causal : (const void*)mha_wgmma_bf16_d64;
-        return causal ? (const void*)mha_wgmma_bf16_d128_causal : (const void*)mha_wgmma_bf16_d128;
+        if (d == 128) return causal ? (const void*)mha_wgmma_bf16_d128_causal : (const void*)mha_wgmma_bf16_d128;
+        if (bm == 192) return causal ? (const void*)mha_wgmma_bf16_d64_bm192_causal : (const void*)mha_wgmma_bf16_d64_bm192;
+        return causal ? (const void*)mha_wgmma_bf16_d64_causal : (const void*)mha_wgmma_bf16_d64;
     }
-    if (d == 64) return causal ? (const void*)mha_wgmma_fp16_d64_causal : (const void*)mha_wgmma_fp16_d64;
-    return causal ? (const void*)mha_wgmma_fp16_d128_causal : (const void*)mha_wgmma_fp16_d128;
+    if (d == 128) return causal ? (const void*)mha_wgmma_fp16_d128_causal : (const void*)mha_wgmma_fp16_d128;
+    if (bm == 192) return causal ? (const void*)mha_wgmma_fp16_d64_bm192_causal : (const void*)mha_wgmma_fp16_d64_bm192;
+    return causal ? (const void*)mha_wgmma_fp16_d64_causal : (const void*)mha_wgmma_fp16_d64;
 }
 static const void* mma_kernel(bool bf16, int d, int causal) {
     if (bf16) {
@@ -152,36 +170,74 @@ static const void* mma_kernel(bool bf16, int d, int causal) {
     if (d == 64) return causal ? (const void*)mha_fwd_fp16_d64_causal : (const void*)mha_fwd_fp16_d64;
     return causal ? (const void*)mha_fwd_fp16_d128_causal : (const void*)mha_fwd_fp16_d128;
 }
-static int wg_smem(int d) {
-    return d == 64 ? (int)mha_wg::Layout<64, MHA_WG_BN, MHA_WG_STAGES_D64>::SMEM
-                   : (int)mha_wg::Layout<128, MHA_WG_BN, MHA_WG_STAGES_D128>::SMEM;
+static int wg_smem(int d, int bm) {
+    if (d == 128) return (int)mha_wg::Layout<128, MHA_WG_BN, MHA_WG_STAGES_D128, 2>::SMEM;
+    if (bm == 192) return (int)mha_wg::Layout<64, MHA_WG_BN, MHA_WG_STAGES_D64, 3>::SMEM;
+    return (int)mha_wg::Layout<64, MHA_WG_BN, MHA_WG_STAGES_D64, 2>::SMEM;
 }
 static int mma_smem(int d) { return (128 + 4 * (d == 64 ? MHA_BN_D64 : MHA_BN_D128)) * d * 2; }
 
+// Grid modes of a wgmma launch.
+enum Grid { G_TILES, G_SMS, G_DYN, G_FEW_STATIC, G_FEW_DYN };
+struct Cfg {
+    int bm;
+    Grid grid;
+};
+static const char* grid_name(Grid g) {
+    switch (g) {
+        case G_TILES: return "tiles";
+        case G_SMS: return "sms";
+        case G_DYN: return "dyn";
+        case G_FEW_STATIC: return "few5";
+        default: return "few3dyn";
+    }
+}
+static std::string cfg_name(const Cfg& c) { return std::string("bm") + std::to_string(c.bm) + "-" + grid_name(c.grid); }
+
+// The Rust launcher's choice (src/backend/cuda/mha_wgmma.rs `choose`): BM 192 for d64
+// non-causal, else 128; persistent min(#tiles, #SMs) CTAs; the dynamic counter when tiles
+// differ in length (causal, or Sq not a multiple of BM), else the static round robin.
+static int auto_bm(const Shape& s) { return s.d == 64 && !s.causal ? 192 : 128; }
+static Cfg auto_cfg(const Shape& s) {
+    const int bm = auto_bm(s);
+    return Cfg{bm, s.causal || s.sq % bm != 0 ? G_DYN : G_SMS};
+}
+
 struct Bufs {
     void *q, *k, *v, *o;
-    CUtensorMap tq, tk, tv;
+    unsigned* sched;
+    CUtensorMap tq128, tq192, tk, tv, to;
 };
 
-// One launch of kernel `which` (0 = wgmma, 1 = mma) on the stream, no sync.
-static void launch(int which, const Shape& s, bool bf16, const Bufs& bu) {
+static long long n_tiles(const Shape& s, int bm) { return (long long)((s.sq + bm - 1) / bm) * s.h * s.b; }
+
+// One launch on the stream, no sync: the mma kernel (cfg == nullptr) or the wgmma kernel.
+static void launch(const Cfg* cfg, const Shape& s, bool bf16, const Bufs& bu) {
     const float sl2 = (float)(1.4426950408889634 / std::sqrt((double)s.d));
-    dim3 grid((s.sq + 127) / 128, s.h, s.b);
-    int h = s.h, hkv = s.hkv, sq = s.sq, sk = s.sk;
+    int b = s.b, h = s.h, hkv = s.hkv, sq = s.sq, sk = s.sk;
     float sc = sl2;
     void* o = bu.o;
-    if (which == 0) {
-        const void* f = wg_kernel(bf16, s.d, s.causal);
-        int smem = wg_smem(s.d);
-        CUtensorMap tq = bu.tq, tk = bu.tk, tv = bu.tv;
-        void* args[] = {&tq, &tk, &tv, &o, &h, &hkv, &sq, &sk, &sc};
-        CK(cudaLaunchKernel(f, grid, dim3(384), args, smem, 0));
+    if (cfg) {
+        const void* f = wg_kernel(bf16, s.d, s.causal, cfg->bm);
+        const long long tiles = n_tiles(s, cfg->bm);
+        long long g = tiles;
+        unsigned* sched = nullptr;
+        switch (cfg->grid) {
+            case G_TILES: break;
+            case G_SMS: g = std::min<long long>(tiles, g_sms); break;
+            case G_DYN: g = std::min<long long>(tiles, g_sms); sched = bu.sched; break;
+            case G_FEW_STATIC: g = std::min<long long>(tiles, 5); break;
+            case G_FEW_DYN: g = std::min<long long>(tiles, 3); sched = bu.sched; break;
+        }
+        CUtensorMap tq = cfg->bm == 192 ? bu.tq192 : bu.tq128, tk = bu.tk, tv = bu.tv, to = bu.to;
+        void* args[] = {&tq, &tk, &tv, &to, &o, &sched, &b, &h, &hkv, &sq, &sk, &sc};
+        CK(cudaLaunchKernel(f, dim3((unsigned)g), dim3(128 * (cfg->bm / 64 + 1)), args, wg_smem(s.d, cfg->bm), 0));
     } else {
+        dim3 grid((s.sq + 127) / 128, s.h, s.b);
         const void* f = mma_kernel(bf16, s.d, s.causal);
-        int smem = mma_smem(s.d);
         void *q = bu.q, *k = bu.k, *v = bu.v;
         void* args[] = {&q, &k, &v, &o, &h, &hkv, &sq, &sk, &sc};
-        CK(cudaLaunchKernel(f, grid, dim3(256), args, smem, 0));
+        CK(cudaLaunchKernel(f, grid, dim3(256), args, mma_smem(s.d), 0));
     }
 }
 
@@ -192,6 +248,8 @@ static Bufs alloc_inputs(const Shape& s, bool bf16) {
     CK(cudaMalloc(&bu.k, nkv * 2));
     CK(cudaMalloc(&bu.v, nkv * 2));
     CK(cudaMalloc(&bu.o, nq * 2));
+    CK(cudaMalloc(&bu.sched, 2 * sizeof(unsigned)));
+    CK(cudaMemset(bu.sched, 0, 2 * sizeof(unsigned)));  // once: the kernel resets it after each launch
     if (bf16) {
         fill<<<1024, 256>>>((__nv_bfloat16*)bu.q, nq, 0, -4.f, 4.f);
         fill<<<1024, 256>>>((__nv_bfloat16*)bu.k, nkv, 1, -1.f, 1.f);
@@ -202,9 +260,11 @@ static Bufs alloc_inputs(const Shape& s, bool bf16) {
         fill<<<1024, 256>>>((__half*)bu.v, nkv, 2, -1.f, 1.f);
     }
     sync_watchdog("fill");
-    bu.tq = make_map(bu.q, bf16, s.d, s.sq, s.b * s.h, 128);
+    bu.tq128 = make_map(bu.q, bf16, s.d, s.sq, s.b * s.h, 128);
+    bu.tq192 = make_map(bu.q, bf16, s.d, s.sq, s.b * s.h, 192);
     bu.tk = make_map(bu.k, bf16, s.d, s.sk, s.b * s.hkv, MHA_WG_BN);
     bu.tv = make_map(bu.v, bf16, s.d, s.sk, s.b * s.hkv, MHA_WG_BN);
+    bu.to = make_map(bu.o, bf16, s.d, s.sq, s.b * s.h, 64);
     return bu;
 }
 static void free_bufs(Bufs& bu) {
@@ -212,6 +272,7 @@ static void free_bufs(Bufs& bu) {
     cudaFree(bu.k);
     cudaFree(bu.v);
     cudaFree(bu.o);
+    cudaFree(bu.sched);
 }
 
 static float h2f(unsigned short x, bool bf16) {
@@ -226,7 +287,7 @@ static float h2f(unsigned short x, bool bf16) {
     return __half2float(__half(r));
 }
 
-// Returns true on PASS.
+// Returns true on PASS of every configuration.
 static bool check_one(const Shape& s, bool bf16) {
     Bufs bu = alloc_inputs(s, bf16);
     size_t nq = (size_t)s.b * s.h * s.sq * s.d;
@@ -250,10 +311,19 @@ static bool check_one(const Shape& s, bool bf16) {
     const double tol = (bf16 ? 2e-2 : 5e-3) * std::max(refmax, 1e-3f);
     bool all_ok = true;
     std::vector<unsigned short> ho(nq);
-    for (int which = 0; which < 2; ++which) {
+    std::vector<Cfg> cfgs;
+    for (int bm : {128, 192}) {
+        if (bm == 192 && s.d != 64) continue;
+        for (Grid g : {G_TILES, G_SMS, G_DYN, G_FEW_STATIC, G_FEW_DYN}) cfgs.push_back(Cfg{bm, g});
+    }
+    std::vector<std::string> failed;
+    double worst_err = 0.0;
+    for (int which = -1; which < (int)cfgs.size(); ++which) {
+        const Cfg* c = which < 0 ? nullptr : &cfgs[which];
+        const std::string name = c ? cfg_name(*c) : "mma";
         CK(cudaMemset(bu.o, 0xff, nq * 2));  // NaN in bf16 and fp16
-        launch(which, s, bf16, bu);
-        sync_watchdog(which == 0 ? g_label : "mma");
+        launch(c, s, bf16, bu);
+        sync_watchdog(name.c_str());
         CK(cudaMemcpy(ho.data(), bu.o, nq * 2, cudaMemcpyDeviceToHost));
         double maxerr = 0.0;
         size_t worst = 0, nonfinite = 0, first_nf = 0;
@@ -271,58 +341,98 @@ static bool check_one(const Shape& s, bool bf16) {
         }
         bool ok = nonfinite == 0 && maxerr <= tol;
         all_ok &= ok;
-        printf("  %-6s b%d h%d hkv%d sq%d sk%d d%d c%d %s  max|err| %.3e (tol %.1e, max|ref| %.3f)", which == 0 ? g_label : "mma",
-               s.b, s.h, s.hkv, s.sq, s.sk, s.d, s.causal, bf16 ? "bf16" : "fp16", maxerr, tol, refmax);
-        if (nonfinite) {
-            size_t r = first_nf / s.d;
-            printf("  %zu NaN/Inf, first at row %zu (query %zu) col %zu", nonfinite, r, r % s.sq, first_nf % s.d);
-        } else if (!ok) {
-            size_t r = worst / s.d;
-            printf("  worst at row %zu (query %zu) col %zu: got %.5f want %.5f", r, r % s.sq, worst % s.d,
-                   h2f(ho[worst], bf16), hr[worst]);
+        if (c) worst_err = std::max(worst_err, maxerr);
+        if (!ok) {
+            failed.push_back(name);
+            printf("  %-6s %-14s b%d h%d hkv%d sq%d sk%d d%d c%d %s  max|err| %.3e (tol %.1e)", g_label, name.c_str(),
+                   s.b, s.h, s.hkv, s.sq, s.sk, s.d, s.causal, bf16 ? "bf16" : "fp16", maxerr, tol);
+            if (nonfinite) {
+                size_t r = first_nf / s.d;
+                printf("  %zu NaN/Inf, first at row %zu (query %zu) col %zu", nonfinite, r, r % s.sq, first_nf % s.d);
+            } else {
+                size_t r = worst / s.d;
+                printf("  worst at row %zu (query %zu) col %zu: got %.5f want %.5f", r, r % s.sq, worst % s.d,
+                       h2f(ho[worst], bf16), hr[worst]);
+            }
+            printf("  FAIL\n");
         }
-        printf("  %s\n", ok ? "PASS" : "FAIL");
-        fflush(stdout);
     }
+    printf("  %-6s b%d h%d hkv%d sq%d sk%d d%d c%d %s: mma + %zu wgmma configs, wgmma max|err| %.3e (tol %.1e)  %s\n",
+           g_label, s.b, s.h, s.hkv, s.sq, s.sk, s.d, s.causal, bf16 ? "bf16" : "fp16", cfgs.size(), worst_err, tol,
+           all_ok ? "PASS" : "FAIL");
+    fflush(stdout);
     cudaFree(ref);
     free_bufs(bu);
     return all_ok;
 }
 
-static void speed_one(const Shape& s, bool bf16, int only_which) {
+static std::string shape_key(const Shape& s, bool bf16) {
+    char k[96];
+    snprintf(k, sizeof k, "b%d_h%d_hkv%d_sq%d_sk%d_d%d_causal%d_%s", s.b, s.h, s.hkv, s.sq, s.sk, s.d, s.causal,
+             bf16 ? "bf16" : "fp16");
+    return k;
+}
+
+static void speed_one(const Shape& s, bool bf16, bool auto_only) {
     Bufs bu = alloc_inputs(s, bf16);
     double fl = 4.0 * s.b * s.h * (double)s.sq * s.sk * s.d * (s.causal ? 0.5 : 1.0);
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    double tf[2] = {0, 0};
-    float med_ms[2] = {0, 0};
-    for (int which = 0; which < 2; ++which) {
-        if (only_which >= 0 && which != only_which) continue;
-        for (int i = 0; i < 3; ++i) launch(which, s, bf16, bu);
-        sync_watchdog("warm-up");
-        std::vector<float> ms;
-        for (int i = 0; i < 20; ++i) {
-            CK(cudaEventRecord(e0));
-            launch(which, s, bf16, bu);
-            CK(cudaEventRecord(e1));
-            sync_watchdog(which == 0 ? g_label : "mma");
-            float t;
-            CK(cudaEventElapsedTime(&t, e0, e1));
-            ms.push_back(t);
+    const Cfg ac = auto_cfg(s);
+    std::vector<Cfg> cfgs = {ac};
+    if (!auto_only) {
+        for (int bm : {128, 192}) {
+            if (bm == 192 && s.d != 64) continue;
+            for (Grid g : {G_TILES, G_SMS, G_DYN})
+                if (!(bm == ac.bm && g == ac.grid)) cfgs.push_back(Cfg{bm, g});
         }
-        std::sort(ms.begin(), ms.end());
-        med_ms[which] = ms[ms.size() / 2];
-        tf[which] = fl / med_ms[which] / 1e9;
     }
-    char name[96];
-    snprintf(name, sizeof name, "b%d h%d hkv%d s%d/%d d%d %s %s", s.b, s.h, s.hkv, s.sq, s.sk, s.d,
-             s.causal ? "causal" : "full  ", bf16 ? "bf16" : "fp16");
-    if (only_which >= 0)
-        printf("| %-40s | %8.3f ms %7.1f TF/s |\n", name, med_ms[only_which], tf[only_which]);
-    else
-        printf("| %-40s | %8.3f ms %7.1f | %8.3f ms %7.1f | %5.2fx |\n", name, med_ms[0], tf[0], med_ms[1], tf[1],
-               tf[0] / tf[1]);
+    const std::string key = shape_key(s, bf16);
+    // Warm-up: every configuration 3 times, then launches until 100 ms have passed (clocks and
+    // power settle); then 5 rounds that each time 4 launches of every configuration in turn, so
+    // drift over the run does not favour whichever configuration goes first.
+    for (const Cfg& c : cfgs)
+        for (int i = 0; i < 3; ++i) launch(&c, s, bf16, bu);
+    sync_watchdog("warm-up");
+    {
+        auto t0 = std::chrono::steady_clock::now();
+        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.1) {
+            launch(&cfgs[0], s, bf16, bu);
+            sync_watchdog("warm-up");
+        }
+    }
+    std::vector<std::vector<float>> samples(cfgs.size());
+    for (int round = 0; round < 5; ++round)
+        for (size_t ci = 0; ci < cfgs.size(); ++ci)
+            for (int i = 0; i < 4; ++i) {
+                CK(cudaEventRecord(e0));
+                launch(&cfgs[ci], s, bf16, bu);
+                CK(cudaEventRecord(e1));
+                sync_watchdog(g_label);
+                float t;
+                CK(cudaEventElapsedTime(&t, e0, e1));
+                samples[ci].push_back(t);
+            }
+    printf("| %-8s | %-44s |", g_label, key.c_str());
+    std::string times;
+    for (size_t ci = 0; ci < cfgs.size(); ++ci) {
+        const Cfg& c = cfgs[ci];
+        std::vector<float>& ms = samples[ci];
+        std::sort(ms.begin(), ms.end());
+        const float med = ms[ms.size() / 2];
+        const double tf = fl / med / 1e9;
+        printf(" %s%s %.1f |", ci == 0 ? "auto=" : "", cfg_name(c).c_str(), tf);
+        char line[256];
+        snprintf(line, sizeof line, "TIME %s %s %s %.5f %.2f\n", g_label, key.c_str(),
+                 ci == 0 ? "auto" : cfg_name(c).c_str(), med, tf);
+        times += line;
+        if (ci == 0) {
+            snprintf(line, sizeof line, "TIME %s %s %s %.5f %.2f\n", g_label, key.c_str(), cfg_name(c).c_str(), med, tf);
+            times += line;
+        }
+    }
+    printf("\n%s", times.c_str());
     fflush(stdout);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
@@ -330,17 +440,17 @@ static void speed_one(const Shape& s, bool bf16, int only_which) {
 }
 
 static void print_attrs() {
-    const char* names[8] = {"bf16_d64", "bf16_d64_causal", "bf16_d128", "bf16_d128_causal",
-                            "fp16_d64", "fp16_d64_causal", "fp16_d128", "fp16_d128_causal"};
-    for (int i = 0; i < 8; ++i) {
-        bool bf16 = i < 4;
-        int d = (i & 2) ? 128 : 64, c = i & 1;
-        cudaFuncAttributes a, b;
-        CK(cudaFuncGetAttributes(&a, wg_kernel(bf16, d, c)));
-        CK(cudaFuncGetAttributes(&b, mma_kernel(bf16, d, c)));
-        printf("  %-17s %s: %3d regs, %4zu B local (spill)  | mma: %3d regs, %4zu B local; %s smem %d B\n", names[i],
-               g_label, a.numRegs, a.localSizeBytes, b.numRegs, b.localSizeBytes, g_label, wg_smem(d));
-    }
+    for (int bf = 1; bf >= 0; --bf)
+        for (int d : {64, 128})
+            for (int bm : {128, 192})
+                for (int c = 0; c < 2; ++c) {
+                    if (d == 128 && bm == 192) continue;
+                    cudaFuncAttributes a;
+                    CK(cudaFuncGetAttributes(&a, wg_kernel(bf, d, c, bm)));
+                    printf("  %s d%-3d BM%d %-6s %s: %3d regs at launch, %4zu B local (spill), smem %d B, %d threads\n",
+                           bf ? "bf16" : "fp16", d, bm, c ? "causal" : "full", g_label, a.numRegs, a.localSizeBytes,
+                           wg_smem(d, bm), 128 * (bm / 64 + 1));
+                }
 }
 
 // Runs `n` jobs in forked children; job i runs in a child and a crash of job i is reported and
@@ -348,7 +458,7 @@ static void print_attrs() {
 template <typename F>
 static int run_jobs(int n, F job) {
     int* progress = (int*)mmap(nullptr, 2 * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    int failed_shapes = 0;
+    int failed_shapes = 0, crashes = 0;
     int start = 0;
     while (start < n) {
         progress[0] = start;
@@ -370,6 +480,11 @@ static int run_jobs(int n, F job) {
         printf("  job %d FAIL: the child ended abnormally (%s %d); continuing with the next one in a fresh process\n",
                progress[0], WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
         failed_shapes++;
+        if (++crashes >= 3) {
+            printf("  3 children ended abnormally: skipping the remaining %d job(s)\n", n - progress[0] - 1);
+            failed_shapes += n - progress[0] - 1;
+            break;
+        }
         start = progress[0] + 1;
     }
     munmap(progress, 2 * sizeof(int));
@@ -377,20 +492,27 @@ static int run_jobs(int n, F job) {
 }
 
 int main(int argc, char** argv) {
-    bool check = true, speed = true;
+    bool check = true, speed = true, auto_only = false;
+    int only_shape = -1;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--check-only")) speed = false;
+        else if (!strcmp(argv[i], "--speed-shape") && i + 1 < argc) {
+            check = false;
+            only_shape = atoi(argv[++i]);
+        }
         else if (!strcmp(argv[i], "--speed-only")) check = false;
+        else if (!strcmp(argv[i], "--speed-auto-only")) auto_only = true;
         else if (!strcmp(argv[i], "--label") && i + 1 < argc) g_label = argv[++i];
     }
-    {
+    if (only_shape < 0) {
         pid_t pid = fork();  // the parent never touches CUDA (fork safety)
         if (pid == 0) {
             cudaDeviceProp p;
             CK(cudaGetDeviceProperties(&p, 0));
-            printf("device: %s (sm_%d%d, %d SMs), wgmma variant '%s': BN=%d, stages d64/d128 = %d/%d, overlap=%d, pingpong=%d\n",
+            printf("device: %s (sm_%d%d, %d SMs), wgmma variant '%s': BN=%d, stages d64/d128 = %d/%d, overlap=%d, "
+                   "pingpong=%d, tma_store=%d, qreg=%d\n",
                    p.name, p.major, p.minor, p.multiProcessorCount, g_label, MHA_WG_BN, MHA_WG_STAGES_D64,
-                   MHA_WG_STAGES_D128, MHA_WG_OVERLAP, MHA_WG_PINGPONG);
+                   MHA_WG_STAGES_D128, MHA_WG_OVERLAP, MHA_WG_PINGPONG, MHA_WG_TMA_STORE, MHA_WG_QREG);
             print_attrs();
             fflush(stdout);
             _exit(0);
@@ -412,12 +534,18 @@ int main(int argc, char** argv) {
             printf("cuTensorMapEncodeTiled not found\n");
             _exit(3);
         }
-        for (int i = 0; i < 8; ++i) {
-            bool bf16 = i < 4;
-            int d = (i & 2) ? 128 : 64, c = i & 1;
-            CK(cudaFuncSetAttribute(wg_kernel(bf16, d, c), cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem(d)));
-            CK(cudaFuncSetAttribute(mma_kernel(bf16, d, c), cudaFuncAttributeMaxDynamicSharedMemorySize, mma_smem(d)));
-        }
+        CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+        for (int bf = 0; bf < 2; ++bf)
+            for (int d : {64, 128})
+                for (int c = 0; c < 2; ++c) {
+                    for (int bm : {128, 192}) {
+                        if (d == 128 && bm == 192) continue;
+                        CK(cudaFuncSetAttribute(wg_kernel(bf, d, c, bm), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                wg_smem(d, bm)));
+                    }
+                    CK(cudaFuncSetAttribute(mma_kernel(bf, d, c), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            mma_smem(d)));
+                }
     };
     int fails = 0;
     if (check) {
@@ -431,8 +559,9 @@ int main(int argc, char** argv) {
             {1, 8, 1, 333, 333, 128, 0},    {1, 8, 1, 500, 700, 64, 1},     {1, 4, 4, 64, 1000, 128, 1},
             {2, 4, 2, 1000, 64, 64, 0},     {1, 2, 2, 300, 200, 128, 0},    {2, 2, 2, 1024, 1024, 128, 0},
             {2, 2, 2, 1024, 1024, 64, 1},   {1, 2, 2, 128, 128, 128, 1},    {1, 2, 2, 2000, 2500, 128, 1},
+            {3, 2, 1, 577, 577, 64, 1},     {1, 3, 3, 385, 385, 64, 0},     {2, 2, 2, 193, 450, 64, 1},
         };
-        printf("\n== correctness (%zu shapes x bf16/fp16; kernels '%s' and 'mma' vs the fp32 reference) ==\n",
+        printf("\n== correctness (%zu shapes x bf16/fp16; mma and every wgmma config '%s' vs the fp32 reference) ==\n",
                shapes.size(), g_label);
         int n = (int)shapes.size() * 2;
         fails += run_jobs(n, [&](int i) {
@@ -442,18 +571,34 @@ int main(int argc, char** argv) {
         printf("correctness: %d failing job(s)\n", fails);
     }
     if (speed) {
-        std::vector<Shape> sp = {
-            {4, 32, 32, 4096, 4096, 128, 1}, {4, 32, 32, 4096, 4096, 128, 0}, {1, 32, 32, 16384, 16384, 128, 0},
-            {16, 16, 16, 2048, 2048, 128, 1}, {2, 32, 8, 1000, 1000, 64, 1},   {8, 16, 16, 1024, 1024, 64, 0},
+        // The issue's attention bars (docs/kernels/README.md), b, h, hkv, sq, sk, d, causal; dtype below.
+        struct SpeedShape {
+            Shape s;
+            bool bf16;
         };
-        printf("\n== speed (median of 20 after 3 warm-up launches; TFLOP/s, causal halved) ==\n");
-        printf("| %-40s | %-22s | %-22s | %-6s |\n", "shape", g_label, "mma (mha.cu)", "ratio");
-        int n = (int)sp.size() * 2;
-        fails += run_jobs(n, [&](int i) {
+        std::vector<SpeedShape> sp = {
+            {{4, 32, 32, 4096, 4096, 128, 0}, true},  {{4, 32, 32, 4096, 4096, 128, 1}, true},
+            {{1, 32, 32, 16384, 16384, 128, 0}, true}, {{1, 32, 32, 16384, 16384, 128, 1}, true},
+            {{16, 16, 16, 2048, 2048, 128, 1}, true}, {{4, 32, 32, 4096, 4096, 128, 0}, false},
+            {{4, 32, 32, 4096, 4096, 128, 1}, false}, {{2, 32, 8, 1000, 1000, 64, 1}, true},
+            {{8, 16, 16, 1024, 1024, 64, 0}, true},   {{32, 32, 32, 512, 512, 64, 0}, true},
+            {{16, 32, 32, 1024, 1024, 64, 1}, true},  {{16, 16, 16, 1024, 1024, 64, 1}, true},
+            {{4, 32, 32, 4096, 4096, 64, 0}, true},
+        };
+        if (only_shape >= (int)sp.size()) {
+            printf("no speed shape %d (%zu shapes)\n", only_shape, sp.size());
+            return 3;
+        }
+        if (only_shape < 0)
+            printf("\n== speed (median of 20 interleaved launches per config after warm-up; TFLOP/s, causal halved; "
+                   "auto = the launcher's choice) ==\n");
+        const int first = only_shape < 0 ? 0 : only_shape, n = only_shape < 0 ? (int)sp.size() : only_shape + 1;
+        fails += run_jobs(n - first, [&](int i) {
             init();
-            speed_one(sp[i / 2], (i & 1) == 0, -1);
+            speed_one(sp[first + i].s, sp[first + i].bf16, auto_only);
             return true;
         });
+        if (only_shape >= 0) return fails ? 1 : 0;
     }
     printf("\n%s\n", fails ? "SOME FAILURES" : "ALL OK");
     return fails ? 1 : 0;

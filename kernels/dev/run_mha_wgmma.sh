@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Correctness + speed of kernels/mha_wgmma.cu (Hopper TMA + wgmma attention) next to kernels/mha.cu,
-# on an sm_90 GPU. Run from the repo root:  bash kernels/dev/run_mha_wgmma.sh
-# Builds three variants of the bench (kernels/dev/mha_wgmma_bench.cu), to localise a failure:
-#   wgmma   = the default kernel (intra-warpgroup overlap + ping-pong: what the Rust harness runs)
-#   overlap = intra-warpgroup overlap only        (-DMHA_WG_PINGPONG=0)
-#   simple  = neither overlap feature              (-DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0)
-# Each prints per-shape PASS/FAIL against an fp32 reference (the mma.sync kernel of mha.cu is
-# checked too) and a same-run speed table. Exit status 1 if anything failed.
+# Correctness + speed of kernels/mha_wgmma.cu (Hopper TMA + wgmma attention) on an sm_90 GPU, with
+# torch SDPA timed on the same shapes, shape by shape, in the same run. Run from the repo root:
+#   bash kernels/dev/run_mha_wgmma.sh            (about 2 minutes on an H200 or H100)
+# Builds four compile-time variants of the bench (kernels/dev/mha_wgmma_bench.cu):
+#   wgmma    = the defaults (persistent-capable, TMA-store epilogue, intra-WG overlap, ping-pong,
+#              Q in registers for Q·Kᵀ at d128): what the Rust harness runs
+#   smemq    = -DMHA_WG_QREG=0      Q·Kᵀ reads Q from shared memory at d128 too
+#   regstore = -DMHA_WG_TMA_STORE=0 O stored straight from registers (the old epilogue)
+#   simple   = -DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0 (debug fallback; correctness only)
+# Each checks every shape against an fp32 reference in every launch configuration (BM 128/192,
+# one CTA per tile, persistent static, persistent dynamic, few CTAs; the mma.sync kernel too) and
+# prints PASS/FAIL per shape x dtype. Then kernels/dev/mha_sdpa_table.py times, shape by shape,
+# every speed variant's launch configurations (interleaved; `auto` = the Rust launcher's choice)
+# and torch SDPA on the same shape, and prints the same-run table with ratios.
+# Env: OUT_DIR (default /tmp/mha_wgmma_bench), NVCC, VARIANTS (default "wgmma smemq regstore
+# simple"), SPEED_VARIANTS (default "wgmma smemq regstore").
+# Exit status 1 if anything failed.
 set -u
 cd "$(dirname "$0")/../.."
 NVCC=${NVCC:-}
@@ -14,28 +23,76 @@ if [ -z "$NVCC" ]; then
   if [ -x /usr/local/cuda/bin/nvcc ]; then NVCC=/usr/local/cuda/bin/nvcc; else NVCC=nvcc; fi
 fi
 OUT=${OUT_DIR:-/tmp/mha_wgmma_bench}
+VARIANTS=${VARIANTS:-wgmma smemq regstore simple}
+SPEED_VARIANTS=${SPEED_VARIANTS:-wgmma smemq regstore}
 mkdir -p "$OUT"
 # -gencode, not -arch=sm_90a: nvcc 13's -arch=sm_90a also embeds compute_90 PTX, which cannot hold wgmma.
-FLAGS="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -lineinfo"
-echo "== building with $NVCC ($($NVCC --version | tail -1))"
-$NVCC $FLAGS -o "$OUT/mwb" kernels/dev/mha_wgmma_bench.cu > "$OUT/build.log" 2>&1 &
-p1=$!
-$NVCC $FLAGS -DMHA_WG_PINGPONG=0 -o "$OUT/mwb_overlap" kernels/dev/mha_wgmma_bench.cu > "$OUT/build_overlap.log" 2>&1 &
-p2=$!
-$NVCC $FLAGS -DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0 -o "$OUT/mwb_simple" kernels/dev/mha_wgmma_bench.cu > "$OUT/build_simple.log" 2>&1 &
-p3=$!
+FLAGS="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -lineinfo -Xptxas -v"
+flags_of() {
+  case $1 in
+    wgmma) echo "" ;;
+    smemq) echo "-DMHA_WG_QREG=0" ;;
+    regstore) echo "-DMHA_WG_TMA_STORE=0" ;;
+    simple) echo "-DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0" ;;
+    *) echo "unknown variant $1" >&2; exit 2 ;;
+  esac
+}
+echo "== building with $NVCC ($($NVCC --version | tail -1)): $VARIANTS"
+t0=$(date +%s)
+pids=""
+for v in $VARIANTS; do
+  $NVCC $FLAGS $(flags_of $v) -o "$OUT/mwb_$v" kernels/dev/mha_wgmma_bench.cu > "$OUT/build_$v.log" 2>&1 &
+  pids="$pids $!"
+done
 ok=1
-wait $p1 || { echo "BUILD FAILED (wgmma):"; grep -v C7519 "$OUT/build.log" | head -40; ok=0; }
-wait $p2 || { echo "BUILD FAILED (overlap):"; grep -v C7519 "$OUT/build_overlap.log" | head -40; ok=0; }
-wait $p3 || { echo "BUILD FAILED (simple):"; grep -v C7519 "$OUT/build_simple.log" | head -40; ok=0; }
+i=0
+for p in $pids; do
+  i=$((i + 1))
+  v=$(echo $VARIANTS | cut -d' ' -f$i)
+  wait $p || { echo "BUILD FAILED ($v):"; grep -v C7519 "$OUT/build_$v.log" | grep -v "ptxas info\|bytes stack" | head -40; ok=0; }
+done
 [ $ok = 1 ] || exit 1
+echo "built in $(( $(date +%s) - t0 )) s"
+# ptxas per wgmma entry: registers at launch (the consumers' setmaxnreg budget is 240 for BM 128,
+# 160 for BM 192), spills, barriers.
+for v in $VARIANTS; do
+  echo "-- ptxas, variant $v"
+  awk '/Compiling entry function .mha_wgmma_/ {match($0, /mha_wgmma_[a-z0-9_]+/); f=substr($0, RSTART, RLENGTH); next}
+       f != "" && /spill stores/ {sp=$0; sub(/^ +/, "", sp); next}
+       f != "" && /Used [0-9]+ registers/ {match($0, /Used [0-9]+ registers/); printf "   %-34s %s, %s\n", f, substr($0, RSTART, RLENGTH), sp; f=""}' \
+    "$OUT/build_$v.log" | sort -u
+done
+# Highest register any thread of each entry touches (the consumers, after setmaxnreg.inc).
+CUOBJDUMP=$(dirname "$NVCC")/cuobjdump
+v0=$(echo $VARIANTS | cut -d' ' -f1)
+if [ -x "$CUOBJDUMP" ]; then
+  echo "-- highest register used by the consumer code (variant $v0; budget 240 at BM 128, 160 at BM 192)"
+  for f in $("$CUOBJDUMP" -sass "$OUT/mwb_$v0" 2>/dev/null | grep -oE "Function : mha_wgmma_[a-z0-9_]+" | awk '{print $3}' | sort -u); do
+    echo "   $f: R$("$CUOBJDUMP" -sass -fun $f "$OUT/mwb_$v0" 2>/dev/null | grep -oE '\bR[0-9]+\b' | tr -d R | sort -n | tail -1)"
+  done
+  # MHA_WG_QREG keeps Q in registers across the key loop while P is rebuilt every step; a
+  # ptxas that gave both the same registers (seen with -DMHA_WG_OVERLAP=0) computes garbage.
+  for f in mha_wgmma_bf16_d128 mha_wgmma_fp16_d128_causal; do
+    "$CUOBJDUMP" -sass -fun $f "$OUT/mwb_$v0" 2>/dev/null > "$OUT/sass_$f.txt"
+    q=$(grep -oE "LDSM[.A-Z0-9]* R[0-9]+" "$OUT/sass_$f.txt" | grep -oE "[0-9]+$" | sort -u)
+    p=$(grep -oE "F2FP[.A-Z0-9_]* R[0-9]+" "$OUT/sass_$f.txt" | grep -oE "[0-9]+$" | sort -u)
+    clash=""
+    for r in $q; do for i in 0 1 2 3; do echo "$p" | grep -qx $((r + i)) && clash="$clash R$((r + i))"; done; done
+    echo "   $f Q-fragment registers vs P conversion: ${clash:-no overlap (OK)}"
+    rm -f "$OUT/sass_$f.txt"
+  done
+fi
 rc=0
-echo; echo "################ variant wgmma (overlap + ping-pong: the default) ################"
-timeout 200 "$OUT/mwb" --label wgmma || rc=1
-echo; echo "################ variant overlap (no ping-pong) ################"
-timeout 200 "$OUT/mwb_overlap" --label overlap || rc=1
-echo; echo "################ variant simple (no overlap, no ping-pong) ################"
-timeout 200 "$OUT/mwb_simple" --label simple || rc=1
-echo
+for v in $VARIANTS; do
+  echo; echo "################ correctness, variant $v ($(flags_of $v)) ################"
+  timeout 150 "$OUT/mwb_$v" --label $v --check-only > "$OUT/check_$v.txt" 2>&1 || rc=1
+  # Every shape's PASS/FAIL line for the first variant; failures only for the others.
+  if [ $v = $v0 ]; then cat "$OUT/check_$v.txt"; else
+    grep -E "^device|BM|FAIL|ERROR|HANG|job|correctness|ALL OK|SOME" "$OUT/check_$v.txt"; fi
+  echo "  $(grep -c "PASS$" "$OUT/check_$v.txt") shape x dtype checks passed (each: mma + every wgmma launch config)"
+done
+echo; echo "################ speed, shape by shape: variants $SPEED_VARIANTS, then torch SDPA ################"
+PYTHONUNBUFFERED=1 timeout 330 python3 kernels/dev/mha_sdpa_table.py "$OUT" $SPEED_VARIANTS || rc=1
+echo "total $(( $(date +%s) - t0 )) s"
 [ $rc = 0 ] && echo "run_mha_wgmma: ALL OK" || echo "run_mha_wgmma: FAILURES (see above)"
 exit $rc

@@ -1,9 +1,11 @@
 //! Hopper fast path for `mha`: FlashAttention-3 style TMA + wgmma kernel (`kernels/mha_wgmma.cu`).
 //!
-//! The launch follows the recipe at the head of the kernel file: three 3-D tensor maps
-//! (`{d, seq, batch·heads}`, 128-byte swizzle, boxes of 64 columns × 128 rows), a grid of
-//! ceil(Sq/128) × H × B blocks of 384 threads (one producer and two consumer warpgroups) and the
-//! dynamic shared memory of [`smem_bytes`].
+//! The launch follows the recipe at the head of the kernel file: four 3-D tensor maps
+//! (`{d, seq, batch·heads}`, 128-byte swizzle; Q boxes of 64 columns × BM rows, K/V boxes of
+//! 64 × [`BLOCK_N`], O boxes of 64 × 64 for the TMA-store epilogue), a persistent 1-D grid of
+//! [`Config::grid`] CTAs of [`threads`] threads (one producer and BM/64 consumer warpgroups)
+//! that walk the (m-block, head, batch) tiles, and the dynamic shared memory of [`smem_bytes`].
+//! [`choose`] picks the configuration per shape and the record's variant names it.
 
 use super::tma::tensor_map_16bit;
 use crate::backend::Prepared;
@@ -12,26 +14,70 @@ use crate::error::Result;
 use crate::family::mha::default_scale;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// Query rows per CTA (two consumer warpgroups of 64 rows).
-pub const BLOCK_M: u64 = 128;
 /// Keys per K/V tile (`MHA_WG_BN` in the kernel).
 pub const BLOCK_N: u64 = 128;
-/// Threads per CTA: three warpgroups.
-pub const THREADS: u32 = 384;
+
+/// One launch configuration of the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Query rows per work tile: 128 (two consumer warpgroups) or 192 (three; d = 64 only).
+    pub block_m: u64,
+    /// CTAs launched: min(tiles, resident CTAs) for the persistent launch.
+    pub grid: u64,
+    /// Tiles come from the self-resetting global counter (greedy, for causal's unequal tiles)
+    /// rather than the static round robin.
+    pub dynamic: bool,
+}
+
+/// Query rows per tile: 192 (three consumer warpgroups) for d = 64 without the causal mask,
+/// else 128. Measured on H100 and H200 (docs/kernels/README.md): d64 non-causal gains 5-18%
+/// from 192-row tiles; d64 causal is faster at 128 (less work on masked diagonal tiles). The
+/// bench's `auto_cfg` in kernels/dev/mha_wgmma_bench.cu is the same rule.
+pub fn block_m(d: u64, causal: bool) -> u64 {
+    if d == 64 && !causal {
+        192
+    } else {
+        128
+    }
+}
+
+/// Work tiles of a launch: ceil(sq / block_m) m-blocks for each (batch, head).
+pub fn tiles(b: u64, h: u64, sq: u64, block_m: u64) -> u64 {
+    sq.div_ceil(block_m) * h * b
+}
+
+/// The configuration for a shape on a device where `resident` CTAs of the kernel fit at once
+/// (SMs × CTAs per SM): a persistent grid of min(tiles, resident) CTAs; tiles from the dynamic
+/// counter when they differ in length (causal, where the kernel orders each head's longest
+/// first, or a last m-block shorter than the others), else the static round robin.
+pub fn choose(b: u64, h: u64, sq: u64, d: u64, causal: bool, resident: u64) -> Config {
+    let block_m = block_m(d, causal);
+    Config {
+        block_m,
+        grid: tiles(b, h, sq, block_m).min(resident.max(1)),
+        dynamic: causal || !sq.is_multiple_of(block_m),
+    }
+}
+
+/// Threads per CTA: one producer warpgroup and block_m / 64 consumer warpgroups.
+pub fn threads(block_m: u64) -> u32 {
+    (128 * (block_m / 64 + 1)) as u32
+}
 
 /// K/V pipeline stages for head dimension `d` (`MHA_WG_STAGES_D64` / `_D128` in the kernel).
 pub fn stages(d: u64) -> u64 {
     if d == 128 {
         2
     } else {
-        3
+        4
     }
 }
 
-/// Dynamic shared memory: 1 KiB alignment slack, the Q tile, `stages` K and V tiles, 256 bytes
-/// of mbarriers (`Layout::SMEM` in the kernel).
-pub fn smem_bytes(d: u64) -> u32 {
-    (1024 + BLOCK_M * d * 2 + 2 * stages(d) * BLOCK_N * d * 2 + 256) as u32
+/// Dynamic shared memory: 1 KiB alignment slack, the Q tile, `stages` K and V tiles, the O
+/// staging tile of the TMA-store epilogue and 256 bytes of mbarriers (`Layout::SMEM` in the
+/// kernel).
+pub fn smem_bytes(d: u64, block_m: u64) -> u32 {
+    (1024 + block_m * d * 2 + 2 * stages(d) * BLOCK_N * d * 2 + block_m * d * 2 + 256) as u32
 }
 
 /// Whether the wgmma kernel can run this case on this device: compute capability 9.0,
@@ -53,10 +99,14 @@ pub fn usable(gpu: &Gpu, case: &Case) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// The kernel entry point for a dtype, head dimension and mask.
-pub fn entry(dtype: Dtype, d: u64, causal: bool) -> String {
+/// The kernel entry point for a dtype, head dimension, tile height and mask.
+pub fn entry(dtype: Dtype, d: u64, block_m: u64, causal: bool) -> String {
     let ty = if dtype == Dtype::Bf16 { "bf16" } else { "fp16" };
-    format!("mha_wgmma_{ty}_d{d}{}", if causal { "_causal" } else { "" })
+    format!(
+        "mha_wgmma_{ty}_d{d}{}{}",
+        if block_m == 192 { "_bm192" } else { "" },
+        if causal { "_causal" } else { "" }
+    )
 }
 
 /// Prepares the wgmma kernel for O = softmax(Q·Kᵀ/sqrt(d) + mask)·V; q, k, v, o are device
@@ -66,18 +116,31 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Re
     let (b, h, hkv) = (s.get("b"), s.get("h"), s.get("hkv"));
     let (sq, sk, d) = (s.get("sq"), s.get("sk"), s.get("d"));
     let causal = s.get("causal") == 1;
-    let tm_q = tensor_map_16bit(case, q, &[d, sq, b * h], &[64, BLOCK_M as u32, 1])?;
-    let tm_k = tensor_map_16bit(case, k, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
-    let tm_v = tensor_map_16bit(case, v, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
-    let name = entry(case.dtype, d, causal);
+    let block_m = block_m(d, causal);
+    let name = entry(case.dtype, d, block_m, causal);
     let module = gpu.module("mha_wgmma.cu")?;
     let f = module.function(&name)?;
     let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
-    let smem = smem_bytes(d);
+    let smem = smem_bytes(d, block_m);
     gpu.set_max_dynamic_smem(f, smem)?;
+    let per_sm = gpu.max_active_blocks(f, threads(block_m), smem)? as u64;
+    let cfg = choose(b, h, sq, d, causal, gpu.info.sm_count as u64 * per_sm);
+    let tm_q = tensor_map_16bit(case, q, &[d, sq, b * h], &[64, block_m as u32, 1])?;
+    let tm_k = tensor_map_16bit(case, k, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
+    let tm_v = tensor_map_16bit(case, v, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
+    let tm_o = tensor_map_16bit(case, o, &[d, sq, b * h], &[64, 64, 1])?;
+    // The dynamic tile counter: two u32 words zeroed once here (in stream order before the
+    // first launch); each launch's last CTA zeroes them again.
+    let sched = if cfg.dynamic {
+        let buf = gpu.alloc(8, &format!("{} tile counter", case.name()))?;
+        gpu.fill_pattern(&buf, 4, 0)?;
+        Some(buf)
+    } else {
+        None
+    };
     let dims = Dims {
-        grid: (sq.div_ceil(BLOCK_M) as u32, h as u32, b as u32),
-        block: (THREADS, 1, 1),
+        grid: (cfg.grid as u32, 1, 1),
+        block: (threads(block_m), 1, 1),
         smem,
     };
     let scale_log2 = (default_scale(d) * std::f64::consts::LOG2_E) as f32;
@@ -85,7 +148,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Re
         KernelArg::TensorMap(tm_q),
         KernelArg::TensorMap(tm_k),
         KernelArg::TensorMap(tm_v),
+        KernelArg::TensorMap(tm_o),
         KernelArg::Ptr(o),
+        KernelArg::Ptr(sched.as_ref().map_or(0, |buf| buf.ptr())),
+        KernelArg::I32(b as i32),
         KernelArg::I32(h as i32),
         KernelArg::I32(hkv as i32),
         KernelArg::I32(sq as i32),
@@ -93,12 +159,20 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Re
         KernelArg::F32(scale_log2),
     ];
     Ok(Prepared {
-        launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
+        launch: Box::new(move |gpu: &Gpu| {
+            let _keep = &sched;
+            gpu.launch(f, dims, &args)
+        }),
         compile_s,
         source_hash: hash,
         variant: format!(
-            "{name} (tma+wgmma, 2 consumer WGs ping-pong, BM={BLOCK_M}, BN={BLOCK_N}, {} stages, intra-WG overlap)",
-            stages(d)
+            "{name} (tma+wgmma, {} consumer WGs ping-pong, BM={block_m}, BN={BLOCK_N}, {} stages, \
+             intra-WG overlap, TMA-store epilogue, persistent grid {} of {} tiles, {} tiles)",
+            block_m / 64,
+            stages(d),
+            cfg.grid,
+            tiles(b, h, sq, block_m),
+            if cfg.dynamic { "dynamic" } else { "static" }
         ),
     })
 }
@@ -110,14 +184,55 @@ mod tests {
     #[test]
     fn smem_matches_the_kernel_recipe() {
         // The numbers in the header of kernels/mha_wgmma.cu.
-        assert_eq!(smem_bytes(64), 115_968);
-        assert_eq!(smem_bytes(128), 165_120);
-        assert!(smem_bytes(128) <= 232_448);
+        assert_eq!(smem_bytes(64, 128), 165_120);
+        assert_eq!(smem_bytes(128, 128), 197_888);
+        assert_eq!(smem_bytes(64, 192), 181_504);
+        for (d, bm) in [(64, 128), (128, 128), (64, 192)] {
+            assert!(smem_bytes(d, bm) <= 232_448);
+        }
     }
 
     #[test]
     fn entry_names() {
-        assert_eq!(entry(Dtype::Bf16, 128, true), "mha_wgmma_bf16_d128_causal");
-        assert_eq!(entry(Dtype::Fp16, 64, false), "mha_wgmma_fp16_d64");
+        assert_eq!(
+            entry(Dtype::Bf16, 128, 128, true),
+            "mha_wgmma_bf16_d128_causal"
+        );
+        assert_eq!(entry(Dtype::Fp16, 64, 128, false), "mha_wgmma_fp16_d64");
+        assert_eq!(
+            entry(Dtype::Bf16, 64, 192, true),
+            "mha_wgmma_bf16_d64_bm192_causal"
+        );
+    }
+
+    #[test]
+    fn block_m_per_shape() {
+        assert_eq!(block_m(128, false), 128);
+        assert_eq!(block_m(128, true), 128);
+        assert_eq!(block_m(64, false), 192);
+        assert_eq!(block_m(64, true), 128);
+    }
+
+    #[test]
+    fn persistent_grid_and_scheduler() {
+        let c = choose(4, 32, 4096, 128, true, 132);
+        assert_eq!(
+            c,
+            Config {
+                block_m: 128,
+                grid: 132,
+                dynamic: true
+            }
+        );
+        // Equal tiles: static round robin.
+        assert!(!choose(4, 32, 4096, 128, false, 132).dynamic);
+        // A short last m-block (512 = 2·192 + 128): dynamic.
+        let d64 = choose(32, 32, 512, 64, false, 132);
+        assert_eq!((d64.block_m, d64.grid, d64.dynamic), (192, 132, true));
+        // Fewer tiles than SMs: one CTA per tile.
+        assert_eq!(choose(1, 2, 17, 128, false, 132).grid, 2);
+        assert_eq!(tiles(32, 32, 512, 192), 3 * 32 * 32);
+        assert_eq!(threads(192), 512);
+        assert_eq!(threads(128), 384);
     }
 }
