@@ -205,9 +205,9 @@ static void launch(const Plan& p) {
     for (const Step& s : p.steps) {
         void* a[10];
         for (int i = 0; i < s.nargs; ++i) a[i] = const_cast<unsigned char*>(s.store[i]);
-        // As the Rust launcher does (Gpu::set_max_dynamic_smem): above 48 KiB of dynamic shared
-        // memory a kernel must opt in, per function.
-        if (s.smem > 48 * 1024)
+        // As the Rust launcher does (Gpu::set_max_dynamic_smem, unconditionally): static plus
+        // dynamic shared memory above 48 KiB needs the function's opt-in.
+        if (s.smem > 0)
             CK(cudaFuncSetAttribute(s.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s.smem));
         const cudaError_t e = cudaLaunchKernel(s.f, s.grid, s.block, a, s.smem, g_s);
         if (e != cudaSuccess) {
@@ -996,7 +996,7 @@ int main(int argc, char** argv) {
                         std::string(k).find("cross") == std::string::npos) ? 2 : 1;
         const unsigned smem = p && std::string(k).find("kg_cross_entropy_bf16") == std::string::npos
                                   ? kg_p_smem_bytes(nt, 256) : 0;
-        if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kfn(k), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        if (smem > 0) CK(cudaFuncSetAttribute(kfn(k), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         int occ = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kfn(k), 256, smem));
         printf("  %-32s %3d regs, %5zu B static smem, 256-thread blocks with %6u B dynamic: %d/SM\n", k, at.numRegs,

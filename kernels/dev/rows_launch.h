@@ -75,7 +75,7 @@ static inline bool p_layout(long long n, int elem, RowLayout* out) {
 // Persistent grid of a kernel: as many blocks as fit at once on every SM (the occupancy of the
 // compiled kernel with `smem` bytes of dynamic shared memory), at most `groups`.
 static inline int persistent_grid(const void* f, int threads, unsigned smem, long long groups, int sms) {
-    if (smem > 48 * 1024) cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);  // static + dynamic > 48 KiB needs it
     int per_sm = 0;
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, threads, smem);
     if (e != cudaSuccess) {
