@@ -24,7 +24,10 @@
 //    the same kernel in rows_p.cu), grid ceil(n / 32), block (32, 16), over P = the first
 //    kernel's grid rows of fp32 partial sums.
 //  * The Rust side also falls back to the old kernels when the kernel set has no rows_p.cu
-//    (a KERNELGATE_BASE revision from before it) or KERNELGATE_ROWS_KERNEL=old.
+//    (a KERNELGATE_BASE revision from before it) or KERNELGATE_ROWS_KERNEL=old. By default
+//    (unset/auto) it runs the _p kernels of cross_entropy and cross_entropy_bwd only (the
+//    others measured slower on some shapes); the bench's "new" column is what
+//    KERNELGATE_ROWS_KERNEL=all runs.
 #pragma once
 #include <cuda_runtime.h>
 

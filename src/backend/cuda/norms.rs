@@ -6,8 +6,9 @@
 //! threads per row for short rows (sub-warp shuffles) or a multiple of 32 up to 512, and about
 //! 256 threads per block ([`row_layout`]).
 //!
-//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`, the default where they apply): `softmax`, `softmax_bwd`,
-//! `cross_entropy_bwd`, `layernorm` and `rmsnorm_bwd` on vectorised rows of at most
+//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default only for the families in
+//! [`P_DEFAULT_FAMILIES`], everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
+//! `softmax_bwd`, `cross_entropy_bwd`, `layernorm` and `rmsnorm_bwd` on vectorised rows of at most
 //! [`P_CACHE`] vectors per thread ([`p_layout`]: rows of up to 2048 vectors). A persistent grid
 //! (as many blocks as fit at once, [`Gpu::max_active_blocks`]) walks the row groups; each
 //! thread copies its own vectors of the next group into its own slots of a two-stage shared
@@ -68,16 +69,48 @@ pub const P_CACHE: usize = 4;
 pub const P_STAGES: usize = 2;
 
 /// Environment variable that picks the row kernels: `old` runs the `_v`/`_s` kernels
-/// everywhere; unset, empty or `auto` runs the `_p` kernels where they apply.
+/// everywhere; unset, empty or `auto` runs the `_p` kernels of the families where they measured
+/// faster ([`P_DEFAULT_FAMILIES`]); `all` runs them wherever they apply.
 pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
 
-/// Parses a `KERNELGATE_ROWS_KERNEL` value: whether the `_p` kernels may run.
-pub fn parse_rows_kernel(value: Option<&str>) -> std::result::Result<bool, String> {
+/// The families whose `_p` kernel runs by default. Measured against the stored baselines on an
+/// H200 and an H100 (docs/kernels/README.md, "Memory-bound rows"): `cross_entropy` 7–26% and
+/// `cross_entropy_bwd` 3–11% faster on the dsv3 shapes and no default case slower; the staged
+/// `softmax`, `softmax_bwd`, `layernorm` and `rmsnorm_bwd` were up to 28% slower on some
+/// default-suite shapes (e.g. layernorm 65536×4096 +9–10%, softmax 65536×4096 +9% on the
+/// H100), so they stay behind `KERNELGATE_ROWS_KERNEL=all`.
+pub const P_DEFAULT_FAMILIES: [&str; 2] = ["cross_entropy", "cross_entropy_bwd"];
+
+/// Which row kernels a run allows (`KERNELGATE_ROWS_KERNEL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsKernel {
+    /// The `_v`/`_s` kernels everywhere (`old`).
+    Old,
+    /// The `_p` kernels of [`P_DEFAULT_FAMILIES`] (unset, empty or `auto`).
+    Auto,
+    /// The `_p` kernels wherever they apply (`all`).
+    All,
+}
+
+impl RowsKernel {
+    /// Whether family `kind` may run its `_p` kernel.
+    pub fn allows(self, kind: &str) -> bool {
+        match self {
+            RowsKernel::Old => false,
+            RowsKernel::Auto => P_DEFAULT_FAMILIES.contains(&kind),
+            RowsKernel::All => true,
+        }
+    }
+}
+
+/// Parses a `KERNELGATE_ROWS_KERNEL` value.
+pub fn parse_rows_kernel(value: Option<&str>) -> std::result::Result<RowsKernel, String> {
     match value.map(str::trim) {
-        None | Some("") | Some("auto") => Ok(true),
-        Some("old") => Ok(false),
+        None | Some("") | Some("auto") => Ok(RowsKernel::Auto),
+        Some("old") => Ok(RowsKernel::Old),
+        Some("all") => Ok(RowsKernel::All),
         Some(other) => Err(format!(
-            "{ROWS_KERNEL_ENV}={other:?} is not a choice: use `old` or `auto`"
+            "{ROWS_KERNEL_ENV}={other:?} is not a choice: use `old`, `auto` or `all`"
         )),
     }
 }
@@ -182,10 +215,12 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let kind = case.kernel.as_str();
     let sms = gpu.info.sm_count;
     let env = std::env::var(ROWS_KERNEL_ENV).ok();
-    let allow_p = parse_rows_kernel(env.as_deref()).map_err(|message| Error::Case {
-        case: case.name(),
-        message,
-    })?;
+    let allow_p = parse_rows_kernel(env.as_deref())
+        .map_err(|message| Error::Case {
+            case: case.name(),
+            message,
+        })?
+        .allows(kind);
     let lay = if kind == "cross_entropy" {
         ce_fwd_layout(m, n, dt.size(), sms as usize)
     } else {
@@ -542,11 +577,20 @@ mod tests {
 
     #[test]
     fn rows_kernel_choice_parses() {
-        assert_eq!(parse_rows_kernel(None), Ok(true));
-        assert_eq!(parse_rows_kernel(Some("")), Ok(true));
-        assert_eq!(parse_rows_kernel(Some("auto")), Ok(true));
-        assert_eq!(parse_rows_kernel(Some(" old ")), Ok(false));
+        assert_eq!(parse_rows_kernel(None), Ok(RowsKernel::Auto));
+        assert_eq!(parse_rows_kernel(Some("")), Ok(RowsKernel::Auto));
+        assert_eq!(parse_rows_kernel(Some("auto")), Ok(RowsKernel::Auto));
+        assert_eq!(parse_rows_kernel(Some(" old ")), Ok(RowsKernel::Old));
+        assert_eq!(parse_rows_kernel(Some("all")), Ok(RowsKernel::All));
         assert!(parse_rows_kernel(Some("new")).is_err());
+        // The default runs the pipelined kernels only where they measured faster.
+        for k in ["cross_entropy", "cross_entropy_bwd"] {
+            assert!(RowsKernel::Auto.allows(k) && RowsKernel::All.allows(k));
+            assert!(!RowsKernel::Old.allows(k));
+        }
+        for k in ["softmax", "softmax_bwd", "layernorm", "rmsnorm_bwd"] {
+            assert!(!RowsKernel::Auto.allows(k) && RowsKernel::All.allows(k));
+        }
     }
 
     #[test]
