@@ -83,29 +83,16 @@ static const Config CONFIGS[3] = {
     {64, 64, gemm_sgemm_64x64_vec4, gemm_sgemm_64x64_scalar, "64x64"},
 };
 
-// Mirror of pick_tile() in src/backend/cuda/gemm.rs (keep the two in step): the configuration
-// with the least modelled time on the busiest SM. An SM holds up to 16 warps of any of them;
-// ceil(tiles/SMs) CTAs land on the busiest one; fewer than 8 resident warps issue less often;
-// smaller tiles load more per FFMA.
+// Mirror of pick_tile() in src/backend/cuda/gemm.rs (keep the two in step): the largest
+// configuration whose grid gives every SM about two CTAs (1.9 x SMs), else the smallest
+// (measured: the table in pick_tile's doc comment).
 static int pick_tile(long m, long n, int sms) {
-    const double eff[3] = {1.0, 0.95, 0.88};
-    int best = 0;
-    double best_cost = 1e300;
     for (int c = 0; c < 3; c++) {
         long bm = CONFIGS[c].bm, bn = CONFIGS[c].bn;
         long tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-        long per_sm = (tiles + sms - 1) / sms;
-        long warps_per_cta = bm * bn / 2048;
-        long slots = 16 / warps_per_cta;
-        double warps = (double)(std::min(per_sm, slots) * warps_per_cta);
-        double thr = std::min(1.0, 0.5 + warps / 16.0);
-        double cost = (double)(per_sm * bm * bn) / (thr * eff[c]);
-        if (cost < best_cost * (1.0 - 1e-9)) {
-            best_cost = cost;
-            best = c;
-        }
+        if ((double)tiles >= 1.9 * sms) return c;
     }
-    return best;
+    return 2;
 }
 
 static bool aligned16(const void* p) { return ((uintptr_t)p & 15) == 0; }

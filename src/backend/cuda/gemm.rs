@@ -40,10 +40,9 @@ pub const TILES: [Tile; 3] = [
     Tile { bm: 64, bn: 64 },
 ];
 
-/// Modelled issue efficiency of each of [`TILES`] relative to 128x128 (smaller tiles load more
-/// bytes per FFMA). Assumed, not measured: `kernels/dev/run_sgemm_bench.sh` times every tile on
-/// its shapes, to check the choice.
-const TILE_EFFICIENCY: [f64; 3] = [1.0, 0.95, 0.88];
+/// CTAs per SM a tile's grid must reach for [`pick_tile`] to take it: about two (1.9, so a grid
+/// of 256 on 132 SMs counts).
+const MIN_CTAS_PER_SM: f64 = 1.9;
 
 /// Which fp32 kernel runs a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,25 +71,21 @@ pub fn parse_fp32_kernel(value: Option<&str>) -> std::result::Result<Fp32Kernel,
     }
 }
 
-/// The tile with the least modelled time for an `m x n` output on `sms` SMs. Every tile holds
-/// up to 16 warps per SM (at most 128 registers per thread); the busiest SM runs
-/// ceil(CTAs / SMs) CTAs; with fewer than 8 resident warps an SM issues less often
-/// (throughput min(1, 0.5 + warps/16)); smaller tiles pay [`TILE_EFFICIENCY`]. Mirrored by
-/// `pick_tile` in `kernels/dev/sgemm_bench.cu`.
+/// The largest of [`TILES`] whose grid gives every SM about two CTAs
+/// ([`MIN_CTAS_PER_SM`]), else the smallest. Measured on an H100 with
+/// `kernels/dev/run_sgemm_bench.sh` (every tile timed, µs for 128x128 / 128x64 / 64x64):
+/// 1024³ 120.7 / 90.0 / 76.2, 2048³ 423 / 521 / 510, 4096³ 3354 / 4111 / 4262,
+/// 8192³ 26933 / 31832 / 32568, 2000×3000×1000 303 / 334 / 325, 129×257×513 66.6 / 42.0 / 33.8:
+/// the big tile wins once the grid holds two CTAs per SM, below that the smallest does (two
+/// independent 2-warp CTAs beat one 4-warp CTA at equal work). Mirrored by `pick_tile` in
+/// `kernels/dev/sgemm_bench.cu`.
 pub fn pick_tile(m: u64, n: u64, sms: u64) -> Tile {
-    let sms = sms.max(1);
-    let mut best = (f64::INFINITY, TILES[0]);
-    for (t, eff) in TILES.iter().zip(TILE_EFFICIENCY) {
-        let per_sm = t.ctas(m, n).div_ceil(sms);
-        let warps_per_cta = (t.threads() / 32) as u64;
-        let resident = per_sm.min(16 / warps_per_cta) * warps_per_cta;
-        let throughput = (0.5 + resident as f64 / 16.0).min(1.0);
-        let cost = (per_sm * t.bm as u64 * t.bn as u64) as f64 / (throughput * eff);
-        if cost < best.0 * (1.0 - 1e-9) {
-            best = (cost, *t);
-        }
-    }
-    best.1
+    let need = MIN_CTAS_PER_SM * sms.max(1) as f64;
+    TILES
+        .iter()
+        .copied()
+        .find(|t| t.ctas(m, n) as f64 >= need)
+        .unwrap_or(TILES[TILES.len() - 1])
 }
 
 /// Whether the tiled kernel may copy B 16 bytes at a time and store C as float4: N a multiple
@@ -238,8 +233,9 @@ mod tests {
         assert_eq!(t(8192, 8192), (128, 128));
         assert_eq!(t(2048, 2048), (128, 128));
         assert_eq!(t(2000, 3000), (128, 128));
-        // 64 CTAs of 128x128 would leave half of 132 SMs idle.
-        assert_eq!(t(1024, 1024), (128, 64));
+        // 64 CTAs of 128x128 or 128 of 128x64 leave SMs with one CTA: 64x64 (measured fastest).
+        assert_eq!(t(1024, 1024), (64, 64));
+        assert_eq!(t(1000, 1000), (64, 64));
         // Tiny outputs: the smallest.
         assert_eq!(t(129, 257), (64, 64));
         assert_eq!(t(17, 17), (64, 64));
