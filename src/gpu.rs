@@ -130,6 +130,13 @@ fn uuid_string(u: &sys::CUuuid) -> String {
     )
 }
 
+/// Whether the CUDA driver library (`libcuda`) can be opened: a cheap probe that initialises
+/// nothing (used when listing, which never touches a device).
+pub fn driver_library_present() -> bool {
+    // SAFETY: only probes whether the shared library can be opened.
+    unsafe { sys::is_culib_present() }
+}
+
 /// Checks, without panicking, that a CUDA driver and a device are present.
 ///
 /// Returns the reason when not. Loads `libcuda` only after checking that it exists.

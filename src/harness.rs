@@ -2,7 +2,10 @@
 //!
 //! Listing never touches the GPU or compiles anything. With `--exact NAME` only the
 //! matching trial is built (cheap for nextest's process-per-test). Without a GPU every
-//! case is reported ignored with the reason.
+//! case is reported ignored with the reason. On a machine without the CUDA driver library
+//! the listing also flags every case ignored (a probe that initialises nothing), so runners
+//! that list first, such as cargo-nextest, report the cases skipped: a case ignored only at
+//! run time exits successfully and nextest would count it passed.
 //!
 //! With several devices (`KERNELGATE_DEVICES`) the trials are ordered longest first
 //! ([`crate::schedule`]) and libtest runs them on at least as many threads as devices; each
@@ -27,6 +30,7 @@ pub fn trials(suite: &Suite, session: Arc<Session>, args: &Arguments) -> Vec<Tri
         Some(session.devices())
     };
     let no_gpu = devices.as_ref().and_then(|d| d.as_ref().err().cloned());
+    let listed_ignored = listing && !crate::gpu::driver_library_present();
     let mut cases: Vec<&Case> = suite.cases.iter().collect();
     if args.exact {
         if let Some(f) = &args.filter {
@@ -58,6 +62,7 @@ pub fn trials(suite: &Suite, session: Arc<Session>, args: &Arguments) -> Vec<Tri
                 }
                 run_trial(&session, &case)
             })
+            .with_ignored_flag(listed_ignored)
         })
         .collect()
 }

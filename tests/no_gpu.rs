@@ -78,6 +78,10 @@ fn listing_builds_one_trial_per_case_without_a_device() {
     let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
     let want: Vec<String> = suite.cases.iter().map(|c| c.name()).collect();
     assert_eq!(names, want);
+    // Without the driver library the listing says every case is ignored (so a runner that
+    // lists first, cargo-nextest, skips them instead of counting them passed); with it, none.
+    let absent = !kernelgate::gpu::driver_library_present();
+    assert!(trials.iter().all(|t| t.has_ignored_flag() == absent));
     // --exact NAME builds only that trial.
     let args = Arguments::from_iter(["kernels", "--exact", "spin::cuda::us50_fp32"]);
     let trials = kernelgate::harness::trials(&suite, session.clone(), &args);
