@@ -255,7 +255,7 @@ for s in $STEPS; do
     c) c ;;
     fault) fault ;;
     cwarm) comp cwarm 150 --devices all --skip-verify --warmup-ms 0 --min-samples 1 --max-time 1ms ;;
-    c1) comp c1 300 $COMP_TIMING ;;
+    c1) comp c1 ${C1_CAP_S:-450} $COMP_TIMING ;;   # the whole suite took > 300 s on one H200
     c2) comp c2 200 $COMP_TIMING --devices all ;;
     nextest) nextest ;;
     *) log "unknown step $s" ;;
