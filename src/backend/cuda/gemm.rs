@@ -5,7 +5,7 @@
 
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable that picks the fp32 kernel: `simple` (`gemm_simt_fp32`, 64x64x16 tile,
@@ -54,21 +54,20 @@ pub enum Fp32Kernel {
     Tiled(Option<Tile>),
 }
 
+/// The values of `KERNELGATE_GEMM_FP32`: `tiled` (automatic tile), `simple`, or one tile of
+/// [`TILES`] forced.
+const FP32_CHOICES: [(&str, Fp32Kernel); 5] = [
+    ("tiled", Fp32Kernel::Tiled(None)),
+    ("simple", Fp32Kernel::Simple),
+    ("128x128", Fp32Kernel::Tiled(Some(TILES[0]))),
+    ("128x64", Fp32Kernel::Tiled(Some(TILES[1]))),
+    ("64x64", Fp32Kernel::Tiled(Some(TILES[2]))),
+];
+
 /// Parses a `KERNELGATE_GEMM_FP32` value (unset or empty: the tiled kernel, automatic tile).
 pub fn parse_fp32_kernel(value: Option<&str>) -> std::result::Result<Fp32Kernel, String> {
-    match value.map(str::trim) {
-        None | Some("") | Some("tiled") => Ok(Fp32Kernel::Tiled(None)),
-        Some("simple") => Ok(Fp32Kernel::Simple),
-        Some(other) => TILES
-            .iter()
-            .find(|t| format!("{}x{}", t.bm, t.bn) == other)
-            .map(|&t| Fp32Kernel::Tiled(Some(t)))
-            .ok_or_else(|| {
-                format!(
-                    "{FP32_KERNEL_ENV}={other:?} is not an fp32 GEMM kernel: use `simple`, `tiled`, `128x128`, `128x64` or `64x64`"
-                )
-            }),
-    }
+    super::parse_choice(FP32_KERNEL_ENV, value, &FP32_CHOICES)
+        .map(|k| k.unwrap_or(Fp32Kernel::Tiled(None)))
 }
 
 /// The largest of [`TILES`] whose grid gives every SM about two CTAs
@@ -97,11 +96,7 @@ pub fn fp32_vec4(n: u64, b: u64, c: u64) -> bool {
 /// The fp32 kernel for this case: `KERNELGATE_GEMM_FP32` (an unknown value is an error), else
 /// the tiled kernel.
 fn fp32_kernel(case: &Case) -> Result<Fp32Kernel> {
-    let env = std::env::var(FP32_KERNEL_ENV).ok();
-    parse_fp32_kernel(env.as_deref()).map_err(|message| Error::Case {
-        case: case.name(),
-        message,
-    })
+    super::from_env(case, FP32_KERNEL_ENV, parse_fp32_kernel)
 }
 
 /// Prepares C = A·B.
@@ -206,6 +201,14 @@ mod tests {
             parse_fp32_kernel(Some("128x64")),
             Ok(Fp32Kernel::Tiled(Some(Tile { bm: 128, bn: 64 })))
         );
+        // Every tile is forceable under its own name.
+        for t in TILES {
+            let name = format!("{}x{}", t.bm, t.bn);
+            assert_eq!(
+                parse_fp32_kernel(Some(&name)),
+                Ok(Fp32Kernel::Tiled(Some(t)))
+            );
+        }
         let err = parse_fp32_kernel(Some("fast")).unwrap_err();
         assert!(
             err.contains(FP32_KERNEL_ENV) && err.contains("simple"),

@@ -21,26 +21,18 @@ pub enum Kernel {
     Wgmma,
 }
 
+/// The values of `KERNELGATE_MHA_KERNEL`.
+const CHOICES: [(&str, Kernel); 2] = [("mma", Kernel::Mma), ("wgmma", Kernel::Wgmma)];
+
 /// Parses a `KERNELGATE_MHA_KERNEL` value (`None`: unset or empty, automatic choice).
 pub fn parse_forced(value: Option<&str>) -> std::result::Result<Option<Kernel>, String> {
-    match value.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some("mma") => Ok(Some(Kernel::Mma)),
-        Some("wgmma") => Ok(Some(Kernel::Wgmma)),
-        Some(other) => Err(format!(
-            "{KERNEL_ENV}={other:?} is not a kernel: use `mma` or `wgmma`"
-        )),
-    }
+    super::parse_choice(KERNEL_ENV, value, &CHOICES)
 }
 
 /// The kernel for this case: the forced one (`KERNELGATE_MHA_KERNEL`; an unusable forced choice
 /// is an error), else wgmma where it is usable, else mma.
 fn choose(gpu: &Gpu, case: &Case) -> Result<Kernel> {
-    let env = std::env::var(KERNEL_ENV).ok();
-    let forced = parse_forced(env.as_deref()).map_err(|message| Error::Case {
-        case: case.name(),
-        message,
-    })?;
+    let forced = super::from_env(case, KERNEL_ENV, parse_forced)?;
     let wgmma = super::mha_wgmma::usable(gpu, case);
     match forced {
         Some(Kernel::Wgmma) => wgmma.map(|_| Kernel::Wgmma).map_err(|why| Error::Case {

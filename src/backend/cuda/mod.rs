@@ -16,6 +16,40 @@ mod nsa;
 mod spin;
 mod tma;
 
+/// Parses the value of environment variable `var` as one of `choices` (name, value), trimmed:
+/// `Ok(None)` when unset or empty, an error naming the variable and the choices otherwise.
+fn parse_choice<T: Copy>(
+    var: &str,
+    value: Option<&str>,
+    choices: &[(&str, T)],
+) -> std::result::Result<Option<T>, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => choices
+            .iter()
+            .find(|(name, _)| *name == v)
+            .map(|&(_, t)| Some(t))
+            .ok_or_else(|| {
+                let names: Vec<String> = choices.iter().map(|(n, _)| format!("`{n}`")).collect();
+                format!("{var}={v:?} is not a choice: use {}", names.join(", "))
+            }),
+    }
+}
+
+/// Reads environment variable `var` and parses it with `parse`, a bad value being an error of
+/// `case`.
+fn from_env<T>(
+    case: &Case,
+    var: &str,
+    parse: impl FnOnce(Option<&str>) -> std::result::Result<T, String>,
+) -> Result<T> {
+    let value = std::env::var(var).ok();
+    parse(value.as_deref()).map_err(|message| Error::Case {
+        case: case.name(),
+        message,
+    })
+}
+
 /// One kernel launch of a sequence: entry point, launch shape, arguments.
 type Step = (String, crate::gpu::Dims, Vec<crate::gpu::KernelArg>);
 
@@ -76,5 +110,20 @@ impl Backend for Cuda {
                 message: format!("the cuda backend has no kernel for family {other}"),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_choice;
+
+    #[test]
+    fn env_choices() {
+        let c = [("a", 1), ("bb", 2)];
+        assert_eq!(parse_choice("V", None, &c), Ok(None));
+        assert_eq!(parse_choice("V", Some(" "), &c), Ok(None));
+        assert_eq!(parse_choice("V", Some(" bb "), &c), Ok(Some(2)));
+        let err = parse_choice("V", Some("c"), &c).unwrap_err();
+        assert_eq!(err, "V=\"c\" is not a choice: use `a`, `bb`");
     }
 }

@@ -103,16 +103,17 @@ impl RowsKernel {
     }
 }
 
-/// Parses a `KERNELGATE_ROWS_KERNEL` value.
+/// The values of `KERNELGATE_ROWS_KERNEL`.
+const ROWS_CHOICES: [(&str, RowsKernel); 3] = [
+    ("old", RowsKernel::Old),
+    ("auto", RowsKernel::Auto),
+    ("all", RowsKernel::All),
+];
+
+/// Parses a `KERNELGATE_ROWS_KERNEL` value (unset or empty: `auto`).
 pub fn parse_rows_kernel(value: Option<&str>) -> std::result::Result<RowsKernel, String> {
-    match value.map(str::trim) {
-        None | Some("") | Some("auto") => Ok(RowsKernel::Auto),
-        Some("old") => Ok(RowsKernel::Old),
-        Some("all") => Ok(RowsKernel::All),
-        Some(other) => Err(format!(
-            "{ROWS_KERNEL_ENV}={other:?} is not a choice: use `old`, `auto` or `all`"
-        )),
-    }
+    super::parse_choice(ROWS_KERNEL_ENV, value, &ROWS_CHOICES)
+        .map(|k| k.unwrap_or(RowsKernel::Auto))
 }
 
 /// The layout of a `_p` (staged) kernel for rows of `n` elements of `elem` bytes: the
@@ -214,13 +215,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let tn = dt.name();
     let kind = case.kernel.as_str();
     let sms = gpu.info.sm_count;
-    let env = std::env::var(ROWS_KERNEL_ENV).ok();
-    let allow_p = parse_rows_kernel(env.as_deref())
-        .map_err(|message| Error::Case {
-            case: case.name(),
-            message,
-        })?
-        .allows(kind);
+    let allow_p = super::from_env(case, ROWS_KERNEL_ENV, parse_rows_kernel)?.allows(kind);
     let lay = if kind == "cross_entropy" {
         ce_fwd_layout(m, n, dt.size(), sms as usize)
     } else {

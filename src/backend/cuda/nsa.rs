@@ -34,16 +34,12 @@ pub enum Kernel {
     Tiled,
 }
 
+/// The values of `KERNELGATE_NSA_KERNEL`.
+const CHOICES: [(&str, Kernel); 2] = [("grouped", Kernel::Grouped), ("tiled", Kernel::Tiled)];
+
 /// Parses a `KERNELGATE_NSA_KERNEL` value (`None`: unset or empty, automatic choice).
 pub fn parse_forced(value: Option<&str>) -> std::result::Result<Option<Kernel>, String> {
-    match value.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some("grouped") => Ok(Some(Kernel::Grouped)),
-        Some("tiled") => Ok(Some(Kernel::Tiled)),
-        Some(other) => Err(format!(
-            "{KERNEL_ENV}={other:?} is not a kernel: use `grouped` or `tiled`"
-        )),
-    }
+    super::parse_choice(KERNEL_ENV, value, &CHOICES)
 }
 
 /// Largest G = hq/h for which the tiled kernel is the automatic choice.
@@ -108,17 +104,15 @@ pub fn auto_kernel(p: &Params) -> Kernel {
 /// The kernel for this case: the forced one (`KERNELGATE_NSA_KERNEL`; an unusable forced
 /// choice is an error), else [`auto_kernel`].
 fn choose(case: &Case, p: &Params) -> Result<Kernel> {
-    let env = std::env::var(KERNEL_ENV).ok();
-    let err = |message: String| Error::Case {
-        case: case.name(),
-        message,
-    };
-    match parse_forced(env.as_deref()).map_err(err)? {
-        Some(Kernel::Tiled) => tiled_fits(p).map(|_| Kernel::Tiled).map_err(|why| {
-            err(format!(
-                "{KERNEL_ENV}=tiled, but the tiled nsa kernel cannot run this case: {why}"
-            ))
-        }),
+    match super::from_env(case, KERNEL_ENV, parse_forced)? {
+        Some(Kernel::Tiled) => tiled_fits(p)
+            .map(|_| Kernel::Tiled)
+            .map_err(|why| Error::Case {
+                case: case.name(),
+                message: format!(
+                    "{KERNEL_ENV}=tiled, but the tiled nsa kernel cannot run this case: {why}"
+                ),
+            }),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
         None => Ok(auto_kernel(p)),
     }
