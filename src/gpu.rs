@@ -141,8 +141,7 @@ pub fn driver_library_present() -> bool {
 ///
 /// Returns the reason when not. Loads `libcuda` only after checking that it exists.
 pub fn detect(ordinal: usize) -> std::result::Result<(), String> {
-    // SAFETY: only probes whether the shared library can be opened.
-    if !unsafe { sys::is_culib_present() } {
+    if !driver_library_present() {
         return Err("the CUDA driver library (libcuda.so) is not installed".into());
     }
     dres::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
@@ -161,8 +160,7 @@ pub fn detect(ordinal: usize) -> std::result::Result<(), String> {
 /// The number of CUDA devices, or the reason there is none to count (never panics; loads
 /// `libcuda` only after checking that it exists).
 pub fn device_count() -> std::result::Result<usize, String> {
-    // SAFETY: only probes whether the shared library can be opened.
-    if !unsafe { sys::is_culib_present() } {
+    if !driver_library_present() {
         return Err("the CUDA driver library (libcuda.so) is not installed".into());
     }
     dres::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
