@@ -119,6 +119,17 @@ struct alignas(64) CUtensorMap {
 #ifndef MHA_WG_BN
 #define MHA_WG_BN 128
 #endif
+// Key tile of the non-causal d128 entries (FA3 uses 176 there; 128 elsewhere). 160 and 176 are
+// instantiable; at 176 the TMA-store staging no longer fits (Layout drops it) and Q·Kᵀ reads Q
+// from shared memory (MHA_WG_QREG_MAX_BN).
+#ifndef MHA_WG_BN_D128
+#define MHA_WG_BN_D128 128
+#endif
+// Largest key tile at which Q stays in registers (MHA_WG_QREG): above it, S, P, O and Q's
+// fragments do not fit in the consumers' 240 registers.
+#ifndef MHA_WG_QREG_MAX_BN
+#define MHA_WG_QREG_MAX_BN 128
+#endif
 #ifndef MHA_WG_STAGES_D64
 #define MHA_WG_STAGES_D64 4
 #endif
@@ -288,17 +299,55 @@ template <bool BF16, int TRANSB> static __device__ __forceinline__ void wgmma_rs
 #undef MW_ASM
 }
 
+// D[64x160] (+)= A[64x16] (smem desc, K-major) * B[16x160] (smem desc, K-major); accum = 0 overwrites D.
+template <bool BF16> static __device__ __forceinline__ void wgmma_ss_n160(float (&d)[80], unsigned long long da, unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n" "wgmma.mma_async.sync.aligned.m64n160k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79}, %80, %81, p, 1, 1, 0, 0;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) : "l"(da), "l"(db), "r"(accum));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) : "l"(da), "l"(db), "r"(accum));
+#undef MW_ASM
+}
+// D[64x160] (+)= A[64x16] (registers, 4 x b32) * B[16x160] (smem desc; TRANSB 1: MN-major, 0: K-major).
+template <bool BF16, int TRANSB> static __device__ __forceinline__ void wgmma_rs_n160(float (&d)[80], const unsigned (&a)[4], unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %85, 0;\n" "wgmma.mma_async.sync.aligned.m64n160k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79}, {%80,%81,%82,%83}, %84, p, 1, 1, %86;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+#undef MW_ASM
+}
+// D[64x176] (+)= A[64x16] (smem desc, K-major) * B[16x176] (smem desc, K-major); accum = 0 overwrites D.
+template <bool BF16> static __device__ __forceinline__ void wgmma_ss_n176(float (&d)[88], unsigned long long da, unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n" "wgmma.mma_async.sync.aligned.m64n176k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87}, %88, %89, p, 1, 1, 0, 0;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) : "l"(da), "l"(db), "r"(accum));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) : "l"(da), "l"(db), "r"(accum));
+#undef MW_ASM
+}
+// D[64x176] (+)= A[64x16] (registers, 4 x b32) * B[16x176] (smem desc; TRANSB 1: MN-major, 0: K-major).
+template <bool BF16, int TRANSB> static __device__ __forceinline__ void wgmma_rs_n176(float (&d)[88], const unsigned (&a)[4], unsigned long long db, int accum) {
+#define MW_ASM(TY) "{\n.reg .pred p;\nsetp.ne.b32 p, %93, 0;\n" "wgmma.mma_async.sync.aligned.m64n176k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87}, {%88,%89,%90,%91}, %92, p, 1, 1, %94;\n}\n"
+    if constexpr (BF16) asm volatile(MW_ASM("bf16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+    else asm volatile(MW_ASM("f16") : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accum), "n"(TRANSB));
+#undef MW_ASM
+}
 template <bool BF16, int N>
 static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], unsigned long long da, unsigned long long db, int accum) {
     if constexpr (N == 192) wgmma_ss_n192<BF16>(d, da, db, accum);
+    else if constexpr (N == 176) wgmma_ss_n176<BF16>(d, da, db, accum);
+    else if constexpr (N == 160) wgmma_ss_n160<BF16>(d, da, db, accum);
     else if constexpr (N == 128) wgmma_ss_n128<BF16>(d, da, db, accum);
-    else wgmma_ss_n64<BF16>(d, da, db, accum);
+    else {
+        static_assert(N == 64, "wgmma_ss: N must be 64, 128, 160, 176 or 192");
+        wgmma_ss_n64<BF16>(d, da, db, accum);
+    }
 }
 template <bool BF16, int N, int TRANSB>
 static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long db, int accum) {
     if constexpr (N == 192) wgmma_rs_n192<BF16, TRANSB>(d, a, db, accum);
+    else if constexpr (N == 176) wgmma_rs_n176<BF16, TRANSB>(d, a, db, accum);
+    else if constexpr (N == 160) wgmma_rs_n160<BF16, TRANSB>(d, a, db, accum);
     else if constexpr (N == 128) wgmma_rs_n128<BF16, TRANSB>(d, a, db, accum);
-    else wgmma_rs_n64<BF16, TRANSB>(d, a, db, accum);
+    else {
+        static_assert(N == 64, "wgmma_rs: N must be 64, 128, 160, 176 or 192");
+        wgmma_rs_n64<BF16, TRANSB>(d, a, db, accum);
+    }
 }
 
 #define MW_NEG_INF __int_as_float(0xff800000)
@@ -310,14 +359,19 @@ template <int D, int BN, int STAGES, int NC> struct Layout {
     static constexpr unsigned KV_BOX = BN * 128;         // one 64-col box of a K or V tile
     static constexpr unsigned KV_TILE = KV_BOX * (D / 64);
     static constexpr unsigned O_BOX = 64 * 128;          // one consumer WG's 64 rows x 64 cols of O
-    static constexpr unsigned O_BYTES = MHA_WG_TMA_STORE ? O_BOX * (D / 64) * NC : 0;
+    // The TMA-store staging area, when it fits beside Q and the K/V ring (not at d128 BN 176).
+    static constexpr unsigned MAIN_BYTES = Q_BYTES + 2 * STAGES * KV_TILE;
+    static constexpr unsigned STAGING = O_BOX * (D / 64) * NC;
+    static constexpr bool STORE = MHA_WG_TMA_STORE && 1024 + MAIN_BYTES + STAGING + 256 <= 232448;
+    static constexpr unsigned O_BYTES = STORE ? STAGING : 0;
     static constexpr unsigned Q_OFF = 0;
     static constexpr unsigned K_OFF = Q_BYTES;
     static constexpr unsigned V_OFF = K_OFF + STAGES * KV_TILE;
     static constexpr unsigned O_OFF = V_OFF + STAGES * KV_TILE;
     static constexpr unsigned BAR_OFF = O_OFF + O_BYTES;
     static constexpr unsigned SMEM = 1024 + BAR_OFF + 256;  // + alignment slack + barriers
-    static_assert(8 * (2 + 4 * STAGES) + 8 <= 256, "barrier area");
+    // mbarriers, the published unit (4 B + 4 pad), one split-KV flag per consumer WG (4 B each)
+    static_assert(8 * (2 + 4 * STAGES) + 8 + 4 * NC <= 256, "barrier area");
     static_assert(SMEM <= 232448, "shared memory");
     static_assert(KV_BOX % 1024 == 0, "SW128 atoms need 1024-B aligned boxes");
 };
@@ -398,6 +452,9 @@ struct Tile {
     int bhkv;  // b*Hkv + h / (H / Hkv)
     int na;    // consumer warpgroups with at least one row < Sq
     int n_kv;  // key tiles to visit
+    int j0;    // first key tile (0 unless the unit is one chunk of a split tile)
+    int slot;  // split tiles: index among them (partials and counters); -1 for a whole tile
+    int chunk; // split tiles: which chunk of the key range
 };
 template <int BM, int BN, bool CAUSAL>
 static __device__ __forceinline__ Tile decode_tile(int tile, int n_m, int H, int Hkv, int Sq, int Sk) {
@@ -417,6 +474,25 @@ static __device__ __forceinline__ Tile decode_tile(int tile, int n_m, int H, int
         n = tt < n ? tt : n;
     }
     w.n_kv = n;
+    w.j0 = 0;
+    w.slot = -1;
+    w.chunk = 0;
+    return w;
+}
+// Work unit u: tiles below split_from are whole; each tile from split_from on is split into
+// split_c chunks of its key range (units split_from + slot·split_c + chunk), the split-KV tail.
+template <int BM, int BN, bool CAUSAL>
+static __device__ __forceinline__ Tile decode_unit(int u, int n_m, int H, int Hkv, int Sq, int Sk, int split_from,
+                                                   int split_c) {
+    if (CAUSAL || u < split_from) return decode_tile<BM, BN, CAUSAL>(u, n_m, H, Hkv, Sq, Sk);
+    const int q = u - split_from;
+    const int slot = q / split_c, chunk = q - slot * split_c;
+    Tile w = decode_tile<BM, BN, CAUSAL>(split_from + slot, n_m, H, Hkv, Sq, Sk);
+    const int n = w.n_kv;
+    w.j0 = chunk * n / split_c;
+    w.n_kv = (chunk + 1) * n / split_c - w.j0;
+    w.slot = slot;
+    w.chunk = chunk;
     return w;
 }
 
@@ -424,7 +500,8 @@ template <typename T, int D, int BN, int STAGES, int NC, bool CAUSAL, bool OVERL
 static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CUtensorMap* tmK,
                                                 const CUtensorMap* tmV, const CUtensorMap* tmO,
                                                 T* __restrict__ O, unsigned* sched, int B, int H, int Hkv,
-                                                int Sq, int Sk, float scale_log2) {
+                                                int Sq, int Sk, float scale_log2, int split_from, int split_c,
+                                                float* __restrict__ part, unsigned* __restrict__ part_cnt) {
     using L = Layout<D, BN, STAGES, NC>;
     constexpr int BM = L::BM;
     constexpr bool BF16 = Pack<T>::BF16;
@@ -432,7 +509,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     // at BM 192 the 160-register budget would spill, and at d64 it measured no better), and
     // only with OVERLAP: without it, ptxas 13.0 gave the P fragments the Q fragments' registers
     // (the P conversion overwrote Q; wrong results from the second key tile on).
-    constexpr bool QREG = MHA_WG_QREG && NC == 2 && D == 128 && OVERLAP;
+    constexpr bool QREG = MHA_WG_QREG && NC == 2 && D == 128 && OVERLAP && BN <= MHA_WG_QREG_MAX_BN;
     constexpr unsigned EMPTY_ARRIVALS = 4 * NC;  // lane 0 of each consumer warp
     extern __shared__ __align__(16) unsigned char mw_smem[];
     const unsigned base = (smem_u32(mw_smem) + 1023u) & ~1023u;  // SW128 atoms: 1024 B aligned
@@ -454,6 +531,9 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     const int wg = tid >> 7;
     const int n_m = (Sq + BM - 1) / BM;
     const int total = n_m * H * B;
+    // Work units: whole tiles below split_from, then split_c chunks of each later tile.
+    // (Causal launches ignore the split arguments.)
+    const int units = CAUSAL ? total : split_from + (total - split_from) * split_c;
     const int diag = Sk - Sq;                    // query i sees keys j <= i + diag
 
     if (tid == 0) {
@@ -477,10 +557,10 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmQ)) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmK)) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmV)) : "memory");
-            int tile = blockIdx.x;
+            int tile = blockIdx.x;  // work unit (decode_unit)
             unsigned it = 0;  // K/V ring iteration over all tiles of this CTA
             for (unsigned k = 0;; ++k) {
-                const bool valid = tile < total;
+                const bool valid = tile < units;
                 // The next tile is fetched just before this tile's last K/V loads: late enough that
                 // a CTA commits to it only about STAGES key tiles before it is free (balance at the
                 // end of a causal launch), early enough that the atomic's latency stays hidden.
@@ -495,7 +575,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     mbar_arrive(MW_QFULL);  // publishes -1: the consumers stop
                     break;
                 }
-                const Tile w = decode_tile<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk);
+                const Tile w = decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
                 mbar_arrive_expect_tx(MW_QFULL, L::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < D / 64; ++c) tma_load_3d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, w.m0, w.bh);
@@ -508,12 +588,12 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     mbar_arrive_expect_tx(MW_KFULL(s), L::KV_TILE);
 #pragma unroll
                     for (int c = 0; c < D / 64; ++c)
-                        tma_load_3d(k_s + s * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(s), 64 * c, j * BN, w.bhkv);
+                        tma_load_3d(k_s + s * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(s), 64 * c, (w.j0 + j) * BN, w.bhkv);
                     mbar_wait(MW_VEMPTY(s), ph ^ 1u);
                     mbar_arrive_expect_tx(MW_VFULL(s), L::KV_TILE);
 #pragma unroll
                     for (int c = 0; c < D / 64; ++c)
-                        tma_load_3d(v_s + s * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(s), 64 * c, j * BN, w.bhkv);
+                        tma_load_3d(v_s + s * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(s), 64 * c, (w.j0 + j) * BN, w.bhkv);
                 }
                 tile = next;
             }
@@ -537,10 +617,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
         const int g = lane >> 2, t = lane & 3;
         const unsigned q_wg = q_s + cw * 64 * 128;  // this WG's 64 rows inside each Q box
         const int ep_bar = NC + 1 + cw;             // this WG's own named barrier
-#if MHA_WG_TMA_STORE
-        const unsigned o_wg = base + L::O_OFF + cw * (D / 64) * L::O_BOX;
-        const bool store_leader = warp == 0 && lane == 0;
-#endif
+        const unsigned o_wg = base + L::O_OFF + cw * (D / 64) * L::O_BOX;  // staging (L::STORE)
+        const bool store_leader = L::STORE && warp == 0 && lane == 0;
 
         float o[D / 2];
         float s[BN / 2];
@@ -553,8 +631,9 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             mbar_wait(MW_QFULL, k & 1u);
             const int tile = ld_shared_s32(MW_SLOT);
             if (tile < 0) break;
-            const Tile w = decode_tile<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk);
+            const Tile w = decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
             const int n_tiles = w.n_kv;
+            const int jb = w.j0;  // key tile of loop index 0
             const int na = w.na;
 
             if (cw >= na) {
@@ -598,7 +677,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
 
             // Whether key tile j needs the per-element mask for this warpgroup's rows.
             auto edge_of = [&](int j) {
-                const int n0 = j * BN;
+                const int n0 = (jb + j) * BN;
                 return (n0 + BN > Sk) || (CAUSAL && n0 + BN - 1 > wg_row0 + diag);
             };
             auto issue_s = [&](unsigned itj) {
@@ -655,7 +734,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     wgmma_wait<0>();
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(j);
-                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
                     rescale_o<D>(o, corr);
                     convert_p<T, BN>(s, p);
                     mbar_wait(MW_VFULL(st), ph);
@@ -680,7 +759,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     wgmma_wait<0>();
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(0);
-                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(0), 0, row0, Sk, diag, scale_log2);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(0), jb * BN, row0, Sk, diag, scale_log2);
                     convert_p<T, BN>(s, p);  // O is still 0: no rescale
                 }
                 for (int j = 1; j < n_tiles; ++j) {
@@ -698,7 +777,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     wgmma_wait<1>();  // S_j done (P·V may still run)
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(j);
-                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), j * BN, row0, Sk, diag, scale_log2);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
                     wgmma_wait<0>();  // P_{j-1}·V_{j-1} done: O and p are free
                     if (lane == 0) mbar_arrive(MW_VEMPTY(sp));
                     rescale_o<D>(o, corr);
@@ -718,15 +797,85 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             }
 
             // ------------------------------ epilogue ------------------------------
-            float inv[2];
+            float lsum[2];
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
                 float l = row_l[rr];
                 l += __shfl_xor_sync(0xffffffff, l, 1);
                 l += __shfl_xor_sync(0xffffffff, l, 2);
-                inv[rr] = l > 0.f ? 1.f / l : 0.f;  // no visible key: O = 0
+                lsum[rr] = l;
             }
-#if MHA_WG_TMA_STORE
+            // Split units exist only in non-causal launches (the host never splits a causal one;
+            // compiling the merge there would cost the d128 causal entries a register spill).
+            if (!CAUSAL && w.slot >= 0) {
+                // One chunk of a split tile: this WG's unnormalised O, row max (log2 domain) and
+                // row sum go to its partial record (per thread, in the thread's own fragment
+                // order); the WG that completes the tile's count merges every chunk's record
+                // into its registers and stores O as usual, the others go on to their next unit.
+                constexpr int REC = D / 2 + 4;  // floats per thread
+                const int tl = tid & 127;
+                auto rec = [&](int chunk) {
+                    return part + ((size_t)((w.slot * split_c + chunk) * NC + cw) * 128 + tl) * REC;
+                };
+                float* mine = rec(w.chunk);
+#pragma unroll
+                for (int i = 0; i < D / 8; ++i)
+                    __stcg(reinterpret_cast<float4*>(mine) + i, make_float4(o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]));
+                __stcg(reinterpret_cast<float4*>(mine) + D / 8, make_float4(row_m[0], row_m[1], lsum[0], lsum[1]));
+                __threadfence();
+                named_sync(ep_bar, 128);
+                const unsigned flag = MW_SLOT + 8u + 4u * (unsigned)cw;
+                if (warp == 0 && lane == 0) {
+                    unsigned* cnt = part_cnt + w.slot * NC + cw;
+                    const bool last = atomicAdd(cnt, 1u) == (unsigned)split_c - 1u;
+                    if (last) atomicExch(cnt, 0u);  // every chunk has arrived: reset for the next launch
+                    st_shared_s32(flag, last ? 1 : 0);
+                }
+                named_sync(ep_bar, 128);
+                if (!ld_shared_s32(flag)) continue;
+                __threadfence();
+                float mx[2] = {row_m[0], row_m[1]};
+                for (int c = 0; c < split_c; ++c) {
+                    if (c == w.chunk) continue;
+                    const float4 ml = __ldcg(reinterpret_cast<const float4*>(rec(c)) + D / 8);
+                    mx[0] = fmaxf(mx[0], ml.x);
+                    mx[1] = fmaxf(mx[1], ml.y);
+                }
+                // A row no chunk saw a key of keeps -inf: base 0, every scale exp2(-inf) = 0.
+                const float b0 = mx[0] == MW_NEG_INF ? 0.f : mx[0], b1 = mx[1] == MW_NEG_INF ? 0.f : mx[1];
+                {
+                    const float s0 = fast_exp2(row_m[0] - b0), s1 = fast_exp2(row_m[1] - b1);
+                    lsum[0] *= s0;
+                    lsum[1] *= s1;
+#pragma unroll
+                    for (int i = 0; i < D / 8; ++i) {
+                        o[4 * i] *= s0;
+                        o[4 * i + 1] *= s0;
+                        o[4 * i + 2] *= s1;
+                        o[4 * i + 3] *= s1;
+                    }
+                }
+                for (int c = 0; c < split_c; ++c) {
+                    if (c == w.chunk) continue;
+                    const float4* r = reinterpret_cast<const float4*>(rec(c));
+                    const float4 ml = __ldcg(r + D / 8);
+                    const float s0 = fast_exp2(ml.x - b0), s1 = fast_exp2(ml.y - b1);
+                    lsum[0] += ml.z * s0;
+                    lsum[1] += ml.w * s1;
+#pragma unroll
+                    for (int i = 0; i < D / 8; ++i) {
+                        const float4 v = __ldcg(r + i);
+                        o[4 * i] += v.x * s0;
+                        o[4 * i + 1] += v.y * s0;
+                        o[4 * i + 2] += v.z * s1;
+                        o[4 * i + 3] += v.w * s1;
+                    }
+                }
+            }
+            float inv[2];
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) inv[rr] = lsum[rr] > 0.f ? 1.f / lsum[rr] : 0.f;  // no visible key: O = 0
+            if constexpr (L::STORE) {
             // The previous tile's store has finished reading the staging boxes.
             if (store_leader) bulk_wait_read();
             named_sync(ep_bar, 128);
@@ -746,8 +895,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 for (int c = 0; c < D / 64; ++c) tma_store_3d(tmO, o_wg + c * L::O_BOX, 64 * c, wg_row0, w.bh);
                 bulk_commit();
             }
-#else
-            (void)ep_bar;
+            } else {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
                 const int row = row0 + rr * 8;
@@ -759,11 +907,9 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                             Pack<T>::pack(o[4 * i + 2 * rr] * inv[rr], o[4 * i + 2 * rr + 1] * inv[rr]);
                 }
             }
-#endif
+            }
         }
-#if MHA_WG_TMA_STORE
         if (store_leader) bulk_wait_read();  // shared memory stays valid until the stores have read it
-#endif
     }
 #undef MW_QFULL
 #undef MW_QEMPTY
@@ -776,24 +922,25 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
 
 }  // namespace mha_wg
 
-#define MHA_WG_KERNEL(NAME, T, D, STAGES, NC, CAUSAL)                                                            \
+#define MHA_WG_KERNEL(NAME, T, D, BN, STAGES, NC, CAUSAL)                                                            \
     extern "C" __global__ void __launch_bounds__(128 * (NC + 1), 1)                                             \
         NAME(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,                  \
              const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, T* O,            \
-             unsigned* sched, int B, int H, int Hkv, int Sq, int Sk, float sl2) {                                      \
-        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, NC, CAUSAL, MHA_WG_OVERLAP, MHA_WG_PINGPONG>(                 \
-            &tmQ, &tmK, &tmV, &tmO, O, sched, B, H, Hkv, Sq, Sk, sl2);                                              \
+             unsigned* sched, int B, int H, int Hkv, int Sq, int Sk, float sl2, int split_from, int split_c,          \
+             float* part, unsigned* part_cnt) {                                                                   \
+        mha_wg::mha_body<T, D, BN, STAGES, NC, CAUSAL, MHA_WG_OVERLAP, MHA_WG_PINGPONG>(                 \
+            &tmQ, &tmK, &tmV, &tmO, O, sched, B, H, Hkv, Sq, Sk, sl2, split_from, split_c, part, part_cnt);                                              \
     }
 
-MHA_WG_KERNEL(mha_wgmma_bf16_d64, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 2, false)
-MHA_WG_KERNEL(mha_wgmma_bf16_d64_causal, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 2, true)
-MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 3, false)
-MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192_causal, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 3, true)
-MHA_WG_KERNEL(mha_wgmma_bf16_d128, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_bf16_d128_causal, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 2, true)
-MHA_WG_KERNEL(mha_wgmma_fp16_d64, __half, 64, MHA_WG_STAGES_D64, 2, false)
-MHA_WG_KERNEL(mha_wgmma_fp16_d64_causal, __half, 64, MHA_WG_STAGES_D64, 2, true)
-MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192, __half, 64, MHA_WG_STAGES_D64, 3, false)
-MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192_causal, __half, 64, MHA_WG_STAGES_D64, 3, true)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128, __half, 128, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128_causal, __half, 128, MHA_WG_STAGES_D128, 2, true)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 2, false)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64_causal, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 2, true)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, false)
+MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192_causal, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, true)
+MHA_WG_KERNEL(mha_wgmma_bf16_d128, __nv_bfloat16, 128, MHA_WG_BN_D128, MHA_WG_STAGES_D128, 2, false)
+MHA_WG_KERNEL(mha_wgmma_bf16_d128_causal, __nv_bfloat16, 128, MHA_WG_BN, MHA_WG_STAGES_D128, 2, true)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 2, false)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64_causal, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 2, true)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, false)
+MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192_causal, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, true)
+MHA_WG_KERNEL(mha_wgmma_fp16_d128, __half, 128, MHA_WG_BN_D128, MHA_WG_STAGES_D128, 2, false)
+MHA_WG_KERNEL(mha_wgmma_fp16_d128_causal, __half, 128, MHA_WG_BN, MHA_WG_STAGES_D128, 2, true)

@@ -7,6 +7,7 @@ Usage: python3 mha_sdpa_table.py BENCH_DIR VARIANT [VARIANT ...]
   `TIME <variant> <shape key> <config> <ms> <TFLOP/s>`) and time torch SDPA on the same shape in
   this process, in an order rotated per round; the table takes each one's median over the
   rounds, so all of one shape's numbers come from the same minute and drift favours none.
+  MHA_BENCH_SHAPES=0,2,5 times only those speed shapes (indices into the bench's list).
   Columns: each variant's `auto` config (the Rust launcher's choice) and ratio to SDPA; the
   first variant's best config too.
 SDPA: torch.nn.functional.scaled_dot_product_attention on [b, h, s, d] contiguous tensors with
@@ -92,7 +93,9 @@ def main():
     rows = []  # (key, sdpa, backend, {variant: {config: tflops}})
     failed = False
     med = lambda xs: sorted(xs)[len(xs) // 2]
-    for n in range(1000):
+    only = os.environ.get("MHA_BENCH_SHAPES", "").strip()
+    shapes = [int(x) for x in only.split(",")] if only else range(1000)
+    for n in shapes:
         key, stop = None, False
         per = {}  # variant -> config -> [tflops per round]
         refs, backend = [], "-"

@@ -82,6 +82,7 @@ static void sync_watchdog(const char* what, double limit_s = 10.0) {
 struct Shape {
     int b, h, hkv, sq, sk, d, causal;
 };
+static long long n_tiles_of(const Shape& s, int bm) { return (long long)((s.sq + bm - 1) / bm) * s.h * s.b; }
 
 template <typename T> __device__ __forceinline__ T from_f(float x);
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
@@ -170,7 +171,10 @@ static const void* mma_kernel(bool bf16, int d, int causal) {
     if (d == 64) return causal ? (const void*)mha_fwd_fp16_d64_causal : (const void*)mha_fwd_fp16_d64;
     return causal ? (const void*)mha_fwd_fp16_d128_causal : (const void*)mha_fwd_fp16_d128;
 }
-static int wg_smem(int d, int bm) {
+// Key tile of an entry: MHA_WG_BN_D128 for the non-causal d128 entries, MHA_WG_BN otherwise.
+static int wg_bn(int d, int causal) { return d == 128 && !causal ? MHA_WG_BN_D128 : MHA_WG_BN; }
+static int wg_smem(int d, int bm, int causal) {
+    if (d == 128 && !causal) return (int)mha_wg::Layout<128, MHA_WG_BN_D128, MHA_WG_STAGES_D128, 2>::SMEM;
     if (d == 128) return (int)mha_wg::Layout<128, MHA_WG_BN, MHA_WG_STAGES_D128, 2>::SMEM;
     if (bm == 192) return (int)mha_wg::Layout<64, MHA_WG_BN, MHA_WG_STAGES_D64, 3>::SMEM;
     return (int)mha_wg::Layout<64, MHA_WG_BN, MHA_WG_STAGES_D64, 2>::SMEM;
@@ -178,7 +182,7 @@ static int wg_smem(int d, int bm) {
 static int mma_smem(int d) { return (128 + 4 * (d == 64 ? MHA_BN_D64 : MHA_BN_D128)) * d * 2; }
 
 // Grid modes of a wgmma launch.
-enum Grid { G_TILES, G_SMS, G_DYN, G_FEW_STATIC, G_FEW_DYN };
+enum Grid { G_TILES, G_SMS, G_DYN, G_FEW_STATIC, G_FEW_DYN, G_SPLIT, G_FEW_SPLIT };
 struct Cfg {
     int bm;
     Grid grid;
@@ -189,6 +193,8 @@ static const char* grid_name(Grid g) {
         case G_SMS: return "sms";
         case G_DYN: return "dyn";
         case G_FEW_STATIC: return "few5";
+        case G_SPLIT: return "split";
+        case G_FEW_SPLIT: return "few5split3";
         default: return "few3dyn";
     }
 }
@@ -198,18 +204,42 @@ static std::string cfg_name(const Cfg& c) { return std::string("bm") + std::to_s
 // non-causal, else 128; persistent min(#tiles, #SMs) CTAs; the dynamic counter when tiles
 // differ in length (causal, or Sq not a multiple of BM), else the static round robin.
 static int auto_bm(const Shape& s) { return s.d == 64 && !s.causal ? 192 : 128; }
+// Split-KV tail (`split_tail` in the Rust launcher): a non-causal launch whose last wave is
+// partial (rem = tiles % resident CTAs, or all tiles when fewer than the CTAs) splits each of
+// those rem tiles' key range into c = min(resident / rem, n_kv / 4, 16) chunks when c >= 2.
+static const int SPLIT_MIN_KV = 4, SPLIT_MAX = 16;
+static void split_tail(long long tiles, long long resident, int n_kv, bool causal, long long* from, int* c) {
+    *from = tiles;
+    *c = 1;
+    if (causal || resident < 1) return;
+    const long long rem = tiles % resident;
+    if (rem == 0) return;
+    const long long cc = std::min<long long>(std::min<long long>(resident / rem, n_kv / SPLIT_MIN_KV), SPLIT_MAX);
+    if (cc < 2) return;
+    *from = tiles - rem;
+    *c = (int)cc;
+}
 static Cfg auto_cfg(const Shape& s) {
     const int bm = auto_bm(s);
+    long long from;
+    int c;
+    split_tail(n_tiles_of(s, bm), g_sms, (s.sk + wg_bn(s.d, s.causal) - 1) / wg_bn(s.d, s.causal), s.causal, &from, &c);
+    if (c > 1) return Cfg{bm, G_SPLIT};
     return Cfg{bm, s.causal || s.sq % bm != 0 ? G_DYN : G_SMS};
 }
 
 struct Bufs {
     void *q, *k, *v, *o;
     unsigned* sched;
+    float* part;          // split-KV partial records (SPLIT_UNITS_MAX units)
+    unsigned* part_cnt;   // their per-(tile, WG) arrival counters, zeroed once
     CUtensorMap tq128, tq192, tk, tv, to;
+    CUtensorMap tk_nc, tv_nc;  // boxes of MHA_WG_BN_D128 keys (non-causal d128 entries)
 };
 
-static long long n_tiles(const Shape& s, int bm) { return (long long)((s.sq + bm - 1) / bm) * s.h * s.b; }
+static long long n_tiles(const Shape& s, int bm) { return n_tiles_of(s, bm); }
+// Split units the partial buffers hold (>= SMs for the rule, >= 8 x 3 for the forced config).
+static const long long SPLIT_UNITS_MAX = 1024;
 
 // One launch on the stream, no sync: the mma kernel (cfg == nullptr) or the wgmma kernel.
 static void launch(const Cfg* cfg, const Shape& s, bool bf16, const Bufs& bu) {
@@ -222,16 +252,40 @@ static void launch(const Cfg* cfg, const Shape& s, bool bf16, const Bufs& bu) {
         const long long tiles = n_tiles(s, cfg->bm);
         long long g = tiles;
         unsigned* sched = nullptr;
+        long long from = tiles;
+        int sc_c = 1;
+        switch (cfg->grid) {
+            case G_SPLIT:
+                split_tail(tiles, g_sms, (s.sk + wg_bn(s.d, s.causal) - 1) / wg_bn(s.d, s.causal), s.causal, &from, &sc_c);
+                g = std::min<long long>(from + (tiles - from) * sc_c, g_sms);
+                if (s.causal || s.sq % cfg->bm != 0) sched = bu.sched;
+                break;
+            case G_FEW_SPLIT:
+                from = tiles - std::min<long long>(tiles, 8);
+                sc_c = 3;
+                g = std::min<long long>(from + (tiles - from) * sc_c, 5);
+                break;
+            default: break;
+        }
         switch (cfg->grid) {
             case G_TILES: break;
             case G_SMS: g = std::min<long long>(tiles, g_sms); break;
             case G_DYN: g = std::min<long long>(tiles, g_sms); sched = bu.sched; break;
             case G_FEW_STATIC: g = std::min<long long>(tiles, 5); break;
             case G_FEW_DYN: g = std::min<long long>(tiles, 3); sched = bu.sched; break;
+            default: break;
         }
-        CUtensorMap tq = cfg->bm == 192 ? bu.tq192 : bu.tq128, tk = bu.tk, tv = bu.tv, to = bu.to;
-        void* args[] = {&tq, &tk, &tv, &to, &o, &sched, &b, &h, &hkv, &sq, &sk, &sc};
-        CK(cudaLaunchKernel(f, dim3((unsigned)g), dim3(128 * (cfg->bm / 64 + 1)), args, wg_smem(s.d, cfg->bm), 0));
+        if ((tiles - from) * sc_c > SPLIT_UNITS_MAX) {
+            printf("  split units %lld over the bench's buffer\n", (tiles - from) * sc_c);
+            _exit(3);
+        }
+        int split_from = (int)from, split_c = sc_c;
+        float* part = bu.part;
+        unsigned* part_cnt = bu.part_cnt;
+        CUtensorMap tq = cfg->bm == 192 ? bu.tq192 : bu.tq128, tk = wg_bn(s.d, s.causal) == MHA_WG_BN ? bu.tk : bu.tk_nc,
+                    tv = wg_bn(s.d, s.causal) == MHA_WG_BN ? bu.tv : bu.tv_nc, to = bu.to;
+        void* args[] = {&tq, &tk, &tv, &to, &o, &sched, &b, &h, &hkv, &sq, &sk, &sc, &split_from, &split_c, &part, &part_cnt};
+        CK(cudaLaunchKernel(f, dim3((unsigned)g), dim3(128 * (cfg->bm / 64 + 1)), args, wg_smem(s.d, cfg->bm, s.causal), 0));
     } else {
         dim3 grid((s.sq + 127) / 128, s.h, s.b);
         const void* f = mma_kernel(bf16, s.d, s.causal);
@@ -250,6 +304,10 @@ static Bufs alloc_inputs(const Shape& s, bool bf16) {
     CK(cudaMalloc(&bu.o, nq * 2));
     CK(cudaMalloc(&bu.sched, 2 * sizeof(unsigned)));
     CK(cudaMemset(bu.sched, 0, 2 * sizeof(unsigned)));  // once: the kernel resets it after each launch
+    // Partial records: units x 3 WGs x 128 threads x (d/2 + 4) floats; counters per (tile, WG).
+    CK(cudaMalloc(&bu.part, (size_t)SPLIT_UNITS_MAX * 3 * 128 * (s.d / 2 + 4) * sizeof(float)));
+    CK(cudaMalloc(&bu.part_cnt, (size_t)SPLIT_UNITS_MAX * 3 * sizeof(unsigned)));
+    CK(cudaMemset(bu.part_cnt, 0, (size_t)SPLIT_UNITS_MAX * 3 * sizeof(unsigned)));
     if (bf16) {
         fill<<<1024, 256>>>((__nv_bfloat16*)bu.q, nq, 0, -4.f, 4.f);
         fill<<<1024, 256>>>((__nv_bfloat16*)bu.k, nkv, 1, -1.f, 1.f);
@@ -264,6 +322,8 @@ static Bufs alloc_inputs(const Shape& s, bool bf16) {
     bu.tq192 = make_map(bu.q, bf16, s.d, s.sq, s.b * s.h, 192);
     bu.tk = make_map(bu.k, bf16, s.d, s.sk, s.b * s.hkv, MHA_WG_BN);
     bu.tv = make_map(bu.v, bf16, s.d, s.sk, s.b * s.hkv, MHA_WG_BN);
+    bu.tk_nc = make_map(bu.k, bf16, s.d, s.sk, s.b * s.hkv, MHA_WG_BN_D128);
+    bu.tv_nc = make_map(bu.v, bf16, s.d, s.sk, s.b * s.hkv, MHA_WG_BN_D128);
     bu.to = make_map(bu.o, bf16, s.d, s.sq, s.b * s.h, 64);
     return bu;
 }
@@ -273,6 +333,8 @@ static void free_bufs(Bufs& bu) {
     cudaFree(bu.v);
     cudaFree(bu.o);
     cudaFree(bu.sched);
+    cudaFree(bu.part);
+    cudaFree(bu.part_cnt);
 }
 
 static float h2f(unsigned short x, bool bf16) {
@@ -314,7 +376,7 @@ static bool check_one(const Shape& s, bool bf16) {
     std::vector<Cfg> cfgs;
     for (int bm : {128, 192}) {
         if (bm == 192 && s.d != 64) continue;
-        for (Grid g : {G_TILES, G_SMS, G_DYN, G_FEW_STATIC, G_FEW_DYN}) cfgs.push_back(Cfg{bm, g});
+        for (Grid g : {G_TILES, G_SMS, G_DYN, G_FEW_STATIC, G_FEW_DYN, G_SPLIT, G_FEW_SPLIT}) cfgs.push_back(Cfg{bm, g});
     }
     std::vector<std::string> failed;
     double worst_err = 0.0;
@@ -384,7 +446,7 @@ static void speed_one(const Shape& s, bool bf16, bool auto_only) {
     if (!auto_only) {
         for (int bm : {128, 192}) {
             if (bm == 192 && s.d != 64) continue;
-            for (Grid g : {G_TILES, G_SMS, G_DYN})
+            for (Grid g : {G_TILES, G_SMS, G_DYN, G_SPLIT})
                 if (!(bm == ac.bm && g == ac.grid)) cfgs.push_back(Cfg{bm, g});
         }
     }
@@ -449,7 +511,7 @@ static void print_attrs() {
                     CK(cudaFuncGetAttributes(&a, wg_kernel(bf, d, c, bm)));
                     printf("  %s d%-3d BM%d %-6s %s: %3d regs at launch, %4zu B local (spill), smem %d B, %d threads\n",
                            bf ? "bf16" : "fp16", d, bm, c ? "causal" : "full", g_label, a.numRegs, a.localSizeBytes,
-                           wg_smem(d, bm), 128 * (bm / 64 + 1));
+                           wg_smem(d, bm, c), 128 * (bm / 64 + 1));
                 }
 }
 
@@ -509,9 +571,9 @@ int main(int argc, char** argv) {
         if (pid == 0) {
             cudaDeviceProp p;
             CK(cudaGetDeviceProperties(&p, 0));
-            printf("device: %s (sm_%d%d, %d SMs), wgmma variant '%s': BN=%d, stages d64/d128 = %d/%d, overlap=%d, "
+            printf("device: %s (sm_%d%d, %d SMs), wgmma variant '%s': BN=%d (d128 non-causal %d), stages d64/d128 = %d/%d, overlap=%d, "
                    "pingpong=%d, tma_store=%d, qreg=%d\n",
-                   p.name, p.major, p.minor, p.multiProcessorCount, g_label, MHA_WG_BN, MHA_WG_STAGES_D64,
+                   p.name, p.major, p.minor, p.multiProcessorCount, g_label, MHA_WG_BN, MHA_WG_BN_D128, MHA_WG_STAGES_D64,
                    MHA_WG_STAGES_D128, MHA_WG_OVERLAP, MHA_WG_PINGPONG, MHA_WG_TMA_STORE, MHA_WG_QREG);
             print_attrs();
             fflush(stdout);
@@ -541,7 +603,7 @@ int main(int argc, char** argv) {
                     for (int bm : {128, 192}) {
                         if (d == 128 && bm == 192) continue;
                         CK(cudaFuncSetAttribute(wg_kernel(bf, d, c, bm), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                wg_smem(d, bm)));
+                                                wg_smem(d, bm, c)));
                     }
                     CK(cudaFuncSetAttribute(mma_kernel(bf, d, c), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             mma_smem(d)));
@@ -584,6 +646,8 @@ int main(int argc, char** argv) {
             {{8, 16, 16, 1024, 1024, 64, 0}, true},   {{32, 32, 32, 512, 512, 64, 0}, true},
             {{16, 32, 32, 1024, 1024, 64, 1}, true},  {{16, 16, 16, 1024, 1024, 64, 1}, true},
             {{4, 32, 32, 4096, 4096, 64, 0}, true},
+            // 13, 14: the other attention_bars d128 shapes (non-causal odd length; causal s8192).
+            {{1, 8, 8, 4097, 4097, 128, 0}, true},    {{2, 16, 16, 8192, 8192, 128, 1}, true},
         };
         if (only_shape >= (int)sp.size()) {
             printf("no speed shape %d (%zu shapes)\n", only_shape, sp.size());

@@ -8,13 +8,16 @@
 #   smemq    = -DMHA_WG_QREG=0      Q·Kᵀ reads Q from shared memory at d128 too
 #   regstore = -DMHA_WG_TMA_STORE=0 O stored straight from registers (the old epilogue)
 #   simple   = -DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0 (debug fallback; correctness only)
+#   bn160/bn176/bn192 = -DMHA_WG_BN_D128=N: key tile N for the non-causal d128 entries (Q·Kᵀ
+#              from shared memory; no TMA-store staging at 176 and 192, where it does not fit)
 # Each checks every shape against an fp32 reference in every launch configuration (BM 128/192,
 # one CTA per tile, persistent static, persistent dynamic, few CTAs; the mma.sync kernel too) and
 # prints PASS/FAIL per shape x dtype. Then kernels/dev/mha_sdpa_table.py times, shape by shape,
 # every speed variant's launch configurations (interleaved; `auto` = the Rust launcher's choice)
 # and torch SDPA on the same shape, and prints the same-run table with ratios.
 # Env: OUT_DIR (default /tmp/mha_wgmma_bench), NVCC, VARIANTS (default "wgmma smemq regstore
-# simple"), SPEED_VARIANTS (default "wgmma smemq regstore").
+# simple"), SPEED_VARIANTS (default "wgmma smemq regstore"), MHA_BENCH_SHAPES (speed shape
+# indices, e.g. 0,2,5; default all), CHECK_TIMEOUT (per variant, default 150 s).
 # Exit status 1 if anything failed.
 set -u
 cd "$(dirname "$0")/../.."
@@ -34,6 +37,9 @@ flags_of() {
     smemq) echo "-DMHA_WG_QREG=0" ;;
     regstore) echo "-DMHA_WG_TMA_STORE=0" ;;
     simple) echo "-DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0" ;;
+    bn160) echo "-DMHA_WG_BN_D128=160" ;;
+    bn176) echo "-DMHA_WG_BN_D128=176" ;;
+    bn192) echo "-DMHA_WG_BN_D128=192" ;;
     *) echo "unknown variant $1" >&2; exit 2 ;;
   esac
 }
@@ -85,7 +91,7 @@ fi
 rc=0
 for v in $VARIANTS; do
   echo; echo "################ correctness, variant $v ($(flags_of $v)) ################"
-  timeout 150 "$OUT/mwb_$v" --label $v --check-only > "$OUT/check_$v.txt" 2>&1 || rc=1
+  timeout ${CHECK_TIMEOUT:-150} "$OUT/mwb_$v" --label $v --check-only > "$OUT/check_$v.txt" 2>&1 || rc=1
   # Every shape's PASS/FAIL line for the first variant; failures only for the others.
   if [ $v = $v0 ]; then cat "$OUT/check_$v.txt"; else
     grep -E "^device|BM|FAIL|ERROR|HANG|job|correctness|ALL OK|SOME" "$OUT/check_$v.txt"; fi
