@@ -23,6 +23,13 @@
 //  * rmsnorm_bwd's second step: kg_rmsnorm_dw_<w> (kg_rmsnorm_dw_<w>_p after the _p kernel:
 //    the same kernel in rows_p.cu), grid ceil(n / 32), block (32, 16), over P = the first
 //    kernel's grid rows of fp32 partial sums.
+//  * r_layout(n, elem) (the register-resident kernels, suffix _r: softmax, cross_entropy_bwd,
+//    layernorm): the same rows as p_layout (KG_R_CACHE = KG_P_CACHE = 4 vectors per thread); the
+//    launch is the old kernels' (block (tpr, rpb), grid ceil(m / rpb), no dynamic smem).
+//  * rows_variant(choice, family, n, elem): which generation runs (norms.rs rows_variant):
+//    old -> old; all -> _p where it applies; reg -> _r where it applies, else old; auto (the
+//    default) -> _r for softmax, cross_entropy_bwd and layernorm where r_layout applies,
+//    _p for cross_entropy on vectorised rows, else old.
 //  * The Rust side also falls back to the old kernels when the kernel set has no rows_p.cu
 //    (a KERNELGATE_BASE revision from before it) or KERNELGATE_ROWS_KERNEL=old. By default
 //    (unset/auto) it runs the _p kernels of cross_entropy and cross_entropy_bwd only (the
@@ -34,6 +41,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 struct RowLayout {
     int vec, tpr, rpb;
@@ -73,6 +81,35 @@ static inline bool p_layout(long long n, int elem, RowLayout* out) {
     if (l.vec == 1 || n / l.vec > (long long)KG_P_CACHE * l.tpr) return false;
     *out = l;
     return true;
+}
+
+// The register-resident (_r) kernels take the rows of the _p ones (KG_R_CACHE vectors per thread).
+static inline bool r_layout(long long n, int elem, RowLayout* out) { return p_layout(n, elem, out); }
+
+enum RowsVariant { RV_OLD = 0, RV_P = 1, RV_R = 2 };
+enum RowsChoice { RC_OLD, RC_AUTO, RC_ALL, RC_REG };
+
+// norms.rs rows_variant: which kernels family `fam` runs on rows of n elements of elem bytes.
+static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long long n, int elem) {
+    const std::string f = fam;
+    RowLayout l;
+    const bool vec = row_layout(n, elem).vec > 1;
+    bool p_applies = false;
+    if (f == "softmax" || f == "softmax_bwd" || f == "cross_entropy_bwd" || f == "layernorm" || f == "rmsnorm_bwd")
+        p_applies = p_layout(n, elem, &l);
+    else if (f == "cross_entropy")
+        p_applies = vec;
+    const bool r_applies = (f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm") && r_layout(n, elem, &l);
+    switch (choice) {
+    case RC_OLD: return RV_OLD;
+    case RC_ALL: return p_applies ? RV_P : RV_OLD;
+    case RC_REG: return r_applies ? RV_R : RV_OLD;
+    case RC_AUTO:
+        if (r_applies) return RV_R;
+        if (p_applies && f == "cross_entropy") return RV_P;
+        return RV_OLD;
+    }
+    return RV_OLD;
 }
 
 // Persistent grid of a kernel: as many blocks as fit at once on every SM (the occupancy of the

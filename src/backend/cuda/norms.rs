@@ -6,8 +6,14 @@
 //! threads per row for short rows (sub-warp shuffles) or a multiple of 32 up to 512, and about
 //! 256 threads per block ([`row_layout`]).
 //!
-//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default only for the families in
-//! [`P_DEFAULT_FAMILIES`], everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
+//! Register-resident kernels (`kernels/rows_p.cu`, suffix `_r`; by default wherever they apply,
+//! see [`rows_variant`]): `softmax`, `cross_entropy_bwd` and `layernorm` with the old kernels'
+//! layout and grid (a block per row group, the row's 16-byte loads all issued first, held in
+//! registers) but one barrier per reduction and less arithmetic: max and sum reductions without
+//! exponentials, one EX2 per element; LayerNorm's statistics in one reduction of shifted sums.
+//!
+//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default only `cross_entropy`,
+//! everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
 //! `softmax_bwd`, `cross_entropy_bwd`, `layernorm` and `rmsnorm_bwd` on vectorised rows of at most
 //! [`P_CACHE`] vectors per thread ([`p_layout`]: rows of up to 2048 vectors). A persistent grid
 //! (as many blocks as fit at once, [`Gpu::max_active_blocks`]) walks the row groups; each
@@ -69,51 +75,89 @@ pub const P_CACHE: usize = 4;
 pub const P_STAGES: usize = 2;
 
 /// Environment variable that picks the row kernels: `old` runs the `_v`/`_s` kernels
-/// everywhere; unset, empty or `auto` runs the `_p` kernels of the families where they measured
-/// faster ([`P_DEFAULT_FAMILIES`]); `all` runs them wherever they apply.
+/// everywhere; unset, empty or `auto` the per-shape rule of [`rows_variant`]; `all` the `_p`
+/// kernels wherever they apply; `reg` the `_r` kernels wherever they apply.
 pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
-
-/// The families whose `_p` kernel runs by default. Measured against the stored baselines on an
-/// H200 and an H100 (docs/kernels/README.md, "Memory-bound rows"): `cross_entropy` 7–26% and
-/// `cross_entropy_bwd` 3–11% faster on the dsv3 shapes and no default case slower; the staged
-/// `softmax`, `softmax_bwd`, `layernorm` and `rmsnorm_bwd` were up to 28% slower on some
-/// default-suite shapes (e.g. layernorm 65536×4096 +9–10%, softmax 65536×4096 +9% on the
-/// H100), so they stay behind `KERNELGATE_ROWS_KERNEL=all`.
-pub const P_DEFAULT_FAMILIES: [&str; 2] = ["cross_entropy", "cross_entropy_bwd"];
 
 /// Which row kernels a run allows (`KERNELGATE_ROWS_KERNEL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowsKernel {
     /// The `_v`/`_s` kernels everywhere (`old`).
     Old,
-    /// The `_p` kernels of [`P_DEFAULT_FAMILIES`] (unset, empty or `auto`).
+    /// The per-shape rule of [`rows_variant`] (unset, empty or `auto`).
     Auto,
     /// The `_p` kernels wherever they apply (`all`).
     All,
-}
-
-impl RowsKernel {
-    /// Whether family `kind` may run its `_p` kernel.
-    pub fn allows(self, kind: &str) -> bool {
-        match self {
-            RowsKernel::Old => false,
-            RowsKernel::Auto => P_DEFAULT_FAMILIES.contains(&kind),
-            RowsKernel::All => true,
-        }
-    }
+    /// The `_r` kernels wherever they apply, else the old kernels (`reg`).
+    Reg,
 }
 
 /// The values of `KERNELGATE_ROWS_KERNEL`.
-const ROWS_CHOICES: [(&str, RowsKernel); 3] = [
+const ROWS_CHOICES: [(&str, RowsKernel); 4] = [
     ("old", RowsKernel::Old),
     ("auto", RowsKernel::Auto),
     ("all", RowsKernel::All),
+    ("reg", RowsKernel::Reg),
 ];
 
 /// Parses a `KERNELGATE_ROWS_KERNEL` value (unset or empty: `auto`).
 pub fn parse_rows_kernel(value: Option<&str>) -> std::result::Result<RowsKernel, String> {
     super::parse_choice(ROWS_KERNEL_ENV, value, &ROWS_CHOICES)
         .map(|k| k.unwrap_or(RowsKernel::Auto))
+}
+
+/// The kernel generation a row case runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsVariant {
+    /// `kernels/norms.cu`, `kernels/softmax.cu` (`_v`/`_s`).
+    Old,
+    /// The pipelined kernels of `rows_p.cu` (`_p`).
+    P,
+    /// The register-resident kernels of `rows_p.cu` (`_r`).
+    R,
+}
+
+/// The families with an `_r` kernel.
+pub const R_FAMILIES: [&str; 3] = ["softmax", "cross_entropy_bwd", "layernorm"];
+/// 16-byte vectors of a row per thread in the `_r` kernels (`KG_R_CACHE`).
+pub const R_CACHE: usize = 4;
+
+/// The layout of an `_r` kernel for rows of `n` elements of `elem` bytes: the [`row_layout`]
+/// when its rows are vectorised and every vector fits the [`R_CACHE`] registers of its
+/// threads (rows of at most `R_CACHE * MAX_TPR` vectors), else `None`.
+pub fn r_layout(n: usize, elem: usize) -> Option<RowLayout> {
+    let l = row_layout(n, elem);
+    (l.vec > 1 && n / l.vec <= R_CACHE * l.tpr as usize).then_some(l)
+}
+
+/// Which kernels family `kind` runs on `n`-element rows of `elem` bytes under `choice` (the
+/// kernel set having `rows_p.cu` and its `_r` kernels; the caller falls back to
+/// [`RowsVariant::Old`] otherwise). The default (`auto`) rule, mirrored by
+/// `kernels/dev/rows_launch.h` (`rows_variant`):
+/// - `softmax`, `cross_entropy_bwd`, `layernorm`: the `_r` kernel wherever [`r_layout`] gives
+///   one (it keeps the old kernels' layout, grid and loads and only removes work, so it should
+///   never lose to them; `cross_entropy_bwd` ran `_p` before);
+/// - `cross_entropy`: `_p` on vectorised rows (measured 0.97–1.26× of the old time);
+/// - `softmax_bwd`, `rmsnorm_bwd`, `rmsnorm`, `fused_add_rmsnorm`: the old kernels (the staged
+///   `_p` ones lost up to 28% on default-suite shapes; the old softmax_bwd already meets the
+///   bars on the H200).
+pub fn rows_variant(choice: RowsKernel, kind: &str, n: usize, elem: usize) -> RowsVariant {
+    let vec = row_layout(n, elem).vec;
+    let p_applies = match kind {
+        "softmax" | "softmax_bwd" | "cross_entropy_bwd" | "layernorm" | "rmsnorm_bwd" => {
+            p_layout(n, elem).is_some()
+        }
+        "cross_entropy" => vec > 1,
+        _ => false,
+    };
+    let r_applies = R_FAMILIES.contains(&kind) && r_layout(n, elem).is_some();
+    match choice {
+        RowsKernel::Old => RowsVariant::Old,
+        RowsKernel::All if p_applies => RowsVariant::P,
+        RowsKernel::Reg | RowsKernel::Auto if r_applies => RowsVariant::R,
+        RowsKernel::Auto if p_applies && kind == "cross_entropy" => RowsVariant::P,
+        _ => RowsVariant::Old,
+    }
 }
 
 /// The layout of a `_p` (staged) kernel for rows of `n` elements of `elem` bytes: the
@@ -215,7 +259,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let tn = dt.name();
     let kind = case.kernel.as_str();
     let sms = gpu.info.sm_count;
-    let allow_p = super::from_env(case, ROWS_KERNEL_ENV, parse_rows_kernel)?.allows(kind);
+    let choice = super::from_env(case, ROWS_KERNEL_ENV, parse_rows_kernel)?;
     let lay = if kind == "cross_entropy" {
         ce_fwd_layout(m, n, dt.size(), sms as usize)
     } else {
@@ -223,20 +267,31 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     };
     // The weight dtype picks the weight/bias/dw element type of the norm kernels.
     let wn = weight_dtype(s, dt).name();
-    // The pipelined kernels (kernels/rows_p.cu): the staged ones where the row qualifies (their
-    // layout is row_layout's), the streamed cross-entropy on any vectorised row. A kernel set
-    // without rows_p.cu (a KERNELGATE_BASE revision from before it) runs the old kernels.
-    let p_applies = match kind {
-        "softmax" | "softmax_bwd" | "cross_entropy_bwd" | "layernorm" | "rmsnorm_bwd" => {
-            p_layout(n, dt.size()).is_some()
+    // The kernels of rows_p.cu (rows_variant): a kernel set without rows_p.cu, or whose rows_p.cu
+    // has no `_r` kernels (a KERNELGATE_BASE revision from before them), runs the old kernels.
+    let mut variant = rows_variant(choice, kind, n, dt.size());
+    if variant != RowsVariant::Old && !gpu.kernel_set.dir.join(P_FILE).is_file() {
+        variant = RowsVariant::Old;
+    }
+    if variant == RowsVariant::R {
+        let probe = if kind == "layernorm" {
+            format!("kg_layernorm_{tn}_w{wn}_r")
+        } else {
+            format!("kg_{kind}_{tn}_r")
+        };
+        if gpu.module(P_FILE)?.function(&probe).is_err() {
+            variant = RowsVariant::Old;
         }
-        "cross_entropy" => lay.vec > 1,
-        _ => false,
-    };
-    let use_p = allow_p && p_applies && gpu.kernel_set.dir.join(P_FILE).is_file();
+    }
+    let use_p = variant == RowsVariant::P;
+    let use_r = variant == RowsVariant::R;
     let staged = use_p && kind != "cross_entropy";
     let ce_p = use_p && kind == "cross_entropy";
-    let sfx = if use_p { "p" } else { suffix(&lay) };
+    let sfx = match variant {
+        RowsVariant::P => "p",
+        RowsVariant::R => "r",
+        RowsVariant::Old => suffix(&lay),
+    };
     let (mi, ni) = (m as i32, n as i32);
     let eps = KernelArg::F32(EPS as f32);
     let i = &bind.inputs;
@@ -254,6 +309,13 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let mut workspace = None;
     // How the kernel covers the rows (recorded in the variant string).
     let mut scheme = match kind {
+        "softmax" | "cross_entropy_bwd" if use_r => {
+            "registers: max then sum reductions (1 barrier each), p = exp(x - max) kept, 1 EX2 per element"
+                .to_string()
+        }
+        "layernorm" if use_r => {
+            "registers: one reduction of sums of x - x[0] and its square (1 barrier)".to_string()
+        }
         "softmax" | "cross_entropy_bwd" => "online max+sum, 1 reduction, row cached".to_string(),
         "cross_entropy" if ce_p && lay.tpr == 32 && lay.rpb == 8 => {
             "online max+sum streamed (packed max, FFMA+EX2), warp per row".to_string()
@@ -326,7 +388,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                     eps,
                 ],
             ));
-            if staged {
+            if staged || use_r {
                 P_FILE
             } else {
                 "norms.cu"
@@ -423,7 +485,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 )?,
             };
             steps.push((name, dims, args));
-            if use_p {
+            if use_p || use_r {
                 P_FILE
             } else {
                 "softmax.cu"
@@ -577,14 +639,40 @@ mod tests {
         assert_eq!(parse_rows_kernel(Some("auto")), Ok(RowsKernel::Auto));
         assert_eq!(parse_rows_kernel(Some(" old ")), Ok(RowsKernel::Old));
         assert_eq!(parse_rows_kernel(Some("all")), Ok(RowsKernel::All));
+        assert_eq!(parse_rows_kernel(Some("reg")), Ok(RowsKernel::Reg));
         assert!(parse_rows_kernel(Some("new")).is_err());
-        // The default runs the pipelined kernels only where they measured faster.
-        for k in ["cross_entropy", "cross_entropy_bwd"] {
-            assert!(RowsKernel::Auto.allows(k) && RowsKernel::All.allows(k));
-            assert!(!RowsKernel::Old.allows(k));
+    }
+
+    #[test]
+    fn rows_variant_rule() {
+        use RowsKernel::*;
+        use RowsVariant as V;
+        for n in [1000, 3072, 4096, 6144, 7168, 8192, 12288] {
+            for k in R_FAMILIES {
+                assert_eq!(rows_variant(Auto, k, n, 2), V::R, "{k} {n}");
+                assert_eq!(rows_variant(Reg, k, n, 2), V::R, "{k} {n}");
+                assert_eq!(rows_variant(All, k, n, 2), V::P, "{k} {n}");
+                assert_eq!(rows_variant(Old, k, n, 2), V::Old, "{k} {n}");
+            }
+            assert_eq!(rows_variant(Auto, "cross_entropy", n, 2), V::P);
+            assert_eq!(rows_variant(Reg, "cross_entropy", n, 2), V::Old);
+            for k in ["softmax_bwd", "rmsnorm_bwd", "rmsnorm", "fused_add_rmsnorm"] {
+                assert_eq!(rows_variant(Auto, k, n, 2), V::Old, "{k} {n}");
+                assert_eq!(rows_variant(Reg, k, n, 2), V::Old, "{k} {n}");
+            }
         }
-        for k in ["softmax", "softmax_bwd", "layernorm", "rmsnorm_bwd"] {
-            assert!(!RowsKernel::Auto.allows(k) && RowsKernel::All.allows(k));
+        // Scalar rows and rows longer than the register cache keep the old kernels.
+        for k in R_FAMILIES {
+            assert_eq!(rows_variant(Auto, k, 1001, 2), V::Old);
+            assert_eq!(rows_variant(Auto, k, 16_392, 2), V::Old);
+            assert_eq!(rows_variant(Auto, k, 262_144, 2), V::Old);
+        }
+        assert_eq!(rows_variant(Auto, "cross_entropy", 1001, 2), V::Old);
+        // The _r rows are exactly the _p rows (same layout, same cache).
+        for elem in [2usize, 4] {
+            for n in 1..=20_000 {
+                assert_eq!(r_layout(n, elem), p_layout(n, elem), "n {n} elem {elem}");
+            }
         }
     }
 
