@@ -1,4 +1,5 @@
-// gemm_wgmma.cu -- Hopper (sm_90a) bf16 / fp16 GEMM: TMA + wgmma + mbarrier pipeline.
+// gemm_wgmma.cu -- Hopper (sm_90a) bf16 / fp16 GEMM: TMA + wgmma + mbarrier pipeline, several
+// CTA tiles (chosen by shape on the host) and optional split-K.
 //
 // Semantics (all ROW-MAJOR):  C[M,N] = A[M,K] * B[K,N]
 //   A: M x K, K contiguous (lda = K)      -> "K-major" wgmma operand (no transpose)
@@ -9,47 +10,60 @@
 //   reads, C stores are bounds checked).
 //
 // ---------------------------------------------------------------------------------------
-// DESIGN
-//   * CTA tile 128 (M) x 256 (N) x 64 (K), 4-stage smem ring (48 KiB / stage = 192 KiB).
-//     128x256 keeps the smem operand traffic per tensor-core op low (m64n256k16 reads
-//     2 KiB A + 8 KiB B per 128 tensor-core cycles) and gives 64 FLOP per byte of L2 traffic.
-//   * 384 threads = 3 warpgroups, warp-specialized:
-//       WG0 = producer: one elected thread issues TMA loads (1 box for A, 4 boxes for B per
-//             stage), setmaxnreg.dec to 40 registers.
-//       WG1, WG2 = consumers: each owns 64 rows x 256 cols of the CTA tile (128 fp32
-//             accumulators / thread), issues 4 x wgmma.m64n256k16 per stage,
-//             setmaxnreg.inc to 232 registers.
+// TILE CONFIGURATIONS (one extern "C" entry per dtype and tile: gemm_wgmma_<bf16|f16>_<BM>x<BN>)
+//
+//   entry suffix  BM  BN  consumers threads stages  dyn. smem  CTAs/SM  accumulators/thread
+//   128x256      128 256      2       384     4     197760       1        128  (the original)
+//   128x128      128 128      2       384     6     197760       1         64
+//   64x256        64 256      1       256     5     205952       1        128
+//   64x128        64 128      1       256     4      99456       2         64
+//
+//   dyn. smem = stages * (BM*64*2 + 64*BN*2) + 1024 (alignment slack) + 128 (mbarriers).
+//   BM = 64 * consumers: each consumer warpgroup owns 64 rows x BN columns of the CTA tile and
+//   issues BK/16 = 4 wgmma.m64n<BN>k16 per stage. K step BK = 64 for all tiles.
+//
+// DESIGN (common to all tiles)
+//   * Warp-specialized: warpgroup 0 = producer (one elected thread issues the TMA loads: 1 box
+//     for A, BN/64 boxes for B per stage), warpgroups 1..consumers = consumers. With two
+//     consumers the producer does setmaxnreg.dec to 40 and the consumers setmaxnreg.inc to 232.
 //   * mbarriers: full[s] (count 1, producer arrive.expect_tx + TMA complete_tx) and
-//     empty[s] (count 2, one arrive per consumer warpgroup after wgmma.wait_group shows that
-//     the stage has been consumed; one wgmma group is kept in flight: wait_group 1).
+//     empty[s] (count = consumers, one arrive per consumer warpgroup after wgmma.wait_group shows
+//     that the stage has been consumed; one wgmma group is kept in flight: wait_group 1).
 //   * 128-byte swizzle on both operands (bank-conflict-free wgmma smem reads):
-//       A stage: one TMA box {64 K, 128 M}: row m = 128 B of K, 1024 B per 8-row atom.
-//                K-major SW128 descriptor, SBO = 1024 B, advance 32 B per k16 step.
-//       B stage: four TMA boxes {64 N, 64 K} (SW128 limits the box inner dim to 128 B),
+//       A stage: one TMA box {64 K, BM M}: row m = 128 B of K, 1024 B per 8-row atom.
+//                K-major SW128 descriptor, SBO = 1024 B, advance 32 B per k16 step; consumer c
+//                reads rows 64c.. at +8 KiB*c.
+//       B stage: BN/64 TMA boxes {64 N, 64 K} (SW128 limits the box inner dim to 128 B),
 //                box c (N cols 64c..64c+63) at +8 KiB*c; row k = 128 B of N.
 //                MN-major SW128 descriptor: LBO = 8192 B (next 64-wide N atom),
 //                SBO = 1024 B (next 8 K rows), advance 2048 B per k16 step, trans-b = 1.
-//   * Persistent: each CTA loops over output tiles t = blockIdx.x, += gridDim.x (any grid
-//     size >= 1 is correct); tiles are rasterized in groups of 8 M-tiles for L2 reuse. The
-//     producer runs ahead into the next tile while consumers do the epilogue.
-//   * Epilogue: accumulators -> bf16x2/half2 (RN) -> direct 4-byte global stores, bounds
-//     checked against M and N (N even, so a pair never straddles the edge).
+//   * Persistent: work units u = blockIdx.x, += gridDim.x over tiles x splits
+//     (tile = u % numTiles, split = u / numTiles; any grid size >= 1 is correct); tiles are
+//     rasterized in groups of 8 M-tiles for L2 reuse. The producer runs ahead into the next
+//     unit while consumers do the epilogue.
+//   * Split-K (splits > 1): split s covers K blocks [s*kbPer, min((s+1)*kbPer, numK)) with
+//     kbPer = ceil(ceil(K/64) / splits) (an empty split writes zeros). Each unit writes its fp32
+//     partial tile to P[s][M][N] (float2 stores, bounds checked); gemm_wgmma_reduce_<dt> then
+//     adds P[0] + P[1] + ... + P[splits-1] in that fixed order per element and rounds to C:
+//     bitwise deterministic, no atomics, no zeroing. With splits == 1, P is unused (may be null)
+//     and the epilogue stores C directly.
+//   * Epilogue (splits == 1): accumulators -> bf16x2/half2 (RN) -> direct 4-byte global
+//     stores, bounds checked against M and N (N even, so a pair never straddles the edge).
 //
-//   * Measured (NVIDIA H200, CUDA 13.0, kernels/dev/gemm_wgmma_bench.cu): bf16 4096^3 716
-//     TFLOP/s (0.92x cuBLAS), 6144^3 748 (0.94x), 8192^3 759 (1.12x); f16 4096^3 692 (0.92x).
-//     Small problems (few tiles: 2048x512x4096, M = 1) are 0.3-0.4x cuBLAS (no split-K).
-//   * Registers: 168 / thread at launch (launch_bounds 384,1), no spills; setmaxnreg moves
-//     them to 40 (producer) / 232 (consumers).
+//   * Measured, 128x256 (NVIDIA H200, CUDA 13.0, kernels/dev/gemm_wgmma_bench.cu): bf16 4096^3
+//     716 TFLOP/s (0.92x cuBLAS), 6144^3 748 (0.94x), 8192^3 759 (1.12x); f16 4096^3 692 (0.92x).
+//     The other tiles and split-K exist for problems with few 128x256 tiles (2048x512x4096 had
+//     32 CTAs on 132 SMs: 0.33x cuBLAS); kernels/dev/run_gemm_wgmma_bench.sh times them all.
 //
 // ---------------------------------------------------------------------------------------
 // HOST LAUNCH RECIPE (exact)
-//   elem = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 for gemm_wgmma_bf16,
-//          CU_TENSOR_MAP_DATA_TYPE_FLOAT16  for gemm_wgmma_f16   (2 bytes / element)
+//   elem = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 for gemm_wgmma_bf16_*,
+//          CU_TENSOR_MAP_DATA_TYPE_FLOAT16  for gemm_wgmma_f16_*   (2 bytes / element)
 //
 //   tmA = cuTensorMapEncodeTiled(&tmA, elem, rank = 2, globalAddress = A,
 //           globalDim     = { K, M }                 (innermost first, cuuint64_t),
 //           globalStrides = { K * 2 }                (bytes, rank-1 entries, cuuint64_t),
-//           boxDim        = { 64, 128 }              (cuuint32_t),
+//           boxDim        = { 64, BM }               (cuuint32_t; BM of the entry's tile),
 //           elementStrides= { 1, 1 },
 //           CU_TENSOR_MAP_INTERLEAVE_NONE,
 //           CU_TENSOR_MAP_SWIZZLE_128B,
@@ -58,7 +72,7 @@
 //   tmB = cuTensorMapEncodeTiled(&tmB, elem, rank = 2, globalAddress = B,
 //           globalDim     = { N, K },
 //           globalStrides = { N * 2 },
-//           boxDim        = { 64, 64 },
+//           boxDim        = { 64, 64 },               (every tile)
 //           elementStrides= { 1, 1 },
 //           CU_TENSOR_MAP_INTERLEAVE_NONE,
 //           CU_TENSOR_MAP_SWIZZLE_128B,
@@ -66,16 +80,20 @@
 //           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
 //   (A, B base addresses must be 16-byte aligned; 256-byte aligned cudaMalloc memory is fine.)
 //
-//   numTiles = ceil(M / 128) * ceil(N / 256)
-//   grid     = ( min(numTiles, numSMs), 1, 1 )  numSMs = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-//              (any grid.x in [1, numTiles] is correct; grid.x = numTiles also works)
-//   block    = ( 384, 1, 1 )
-//   dynamic shared memory = 197760 bytes (4 * 49152 tiles + 1024 alignment slack + 128 for
-//              mbarriers; the kernel has no static smem); before the first launch:
-//              cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 197760)
-//   no clusters; plain cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, 197760, stream, params, 0)
-//   params = { &tmA, &tmB, &C, &M, &N, &K }  (tmA/tmB are passed BY VALUE as
-//            __grid_constant__ CUtensorMap, i.e. params[0] points at the 128-byte map)
+//   numTiles = ceil(M / BM) * ceil(N / BN);  units = numTiles * splits   (1 <= splits)
+//   grid     = ( min(units, numSMs * CTAs/SM), 1, 1 )   (any grid.x >= 1 is correct)
+//   block    = ( threads, 1, 1 )                        (table above: 128 * (consumers + 1))
+//   dynamic shared memory = the table's bytes (no static smem); before the first launch:
+//              cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)
+//   no clusters; cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, bytes, stream, params, 0)
+//   params = { &tmA, &tmB, &C, &P, &M, &N, &K, &splits }  (tmA/tmB BY VALUE as
+//            __grid_constant__ CUtensorMap; P = float* workspace of splits*M*N floats, 16-byte
+//            aligned, or null when splits == 1; M, N, K, splits are int)
+//   split-K, after the GEMM in the same stream:
+//     gemm_wgmma_reduce_<bf16|f16>(const float* P, T* C, unsigned long long elems = M*N,
+//                                  int splits): block 256, any grid (grid-stride over
+//                                  elems / 4 float4 groups; elems % 4 == 0 since N % 8 == 0),
+//                                  e.g. min(ceil(elems / 1024), 8 * numSMs).
 // ---------------------------------------------------------------------------------------
 
 #include <cuda_bf16.h>
@@ -90,20 +108,39 @@ struct alignas(64) CUtensorMap {
 
 namespace gemm_wgmma_detail {
 
-constexpr int BM = 128;
-constexpr int BN = 256;
 constexpr int BK = 64;
-constexpr int STAGES = 4;
 constexpr int GROUP_M = 8;
-constexpr int NUM_THREADS = 384;
-constexpr unsigned A_STAGE_BYTES = BM * BK * 2;                  // 16384
-constexpr unsigned B_BOX_BYTES = 64 * BK * 2;                    // 8192
-constexpr unsigned B_STAGE_BYTES = BK * BN * 2;                  // 32768
-constexpr unsigned STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;  // 49152
-// tiles + 1024 B alignment slack + 128 B for the 2*STAGES mbarriers
-constexpr unsigned SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 128;  // 197760
-static_assert(SMEM_BYTES == 197760, "host recipe uses 197760 bytes of dynamic smem");
-static_assert(NUM_THREADS == 384, "host recipe uses 384 threads");
+constexpr unsigned B_BOX_BYTES = 64 * BK * 2;  // 8192: one {64 N, 64 K} box of B
+
+// One CTA tile configuration (see the table in the header): NC consumer warpgroups of 64 rows,
+// BN columns, STAGES-deep smem ring.
+template <int NC_, int BN_, int STAGES_>
+struct Cfg {
+    static constexpr int NC = NC_;
+    static constexpr int BM = 64 * NC_;
+    static constexpr int BN = BN_;
+    static constexpr int STAGES = STAGES_;
+    static constexpr int THREADS = 128 * (NC_ + 1);
+    static constexpr unsigned A_STAGE_BYTES = BM * BK * 2;
+    static constexpr unsigned B_STAGE_BYTES = BK * BN * 2;
+    static constexpr unsigned STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+    // tiles + 1024 B alignment slack + 128 B for the 2*STAGES mbarriers
+    static constexpr unsigned SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 128;
+    static_assert(NC_ == 1 || NC_ == 2, "one or two consumer warpgroups");
+    static_assert(BN_ == 128 || BN_ == 256, "wgmma n128 or n256");
+    static_assert(2 * STAGES_ * 8 <= 128, "mbarriers fit their 128 bytes");
+    static_assert(SMEM_BYTES <= 232448, "at most 227 KiB of dynamic smem per CTA");
+};
+
+typedef Cfg<2, 256, 4> Cfg128x256;
+typedef Cfg<2, 128, 6> Cfg128x128;
+typedef Cfg<1, 256, 5> Cfg64x256;
+typedef Cfg<1, 128, 4> Cfg64x128;
+// The host (src/backend/cuda/gemm_wgmma.rs, kernels/dev/gemm_wgmma_bench.cu) uses these sizes.
+static_assert(Cfg128x256::SMEM_BYTES == 197760, "host recipe: 128x256 uses 197760 bytes");
+static_assert(Cfg128x128::SMEM_BYTES == 197760, "host recipe: 128x128 uses 197760 bytes");
+static_assert(Cfg64x256::SMEM_BYTES == 205952, "host recipe: 64x256 uses 205952 bytes");
+static_assert(Cfg64x128::SMEM_BYTES == 99456, "host recipe: 64x128 uses 99456 bytes");
 
 // B (MN-major, SW128) descriptor strides: LBO = byte distance between 64-element N atoms
 // (the 4 TMA boxes, 8 KiB apart), SBO = byte distance between groups of 8 K rows (1 KiB).
@@ -160,50 +197,71 @@ static __device__ __forceinline__ unsigned long long make_desc(unsigned addr, un
     return d;
 }
 
-#define GW_WGMMA_ASM(TY)                                                                     \
-    "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                            \
-    "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {"                            \
-    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                 \
-    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                       \
-    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                       \
-    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"                       \
-    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                       \
-    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"                       \
-    "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"           \
-    "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"        \
+#define GW_WGMMA_ASM_N256(TY)                                                   \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                  \
+    "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {"          \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"  \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"  \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"  \
+    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"  \
+    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"  \
+    "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"  \
+    "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"  \
     "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
 
-#define GW_D_OPERANDS                                                                          \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),        \
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),             \
-        "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),          \
-        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),          \
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),          \
-        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),          \
-        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),          \
-        "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),          \
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),          \
-        "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),          \
-        "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]),          \
-        "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),          \
-        "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),          \
-        "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]),          \
-        "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),          \
-        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),          \
-        "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]),       \
-        "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]),    \
-        "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]),    \
-        "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),    \
-        "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),    \
-        "+f"(d[127])
+#define GW_D_OPERANDS_N256 \
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-template <bool BF16>
-static __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long da,
-                                                        unsigned long long db) {
-    if constexpr (BF16) {
-        asm volatile(GW_WGMMA_ASM("bf16") : GW_D_OPERANDS : "l"(da), "l"(db), "r"(1));
+#define GW_WGMMA_ASM_N128(TY)                                                   \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                  \
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"          \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"  \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"  \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"  \
+    "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+
+#define GW_D_OPERANDS_N128 \
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+template <bool BF16, int BN>
+static __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long long da,
+                                                  unsigned long long db) {
+    if constexpr (BN == 256) {
+        if constexpr (BF16) {
+            asm volatile(GW_WGMMA_ASM_N256("bf16") : GW_D_OPERANDS_N256 : "l"(da), "l"(db), "r"(1));
+        } else {
+            asm volatile(GW_WGMMA_ASM_N256("f16") : GW_D_OPERANDS_N256 : "l"(da), "l"(db), "r"(1));
+        }
     } else {
-        asm volatile(GW_WGMMA_ASM("f16") : GW_D_OPERANDS : "l"(da), "l"(db), "r"(1));
+        if constexpr (BF16) {
+            asm volatile(GW_WGMMA_ASM_N128("bf16") : GW_D_OPERANDS_N128 : "l"(da), "l"(db), "r"(1));
+        } else {
+            asm volatile(GW_WGMMA_ASM_N128("f16") : GW_D_OPERANDS_N128 : "l"(da), "l"(db), "r"(1));
+        }
     }
 }
 
@@ -244,14 +302,24 @@ static __device__ __forceinline__ void tile_coords(int t, int num_tm, int num_tn
     tn = r / gsize;
 }
 
-template <typename T, bool BF16>
+
+// One persistent CTA of tile configuration CF: units = tiles x splits (see the header).
+template <typename T, bool BF16, class CF>
 static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const CUtensorMap* tmB,
-                                                 T* __restrict__ C, int M, int N, int K) {
+                                                 T* __restrict__ C, float* __restrict__ P, int M,
+                                                 int N, int K, int splits) {
+    constexpr int BM = CF::BM;
+    constexpr int BN = CF::BN;
+    constexpr int STAGES = CF::STAGES;
+    constexpr int NC = CF::NC;
+    constexpr unsigned A_STAGE_BYTES = CF::A_STAGE_BYTES;
+    constexpr unsigned B_STAGE_BYTES = CF::B_STAGE_BYTES;
+    constexpr unsigned STAGE_BYTES = CF::STAGE_BYTES;
     extern __shared__ __align__(16) unsigned char gw_smem[];
 
     const unsigned base = (smem_u32(gw_smem) + 1023u) & ~1023u;  // SW128 atoms: 1024 B aligned
-    const unsigned a_base = base;                           // STAGES x 16 KiB
-    const unsigned b_base = base + STAGES * A_STAGE_BYTES;  // STAGES x 32 KiB
+    const unsigned a_base = base;                           // STAGES x A stage
+    const unsigned b_base = base + STAGES * A_STAGE_BYTES;  // STAGES x B stage
     const unsigned bar_base = base + STAGES * STAGE_BYTES;  // full[STAGES], empty[STAGES]
 #define GW_FULL(s) (bar_base + 8u * (unsigned)(s))
 #define GW_EMPTY(s) (bar_base + 8u * (unsigned)(STAGES + (s)))
@@ -262,11 +330,13 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     const int num_tn = (N + BN - 1) / BN;
     const int num_tiles = num_tm * num_tn;
     const int num_k = (K + BK - 1) / BK;
+    const int kb_per = (num_k + splits - 1) / splits;
+    const int units = num_tiles * splits;
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(GW_FULL(s), 1);
-            mbar_init(GW_EMPTY(s), 2);
+            mbar_init(GW_EMPTY(s), NC);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -275,19 +345,23 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
 
     if (wg == 0) {
         // ------------------------------ producer ------------------------------
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if constexpr (NC == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (tid == 0) {
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmA))
                          : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmB))
                          : "memory");
             unsigned it = 0;
-            for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+                const int t = u % num_tiles;
+                const int sp = u / num_tiles;
                 int tm, tn;
                 tile_coords(t, num_tm, num_tn, tm, tn);
                 const int m0 = tm * BM;
                 const int n0 = tn * BN;
-                for (int kb = 0; kb < num_k; ++kb, ++it) {
+                const int kb0 = sp * kb_per;
+                const int kb1 = min(kb0 + kb_per, num_k);
+                for (int kb = kb0; kb < kb1; ++kb, ++it) {
                     const unsigned s = it % STAGES;
                     const unsigned ph = (it / STAGES) & 1u;
                     const unsigned fb = GW_FULL(s);
@@ -304,20 +378,24 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         }
     } else {
         // ------------------------------ consumers ------------------------------
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-        const int cw = wg - 1;  // which 64-row half of the CTA tile
+        if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int cw = wg - 1;  // which 64-row slab of the CTA tile
         const int warp = (tid >> 5) & 3;
         const int lane = tid & 31;
         const bool leader = (tid & 127) == 0;
         unsigned it = 0;
-        float d[128];
-        for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+        float d[BN / 2];
+        for (int u = blockIdx.x; u < units; u += gridDim.x) {
+            const int t = u % num_tiles;
+            const int sp = u / num_tiles;
             int tm, tn;
             tile_coords(t, num_tm, num_tn, tm, tn);
+            const int kb0 = sp * kb_per;
+            const int kb1 = min(kb0 + kb_per, num_k);
 #pragma unroll
-            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+            for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
 
-            for (int kb = 0; kb < num_k; ++kb, ++it) {
+            for (int kb = kb0; kb < kb1; ++kb, ++it) {
                 const unsigned s = it % STAGES;
                 const unsigned ph = (it / STAGES) & 1u;
                 mbar_wait(GW_FULL(s), ph);
@@ -328,30 +406,46 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 for (int kk = 0; kk < BK / 16; ++kk) {
                     const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
                     const unsigned long long db = make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
-                    wgmma_m64n256k16<BF16>(d, da, db);
+                    wgmma_tile<BF16, BN>(d, da, db);
                 }
                 wgmma_commit();
                 wgmma_wait<1>();
                 // the group issued one iteration ago has completed: release its stage
-                if (kb > 0 && leader) mbar_arrive(GW_EMPTY((it - 1) % STAGES));
+                if (kb > kb0 && leader) mbar_arrive(GW_EMPTY((it - 1) % STAGES));
             }
             wgmma_wait<0>();
-            if (num_k > 0 && leader) mbar_arrive(GW_EMPTY((it - 1) % STAGES));
+            if (kb1 > kb0 && leader) mbar_arrive(GW_EMPTY((it - 1) % STAGES));
 
             // ------------------------------ epilogue ------------------------------
             const int row0 = tm * BM + cw * 64 + warp * 16 + (lane >> 2);
             const int col0 = tn * BN + (lane & 3) * 2;
-            typedef typename Pack2<T>::type T2;
+            if (splits == 1) {
+                typedef typename Pack2<T>::type T2;
 #pragma unroll
-            for (int b = 0; b < BN / 8; ++b) {
-                const int col = col0 + b * 8;
-                if (col < N) {
-                    if (row0 < M)
-                        *reinterpret_cast<T2*>(C + (size_t)row0 * N + col) =
-                            Pack2<T>::make(d[4 * b + 0], d[4 * b + 1]);
-                    if (row0 + 8 < M)
-                        *reinterpret_cast<T2*>(C + (size_t)(row0 + 8) * N + col) =
-                            Pack2<T>::make(d[4 * b + 2], d[4 * b + 3]);
+                for (int b = 0; b < BN / 8; ++b) {
+                    const int col = col0 + b * 8;
+                    if (col < N) {
+                        if (row0 < M)
+                            *reinterpret_cast<T2*>(C + (size_t)row0 * N + col) =
+                                Pack2<T>::make(d[4 * b + 0], d[4 * b + 1]);
+                        if (row0 + 8 < M)
+                            *reinterpret_cast<T2*>(C + (size_t)(row0 + 8) * N + col) =
+                                Pack2<T>::make(d[4 * b + 2], d[4 * b + 3]);
+                    }
+                }
+            } else {
+                float* Ps = P + (size_t)sp * M * N;
+#pragma unroll
+                for (int b = 0; b < BN / 8; ++b) {
+                    const int col = col0 + b * 8;
+                    if (col < N) {
+                        if (row0 < M)
+                            *reinterpret_cast<float2*>(Ps + (size_t)row0 * N + col) =
+                                make_float2(d[4 * b + 0], d[4 * b + 1]);
+                        if (row0 + 8 < M)
+                            *reinterpret_cast<float2*>(Ps + (size_t)(row0 + 8) * N + col) =
+                                make_float2(d[4 * b + 2], d[4 * b + 3]);
+                    }
                 }
             }
         }
@@ -360,16 +454,56 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
 #undef GW_EMPTY
 }
 
-}  // namespace gemm_wgmma_detail
-
-extern "C" __global__ void __launch_bounds__(384, 1)
-    gemm_wgmma_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                    __nv_bfloat16* C, int M, int N, int K) {
-    gemm_wgmma_detail::gemm_body<__nv_bfloat16, true>(&tmA, &tmB, C, M, N, K);
+// C = P[0] + P[1] + ... + P[splits-1] (that order for every element), rounded to T.
+template <typename T>
+static __device__ __forceinline__ void reduce_body(const float* __restrict__ P, T* __restrict__ C,
+                                                   unsigned long long elems, int splits) {
+    typedef typename Pack2<T>::type T2;
+    const unsigned long long n4 = elems / 4;
+    const float4* P4 = reinterpret_cast<const float4*>(P);
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n4;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        float4 acc = P4[i];
+        for (int s = 1; s < splits; ++s) {
+            const float4 v = P4[(unsigned long long)s * n4 + i];
+            acc.x += v.x;
+            acc.y += v.y;
+            acc.z += v.z;
+            acc.w += v.w;
+        }
+        T2* c2 = reinterpret_cast<T2*>(C + 4 * i);
+        c2[0] = Pack2<T>::make(acc.x, acc.y);
+        c2[1] = Pack2<T>::make(acc.z, acc.w);
+    }
 }
 
-extern "C" __global__ void __launch_bounds__(384, 1)
-    gemm_wgmma_f16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                   __half* C, int M, int N, int K) {
-    gemm_wgmma_detail::gemm_body<__half, false>(&tmA, &tmB, C, M, N, K);
+}  // namespace gemm_wgmma_detail
+
+// One entry per dtype and tile: gemm_wgmma_<dt>_<BM>x<BN>, launch bounds (threads, CTAs/SM).
+#define GW_ENTRY(NAME, T, BF16, CFG, MINB)                                                         \
+    extern "C" __global__ void __launch_bounds__(gemm_wgmma_detail::CFG::THREADS, MINB)           \
+        NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,     \
+             T* C, float* P, int M, int N, int K, int splits) {                                    \
+        gemm_wgmma_detail::gemm_body<T, BF16, gemm_wgmma_detail::CFG>(&tmA, &tmB, C, P, M, N, K,  \
+                                                                      splits);                     \
+    }
+
+GW_ENTRY(gemm_wgmma_bf16_128x256, __nv_bfloat16, true, Cfg128x256, 1)
+GW_ENTRY(gemm_wgmma_f16_128x256, __half, false, Cfg128x256, 1)
+GW_ENTRY(gemm_wgmma_bf16_128x128, __nv_bfloat16, true, Cfg128x128, 1)
+GW_ENTRY(gemm_wgmma_f16_128x128, __half, false, Cfg128x128, 1)
+GW_ENTRY(gemm_wgmma_bf16_64x256, __nv_bfloat16, true, Cfg64x256, 1)
+GW_ENTRY(gemm_wgmma_f16_64x256, __half, false, Cfg64x256, 1)
+GW_ENTRY(gemm_wgmma_bf16_64x128, __nv_bfloat16, true, Cfg64x128, 2)
+GW_ENTRY(gemm_wgmma_f16_64x128, __half, false, Cfg64x128, 2)
+#undef GW_ENTRY
+
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_reduce_bf16(const float* P, __nv_bfloat16* C, unsigned long long elems, int splits) {
+    gemm_wgmma_detail::reduce_body<__nv_bfloat16>(P, C, elems, splits);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_reduce_f16(const float* P, __half* C, unsigned long long elems, int splits) {
+    gemm_wgmma_detail::reduce_body<__half>(P, C, elems, splits);
 }

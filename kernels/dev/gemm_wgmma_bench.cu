@@ -1,10 +1,17 @@
-// Standalone correctness test + benchmark for ../gemm_wgmma.cu (not part of the Rust harness).
-// Build (on an sm_90 machine):
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o /tmp/b gemm_wgmma_bench.cu -lcuda -lcublas
-//   /tmp/b
+// Standalone correctness test + benchmark for ../gemm_wgmma.cu (not part of the Rust harness):
+// every tile configuration x K split on suite and awkward shapes, next to cuBLAS, same run.
+// Run:  bash kernels/dev/run_gemm_wgmma_bench.sh   (builds this file, prints ptxas, runs it)
+// Build by hand (on an sm_90 machine):
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -o /tmp/b \
+//        kernels/dev/gemm_wgmma_bench.cu -lcuda -lcublas
+// Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
+//          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only).
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
-// cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel), checks against a fp32 reference
-// GPU kernel, and times against cublasGemmEx (row-major via swapped operands).
+// cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel, then gemm_wgmma_reduce_* when
+// split), checks each config x split against an fp32 reference GPU kernel (and bitwise
+// run-to-run equality when split), and times them with L2 flushed before every timed launch
+// against cublasGemmEx (row-major via swapped operands). pick_plan() mirrors pick() of
+// src/backend/cuda/gemm_wgmma.rs; the table marks its choice with '*'.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
@@ -12,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <string>
 #include <algorithm>
 #include <cmath>
 
@@ -165,88 +173,189 @@ static CUtensorMap make_map(CUtensorMapDataType dt, const void* ptr, unsigned lo
     return m;
 }
 
+
+// ------------------------------------------------------------------------------------------
+// Tile table and plan: mirror of TILES / plan_cost / pick in src/backend/cuda/gemm_wgmma.rs
+// (keep the two in step).
+struct TileCfg {
+    const char* name;
+    int bm, bn, stages, ctas_per_sm, rate_pct;
+    const void* bf16;
+    const void* f16;
+    int threads() const { return (bm / 64 + 1) * 128; }
+    unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
+    long tiles(long m, long n) const { return ((m + bm - 1) / bm) * ((n + bn - 1) / bn); }
+};
+static const TileCfg TILES[] = {
+    {"128x256", 128, 256, 4, 1, 100, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
+    {"128x128", 128, 128, 6, 1, 85, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
+    {"64x256", 64, 256, 5, 1, 80, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
+    {"64x128", 64, 128, 4, 2, 75, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
+};
+static const int NT = 4;
+static const long MAX_SPLITS = 16, MIN_KBLOCKS_PER_SPLIT = 4;
+static const double KBLOCK_US_128X256 = 0.76, UNIT_US = 0.5, REDUCE_LAUNCH_US = 2.0,
+                    PARTIAL_BYTES_PER_US = 4.0e6;
+
+static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, long sms) {
+    long num_k = std::max(1L, (k + 63) / 64);
+    splits = std::max(1L, splits);
+    long kb_per = (num_k + splits - 1) / splits;
+    long units = t.tiles(m, n) * splits;
+    long slots = std::max(1L, sms) * t.ctas_per_sm;
+    double waves = (double)((units + slots - 1) / slots);
+    double area = (double)(t.bm * t.bn) / (128.0 * 256.0);
+    double kblock_us = KBLOCK_US_128X256 * area * t.ctas_per_sm * 100.0 / t.rate_pct;
+    double c = waves * (kb_per * kblock_us + UNIT_US);
+    if (splits > 1)
+        c += REDUCE_LAUNCH_US + (double)(2 * splits * m * n * 4 + m * n * 2) / PARTIAL_BYTES_PER_US;
+    return c;
+}
+
+static bool split_ok(long splits, long k) {
+    long num_k = std::max(1L, (k + 63) / 64);
+    long kb_per = (num_k + splits - 1) / splits;
+    return splits == 1 || (kb_per >= MIN_KBLOCKS_PER_SPLIT && (splits - 1) * kb_per < num_k);
+}
+
+static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits) {
+    double best = -1;
+    tile = 0;
+    splits = 1;
+    for (int t = 0; t < NT; ++t)
+        for (long s = 1; s <= MAX_SPLITS; ++s) {
+            if (!split_ok(s, k)) continue;
+            double c = plan_cost(TILES[t], s, m, n, k, sms);
+            if (best < 0 || c < 0.97 * best) {
+                best = c;
+                tile = t;
+                splits = s;
+            }
+        }
+}
+
+// ------------------------------------------------------------------------------------------
 static int g_num_sms = 0;
-static const unsigned SMEM = 197760;
+static int g_reps = 15;
+static int g_fail = 0;
+static void* g_flush = nullptr;
+static size_t g_flush_bytes = 0;
 
 template <typename T>
 struct KInfo;
 template <>
 struct KInfo<__nv_bfloat16> {
-    static const void* sym() { return (const void*)gemm_wgmma_bf16; }
+    static const void* sym(const TileCfg& t) { return t.bf16; }
+    static const void* reduce() { return (const void*)gemm_wgmma_reduce_bf16; }
     static constexpr CUtensorMapDataType tdt = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     static constexpr cudaDataType cdt = CUDA_R_16BF;
     static const char* name() { return "bf16"; }
 };
 template <>
 struct KInfo<__half> {
-    static const void* sym() { return (const void*)gemm_wgmma_f16; }
+    static const void* sym(const TileCfg& t) { return t.f16; }
+    static const void* reduce() { return (const void*)gemm_wgmma_reduce_f16; }
     static constexpr CUtensorMapDataType tdt = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     static constexpr cudaDataType cdt = CUDA_R_16F;
     static const char* name() { return "f16"; }
 };
 
+// One config x split, launched as the host recipe says.
 template <typename T>
-static void launch(CUfunction f, const CUtensorMap& ta, const CUtensorMap& tb, T* C, int M, int N,
-                   int K, int grid) {
-    CUtensorMap a = ta, b = tb;
-    void* params[] = {&a, &b, &C, &M, &N, &K};
-    CKD(cuLaunchKernel(f, grid, 1, 1, 384, 1, 1, SMEM, 0, params, nullptr));
-}
+struct Launch {
+    CUfunction f, fr;
+    CUtensorMap ta, tb;
+    T* C;
+    float* P;
+    int M, N, K, splits, grid, threads;
+    unsigned smem;
+    void operator()() {
+        CUtensorMap a = ta, b = tb;
+        void* params[] = {&a, &b, &C, &P, &M, &N, &K, &splits};
+        CKD(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, smem, 0, params, nullptr));
+        if (splits > 1) {
+            unsigned long long elems = (unsigned long long)M * N;
+            int rg = (int)std::min<unsigned long long>((elems + 1023) / 1024, 8ull * g_num_sms);
+            rg = std::max(rg, 1);
+            void* rp[] = {&P, &C, &elems, &splits};
+            CKD(cuLaunchKernel(fr, rg, 1, 1, 256, 1, 1, 0, 0, rp, nullptr));
+        }
+    }
+};
 
 static float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
 }
 
+// Median of g_reps launches of fn (µs), each after an L2 flush (memset of 2x the L2 size).
 template <typename F>
-static float time_it(F fn, int reps = 25) {
+static float time_us(F fn) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 5; ++i) fn();
+    for (int i = 0; i < 2; ++i) fn();
     CK(cudaDeviceSynchronize());
     std::vector<float> ts;
-    for (int i = 0; i < reps; ++i) {
+    for (int i = 0; i < g_reps; ++i) {
+        CK(cudaMemsetAsync(g_flush, i & 0xff, g_flush_bytes));
         CK(cudaEventRecord(e0));
         fn();
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         float ms;
         CK(cudaEventElapsedTime(&ms, e0, e1));
-        ts.push_back(ms);
+        ts.push_back(ms * 1000.f);
     }
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
     return median(ts);
 }
 
-static int g_fail = 0;
+struct Row {
+    std::string what;
+    float us;
+    bool pick;
+};
+
+struct Summary {
+    std::string dt;
+    int M, N, K;
+    bool suite;
+    float pick_us, best_us, cublas_us;
+    std::string pick, best;
+};
+static std::vector<Summary> g_sum;
+
+// The split counts timed for a tile: 1, the pick's, and 2..16 where each split keeps >= 2 K
+// blocks and the grid stays within 2 waves.
+static std::vector<long> splits_for(const TileCfg& t, long M, long N, long K, long pick_s, bool is_pick) {
+    std::vector<long> v = {1};
+    long num_k = (K + 63) / 64;
+    long slots = (long)g_num_sms * t.ctas_per_sm;
+    for (long s : {2L, 3L, 4L, 6L, 8L, 12L, 16L}) {
+        long kb_per = (num_k + s - 1) / s;
+        if (kb_per >= 2 && (s - 1) * kb_per < num_k && t.tiles(M, N) * s <= 2 * slots) v.push_back(s);
+    }
+    if (is_pick && std::find(v.begin(), v.end(), pick_s) == v.end()) v.push_back(pick_s);
+    std::sort(v.begin(), v.end());
+    return v;
+}
 
 template <typename T>
-static void run_case(cublasHandle_t h, int M, int N, int K, bool bench) {
-    CUfunction f;
-    CK(cudaGetFuncBySymbol((cudaFunction_t*)&f, KInfo<T>::sym()));
-    CKD(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM));
-    T *A, *B, *C, *Cb;
+static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool perf) {
+    T *A, *B, *C, *Cb, *C2;
     float* R;
     CK(cudaMalloc(&A, (size_t)M * K * sizeof(T)));
     CK(cudaMalloc(&B, (size_t)K * N * sizeof(T)));
     CK(cudaMalloc(&C, (size_t)M * N * sizeof(T)));
+    CK(cudaMalloc(&C2, (size_t)M * N * sizeof(T)));
     CK(cudaMalloc(&Cb, (size_t)M * N * sizeof(T)));
     CK(cudaMalloc(&R, (size_t)M * N * sizeof(float)));
     fill_kernel<T><<<2048, 256>>>(A, (size_t)M * K, 1234u + M);
     fill_kernel<T><<<2048, 256>>>(B, (size_t)K * N, 777u + N);
-    CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN pattern: catches unwritten outputs
     ref_kernel<T><<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16)>>>(A, B, R, M, N, K);
     CK(cudaGetLastError());
-
-    CUtensorMap ta = make_map(KInfo<T>::tdt, A, K, M, 64, 128);
-    CUtensorMap tb = make_map(KInfo<T>::tdt, B, N, K, 64, 64);
-    int tiles = ((M + 127) / 128) * ((N + 255) / 256);
-    int grid = std::min(tiles, g_num_sms);
-    launch<T>(f, ta, tb, C, M, N, K, grid);
-    CK(cudaDeviceSynchronize());
-    Err e = compare<T>(C, R, (size_t)M * N);
 
     float one = 1.f, zero = 0.f;
     auto cublas_call = [&]() {
@@ -257,63 +366,178 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool bench) {
     cublas_call();
     CK(cudaDeviceSynchronize());
     Err eb = compare<T>(Cb, R, (size_t)M * N);
-    bool ok = e.nonfinite == 0 && e.rel_l2 < 1e-2 && e.rel_l2 <= 3.0 * eb.rel_l2 + 1e-3;
-    if (!ok) g_fail++;
-    printf("%-4s M=%5d N=%5d K=%5d | mine: maxabs %.3e relL2 %.3e nonfinite %llu | cublas: maxabs %.3e "
-           "relL2 %.3e | %s\n",
-           KInfo<T>::name(), M, N, K, e.maxabs, e.rel_l2, e.nonfinite, eb.maxabs, eb.rel_l2,
-           ok ? "PASS" : "FAIL");
-    if (bench) {
-        double flop = 2.0 * M * N * (double)K;
-        float tm = time_it([&]() { launch<T>(f, ta, tb, C, M, N, K, grid); });
-        float tm2 = time_it([&]() { launch<T>(f, ta, tb, C, M, N, K, tiles); });
-        float tb_ = time_it(cublas_call);
-        printf("  BENCH %-4s %5dx%5dx%5d: mine %.3f ms %.1f TFLOP/s (grid=numTiles: %.1f) | cuBLAS %.3f "
-               "ms %.1f TFLOP/s | ratio %.3f\n",
-               KInfo<T>::name(), M, N, K, tm, flop / tm * 1e-9, flop / tm2 * 1e-9, tb_,
-               flop / tb_ * 1e-9, tb_ / tm);
-        // re-check output after the timing runs
-        Err e2 = compare<T>(C, R, (size_t)M * N);
-        if (e2.nonfinite || e2.rel_l2 >= 1e-2) {
-            printf("  FAIL after bench: relL2 %.3e\n", e2.rel_l2);
-            g_fail++;
+
+    int pt;
+    long ps;
+    pick_plan(M, N, K, g_num_sms, pt, ps);
+    // workspace for the largest split timed
+    long max_s = 1;
+    for (int t = 0; t < NT; ++t)
+        for (long s : splits_for(TILES[t], M, N, K, ps, t == pt)) max_s = std::max(max_s, s);
+    float* P = nullptr;
+    if (max_s > 1) CK(cudaMalloc(&P, (size_t)max_s * M * N * sizeof(float)));
+
+    CUfunction fr;
+    CK(cudaGetFuncBySymbol((cudaFunction_t*)&fr, KInfo<T>::reduce()));
+    const bool skinny = M <= 16 || N <= 16;
+    printf("\n== %s M=%d N=%d K=%d%s%s | pick %s split %ld | cuBLAS relL2 %.2e\n", KInfo<T>::name(), M,
+           N, K, suite ? " [suite]" : "", skinny ? " (harness uses the skinny kernels here)" : "",
+           TILES[pt].name, ps, eb.rel_l2);
+    std::vector<Row> rows;
+    int fails_here = 0;
+    for (int t = 0; t < NT; ++t) {
+        const TileCfg& cfg = TILES[t];
+        CUfunction f;
+        CK(cudaGetFuncBySymbol((cudaFunction_t*)&f, KInfo<T>::sym(cfg)));
+        CKD(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.smem()));
+        CUtensorMap ta = make_map(KInfo<T>::tdt, A, K, M, 64, cfg.bm);
+        CUtensorMap tb = make_map(KInfo<T>::tdt, B, N, K, 64, 64);
+        for (long s : splits_for(cfg, M, N, K, ps, t == pt)) {
+            long units = cfg.tiles(M, N) * s;
+            Launch<T> L{f, fr, ta, tb, C, s > 1 ? P : nullptr, M, N, K, (int)s,
+                        (int)std::min<long>(units, (long)g_num_sms * cfg.ctas_per_sm), cfg.threads(),
+                        cfg.smem()};
+            CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN: catches unwritten outputs
+            L();
+            CK(cudaDeviceSynchronize());
+            Err e = compare<T>(C, R, (size_t)M * N);
+            bool ok = e.nonfinite == 0 && e.rel_l2 < 1e-2 && e.rel_l2 <= 3.0 * eb.rel_l2 + 1e-3;
+            bool same = true;
+            if (s > 1) {  // run-to-run bitwise determinism
+                CK(cudaMemcpy(C2, C, (size_t)M * N * sizeof(T), cudaMemcpyDeviceToDevice));
+                CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));
+                CK(cudaMemset(P, 0x7F, (size_t)s * M * N * sizeof(float)));
+                L();
+                CK(cudaDeviceSynchronize());
+                std::vector<unsigned char> h1((size_t)M * N * sizeof(T)), h2(h1.size());
+                CK(cudaMemcpy(h1.data(), C, h1.size(), cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(h2.data(), C2, h2.size(), cudaMemcpyDeviceToHost));
+                same = memcmp(h1.data(), h2.data(), h1.size()) == 0;
+            }
+            if (!ok || !same) {
+                g_fail++;
+                fails_here++;
+                printf("  FAIL %s split %ld: maxabs %.3e relL2 %.3e nonfinite %llu%s\n", cfg.name, s,
+                       e.maxabs, e.rel_l2, e.nonfinite, same ? "" : " NOT DETERMINISTIC");
+            }
+            if (perf) {
+                char buf[64];
+                snprintf(buf, sizeof buf, "%s split %ld", cfg.name, s);
+                rows.push_back({buf, time_us(L), t == pt && s == ps});
+            }
         }
     }
+    if (!fails_here) printf("  checks: all configs x splits PASS\n");
+    if (perf) {
+        float tcb = time_us(cublas_call);
+        double flop = 2.0 * M * N * (double)K;
+        float best = 1e30f, pick_us = 0;
+        std::string best_name, pick_name;
+        for (auto& r : rows) {
+            if (r.us < best) { best = r.us; best_name = r.what; }
+            if (r.pick) { pick_us = r.us; pick_name = r.what; }
+        }
+        for (auto& r : rows)
+            printf("  %c %-18s %10.2f us %7.1f TFLOP/s  cuBLAS/this %.3f%s\n", r.pick ? '*' : ' ',
+                   r.what.c_str(), r.us, flop / r.us * 1e-6, tcb / r.us,
+                   r.what == best_name ? "  <- best" : "");
+        printf("    %-18s %10.2f us %7.1f TFLOP/s\n", "cuBLAS", tcb, flop / tcb * 1e-6);
+        g_sum.push_back({KInfo<T>::name(), M, N, K, suite, pick_us, best, tcb, pick_name, best_name});
+    }
+    fflush(stdout);
     CK(cudaFree(A));
     CK(cudaFree(B));
     CK(cudaFree(C));
+    CK(cudaFree(C2));
     CK(cudaFree(Cb));
     CK(cudaFree(R));
+    if (P) CK(cudaFree(P));
 }
 
-int main() {
+int main(int argc, char** argv) {
+    bool perf = true, quick = false, do_bf16 = true, do_f16 = true;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--no-perf")) perf = false;
+        else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--bf16")) do_f16 = false;
+        else if (!strcmp(argv[i], "--f16")) do_bf16 = false;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
+        else {
+            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--quick] [--bf16|--f16]\n", argv[0]);
+            return 2;
+        }
+    }
     CK(cudaSetDevice(0));
     CKD(cuInit(0));
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     g_num_sms = prop.multiProcessorCount;
-    printf("device: %s, %d SMs, cc %d.%d\n", prop.name, g_num_sms, prop.major, prop.minor);
+    printf("device: %s, %d SMs, cc %d.%d, L2 %d MB; %d timed launches per point (median), L2 flushed "
+           "before each\n",
+           prop.name, g_num_sms, prop.major, prop.minor, prop.l2CacheSize >> 20, g_reps);
+    g_flush_bytes = std::max<size_t>(2 * (size_t)prop.l2CacheSize, 64u << 20);
+    CK(cudaMalloc(&g_flush, g_flush_bytes));
     cublasHandle_t h;
     CKB(cublasCreate(&h));
 
     struct S {
         int M, N, K;
-        bool bench;
+        bool suite;
     };
+    // fixtures/gemm.json bf16/fp16 shapes with N % 8 == 0 and K % 8 == 0, then awkward ones.
     std::vector<S> shapes = {
-        {4096, 4096, 4096, true}, {8192, 8192, 8192, true}, {2048, 512, 4096, true},
-        {1, 4096, 4096, true},    {1000, 1000, 1000, true}, {1000, 1000, 8, false},
-        {1000, 4096, 4096, false}, {4096, 1000, 4096, false}, {1, 8, 8, false},
-        {130, 264, 72, false},    {777, 1000, 136, false},  {8192, 8192, 8, false},
-        {4096, 4096, 4104, false}, {6144, 6144, 6144, true},
+        {256, 256, 256, true},     {512, 512, 512, true},     {1024, 1024, 1024, true},
+        {2048, 2048, 2048, true},  {3072, 3072, 3072, true},  {4096, 4096, 4096, true},
+        {6144, 6144, 6144, true},  {8192, 8192, 8192, true},  {1, 4096, 4096, true},
+        {4096, 1000, 4096, true},  {777, 1000, 136, true},    {2048, 512, 4096, true},
+        {1000, 1000, 1000, true},  {8192, 8192, 8, true},     {16, 8192, 8192, true},
+        {8192, 1024, 8192, true},  {8192, 8, 8192, true},     {8192, 16, 4096, true},
+        {5, 3000, 1000, true},     {16, 16, 65536, true},
+        {130, 264, 72, false},     {1, 8, 8, false},          {1000, 1000, 8, false},
+        {4096, 4096, 4104, false}, {333, 136, 4104, false},   {129, 4104, 2056, false},
+        {200, 1000, 16384, false},
     };
-    for (auto& s : shapes) run_case<__nv_bfloat16>(h, s.M, s.N, s.K, s.bench);
-    std::vector<S> shapes16 = {
-        {4096, 4096, 4096, true}, {1000, 1000, 1000, false}, {1, 4096, 4096, false},
-        {777, 1000, 136, false},  {1000, 1000, 8, false},
-    };
-    for (auto& s : shapes16) run_case<__half>(h, s.M, s.N, s.K, s.bench);
+    for (auto& s : shapes) {
+        if (quick && (s.M > 4096 || s.N > 4096)) continue;
+        if (do_bf16) run_case<__nv_bfloat16>(h, s.M, s.N, s.K, s.suite, perf);
+        if (do_f16) run_case<__half>(h, s.M, s.N, s.K, s.suite, perf);
+    }
+    if (perf) {
+        printf("\n== summary (us; ratio = cuBLAS time / ours, >1 is faster than cuBLAS)\n");
+        printf("%-4s %-17s %-19s %9s %6s | %-19s %9s %6s | %9s\n", "dt", "shape", "pick", "us", "ratio",
+               "best", "us", "ratio", "cuBLAS");
+        double lg_pick = 0, lg_best = 0, lg_pick_ns = 0, lg_best_ns = 0;
+        int n = 0, n_ns = 0;
+        double worst = 1e9;
+        for (auto& s : g_sum) {
+            char shape[48];
+            snprintf(shape, sizeof shape, "%dx%dx%d", s.M, s.N, s.K);
+            double rp = s.cublas_us / s.pick_us, rb = s.cublas_us / s.best_us;
+            printf("%-4s %-17s %-19s %9.2f %6.3f | %-19s %9.2f %6.3f | %9.2f%s\n", s.dt.c_str(), shape,
+                   s.pick.c_str(), s.pick_us, rp, s.best.c_str(), s.best_us, rb, s.cublas_us,
+                   s.suite ? "" : "  (not suite)");
+            if (s.suite) {
+                lg_pick += log(rp);
+                lg_best += log(rb);
+                ++n;
+                if (s.M > 16 && s.N > 16) {
+                    lg_pick_ns += log(rp);
+                    lg_best_ns += log(rb);
+                    ++n_ns;
+                    worst = std::min(worst, rp);
+                }
+            }
+        }
+        if (n)
+            printf("geomean cuBLAS/ours over %d suite points: pick %.3f, best-of-all %.3f\n", n,
+                   exp(lg_pick / n), exp(lg_best / n));
+        if (n_ns)
+            printf("  without skinny shapes (M,N > 16: the wgmma path in the harness), %d points: pick "
+                   "%.3f, best-of-all %.3f, worst pick %.3f\n",
+                   n_ns, exp(lg_pick_ns / n_ns), exp(lg_best_ns / n_ns), worst);
+    }
     printf("%s (%d failures)\n", g_fail ? "SOME FAILED" : "ALL PASSED", g_fail);
     cublasDestroy(h);
+    cudaFree(g_flush);
     return g_fail ? 1 : 0;
 }

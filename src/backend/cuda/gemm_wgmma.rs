@@ -1,8 +1,10 @@
-//! Hopper fast path for bf16/fp16 GEMM: TMA + wgmma (`kernels/gemm_wgmma.cu`).
+//! Hopper fast path for bf16/fp16 GEMM: TMA + wgmma (`kernels/gemm_wgmma.cu`), with the CTA
+//! tile and the K split chosen by shape ([`pick`]).
 //!
 //! The launch follows the recipe at the head of the kernel file: two 2-D tensor maps with
-//! 128-byte swizzle (A boxes 64 K × 128 M, B boxes 64 N × 64 K), a persistent grid of
-//! min(tiles, SMs) blocks of 384 threads, 197 760 bytes of dynamic shared memory.
+//! 128-byte swizzle (A boxes 64 K × BM, B boxes 64 N × 64 K), a persistent grid of
+//! min(tiles × splits, SMs × CTAs per SM) blocks, the tile's dynamic shared memory, and with
+//! split-K a second kernel that adds the fp32 partial tiles in a fixed order.
 
 use super::tma::tensor_map_16bit;
 use crate::backend::Prepared;
@@ -10,12 +12,205 @@ use crate::case::{Case, Dtype};
 use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// Dynamic shared memory of the kernel (4 stages × 48 KiB + alignment slack + barriers).
-pub const SMEM_BYTES: u32 = 197_760;
-/// Output tile.
-pub const TILE_M: u64 = 128;
-/// Output tile.
-pub const TILE_N: u64 = 256;
+/// Environment variable that forces the CTA tile: `128x256`, `128x128`, `64x256` or `64x128`
+/// (unset or empty: chosen by shape).
+pub const TILE_ENV: &str = "KERNELGATE_GEMM_TILE";
+/// Environment variable that forces the number of K splits, `1` to `16` (unset or empty: chosen
+/// by shape; `1` turns split-K off).
+pub const SPLITK_ENV: &str = "KERNELGATE_GEMM_SPLITK";
+
+/// K step of every tile (one TMA stage holds BM × 64 of A and 64 × BN of B).
+pub const BK: u64 = 64;
+
+/// A CTA tile of the wgmma kernel (`gemm_wgmma_<dt>_<bm>x<bn>` in `kernels/gemm_wgmma.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WgTile {
+    /// Rows of C per CTA (64 per consumer warpgroup).
+    pub bm: u64,
+    /// Columns of C per CTA.
+    pub bn: u64,
+    /// Depth of the shared-memory ring.
+    pub stages: u32,
+    /// CTAs that fit on one SM (shared memory and launch bounds).
+    pub ctas_per_sm: u64,
+    /// Assumed throughput of a full SM running this tile, in percent of 128x256's (the cost
+    /// model of [`plan_cost`]; tune from `kernels/dev/run_gemm_wgmma_bench.sh`).
+    pub rate_pct: u64,
+}
+
+impl WgTile {
+    /// Threads per CTA: a producer warpgroup and one consumer warpgroup per 64 rows.
+    pub fn threads(self) -> u32 {
+        (self.bm / 64 + 1) as u32 * 128
+    }
+    /// Dynamic shared memory: the stage ring, 1024 bytes of alignment slack, 128 of mbarriers.
+    pub fn smem(self) -> u32 {
+        self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 1024 + 128
+    }
+    /// Output tiles of an `m × n` product.
+    pub fn tiles(self, m: u64, n: u64) -> u64 {
+        m.div_ceil(self.bm) * n.div_ceil(self.bn)
+    }
+    /// `BMxBN`, the suffix of the kernel's entry point and the value of [`TILE_ENV`].
+    pub fn name(self) -> String {
+        format!("{}x{}", self.bm, self.bn)
+    }
+}
+
+/// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties).
+pub const TILES: [WgTile; 4] = [
+    WgTile {
+        bm: 128,
+        bn: 256,
+        stages: 4,
+        ctas_per_sm: 1,
+        rate_pct: 100,
+    },
+    WgTile {
+        bm: 128,
+        bn: 128,
+        stages: 6,
+        ctas_per_sm: 1,
+        rate_pct: 85,
+    },
+    WgTile {
+        bm: 64,
+        bn: 256,
+        stages: 5,
+        ctas_per_sm: 1,
+        rate_pct: 80,
+    },
+    WgTile {
+        bm: 64,
+        bn: 128,
+        stages: 4,
+        ctas_per_sm: 2,
+        rate_pct: 75,
+    },
+];
+
+/// Most K splits.
+pub const MAX_SPLITS: u64 = 16;
+/// Fewest 64-wide K blocks per split when [`pick`] splits K (a split's pipeline fill and its
+/// fp32 partial tile must be paid for by enough MMAs).
+pub const MIN_KBLOCKS_PER_SPLIT: u64 = 4;
+
+/// Cost model: microseconds for one SM to run one 128x256x64 K block at full rate
+/// (2·128·256·64 FLOP at about 5.5 TFLOP/s per SM, ~730 TFLOP/s over 132 SMs).
+const KBLOCK_US_128X256: f64 = 0.76;
+/// Cost model: fixed microseconds per work unit (pipeline fill, epilogue).
+const UNIT_US: f64 = 0.5;
+/// Cost model: microseconds of the second (reduction) launch.
+const REDUCE_LAUNCH_US: f64 = 2.0;
+/// Cost model: bytes per microsecond of the split-K partial traffic (mostly L2-resident).
+const PARTIAL_BYTES_PER_US: f64 = 4.0e6;
+
+/// A launch plan: the tile and the number of K splits (1 = no split-K).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// CTA tile.
+    pub tile: WgTile,
+    /// K splits; above 1 each split writes fp32 partials that a second kernel adds in order.
+    pub splits: u64,
+}
+
+/// Modelled time (µs) of `tile` with `splits` K splits for `m × n × k` on `sms` SMs:
+/// waves × (K blocks per split × time of one K block for one CTA + [`UNIT_US`]), where
+/// waves = ⌈tiles·splits / (sms·CTAs per SM)⌉ and a CTA's K block takes
+/// [`KBLOCK_US_128X256`] × (tile area / 128·256) × CTAs per SM / rate; split-K adds the
+/// reduction launch and the fp32 partials written and read back (2·splits·m·n·4 bytes) plus
+/// C (m·n·2 bytes) at [`PARTIAL_BYTES_PER_US`].
+pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) -> f64 {
+    let num_k = k.div_ceil(BK).max(1);
+    let splits = splits.max(1);
+    let kb_per = num_k.div_ceil(splits);
+    let units = tile.tiles(m, n) * splits;
+    let slots = sms.max(1) * tile.ctas_per_sm;
+    let waves = units.div_ceil(slots) as f64;
+    let area = (tile.bm * tile.bn) as f64 / (128.0 * 256.0);
+    let kblock_us =
+        KBLOCK_US_128X256 * area * tile.ctas_per_sm as f64 * 100.0 / tile.rate_pct as f64;
+    let mut t = waves * (kb_per as f64 * kblock_us + UNIT_US);
+    if splits > 1 {
+        let bytes = (2 * splits * m * n * 4 + m * n * 2) as f64;
+        t += REDUCE_LAUNCH_US + bytes / PARTIAL_BYTES_PER_US;
+    }
+    t
+}
+
+/// The launch plan for `m × n × k` on `sms` SMs: among the tiles of [`TILES`] (or the forced
+/// `tile`) and split counts 1..=[`MAX_SPLITS`] (or the forced `splits`), the one of least
+/// [`plan_cost`]. Automatic split counts keep at least [`MIN_KBLOCKS_PER_SPLIT`] K blocks per
+/// split and never leave a split empty. A candidate must beat the best so far by 3% to replace
+/// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
+/// launch). In effect: the largest tile whose grid fills the SMs; a smaller tile where that
+/// leaves SMs idle or wastes most of a last wave; split-K where even the smallest tiles leave
+/// the machine mostly idle and K is long. Mirrored by `pick_plan` in
+/// `kernels/dev/gemm_wgmma_bench.cu`.
+pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
+    let num_k = k.div_ceil(BK).max(1);
+    let tiles: Vec<WgTile> = tile.map_or_else(|| TILES.to_vec(), |t| vec![t]);
+    let split_counts: Vec<u64> = match splits {
+        Some(s) => vec![s.max(1)],
+        None => (1..=MAX_SPLITS)
+            .filter(|&s| {
+                let kb_per = num_k.div_ceil(s);
+                s == 1 || (kb_per >= MIN_KBLOCKS_PER_SPLIT && (s - 1) * kb_per < num_k)
+            })
+            .collect(),
+    };
+    let mut best: Option<(f64, Plan)> = None;
+    for &t in &tiles {
+        for &s in &split_counts {
+            let c = plan_cost(t, s, m, n, k, sms);
+            if best.is_none_or(|(b, _)| c < 0.97 * b) {
+                best = Some((c, Plan { tile: t, splits: s }));
+            }
+        }
+    }
+    best.map(|(_, p)| p).unwrap_or(Plan {
+        tile: TILES[0],
+        splits: 1,
+    })
+}
+
+/// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
+const TILE_CHOICES: [(&str, WgTile); 4] = [
+    ("128x256", TILES[0]),
+    ("128x128", TILES[1]),
+    ("64x256", TILES[2]),
+    ("64x128", TILES[3]),
+];
+
+/// The values of [`SPLITK_ENV`].
+const SPLIT_CHOICES: [(&str, u64); 16] = [
+    ("1", 1),
+    ("2", 2),
+    ("3", 3),
+    ("4", 4),
+    ("5", 5),
+    ("6", 6),
+    ("7", 7),
+    ("8", 8),
+    ("9", 9),
+    ("10", 10),
+    ("11", 11),
+    ("12", 12),
+    ("13", 13),
+    ("14", 14),
+    ("15", 15),
+    ("16", 16),
+];
+
+/// Parses a [`TILE_ENV`] value (unset or empty: `None`, chosen by shape).
+pub fn parse_tile(value: Option<&str>) -> std::result::Result<Option<WgTile>, String> {
+    super::parse_choice(TILE_ENV, value, &TILE_CHOICES)
+}
+
+/// Parses a [`SPLITK_ENV`] value (unset or empty: `None`, chosen by shape).
+pub fn parse_splits(value: Option<&str>) -> std::result::Result<Option<u64>, String> {
+    super::parse_choice(SPLITK_ENV, value, &SPLIT_CHOICES)
+}
 
 /// Whether the wgmma kernel handles this case on this device: compute capability 9.0,
 /// 16-bit dtype, N and K multiples of 8 and at least 8 (TMA needs 16-byte row strides).
@@ -33,40 +228,215 @@ pub fn applies(gpu: &Gpu, case: &Case) -> bool {
             .unwrap_or(true)
 }
 
-/// Prepares the wgmma kernel for C = A·B.
+/// Prepares the wgmma kernel for C = A·B with the plan [`pick`] chooses (or the one forced by
+/// [`TILE_ENV`] / [`SPLITK_ENV`]); split-K's fp32 workspace is allocated here, once.
 pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
-    let tm_a = tensor_map_16bit(case, a, &[k, m], &[64, 128])?;
-    let tm_b = tensor_map_16bit(case, b, &[n, k], &[64, 64])?;
+    let forced_tile = super::from_env(case, TILE_ENV, parse_tile)?;
+    let forced_splits = super::from_env(case, SPLITK_ENV, parse_splits)?;
     let sms = gpu.info.sm_count as u64;
-    let module = gpu.module("gemm_wgmma.cu")?;
-    let name = if case.dtype == Dtype::Bf16 {
-        "gemm_wgmma_bf16"
+    let plan = pick(m, n, k, sms, forced_tile, forced_splits);
+    let tile = plan.tile;
+    let tm_a = tensor_map_16bit(case, a, &[k, m], &[64, tile.bm as u32])?;
+    let tm_b = tensor_map_16bit(case, b, &[n, k], &[64, 64])?;
+    let dt = if case.dtype == Dtype::Bf16 {
+        "bf16"
     } else {
-        "gemm_wgmma_f16"
+        "f16"
     };
-    let f = module.function(name)?;
-    let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
-    gpu.set_max_dynamic_smem(f, SMEM_BYTES)?;
-    let tiles = m.div_ceil(TILE_M) * n.div_ceil(TILE_N);
-    let dims = Dims {
-        grid: (tiles.min(sms) as u32, 1, 1),
-        block: (384, 1, 1),
-        smem: SMEM_BYTES,
+    let name = format!("gemm_wgmma_{dt}_{}", tile.name());
+    let module = gpu.module("gemm_wgmma.cu")?;
+    let f = module.function(&name)?;
+    gpu.set_max_dynamic_smem(f, tile.smem())?;
+    let units = tile.tiles(m, n) * plan.splits;
+    let grid = units.min(sms * tile.ctas_per_sm);
+    let workspace = if plan.splits > 1 {
+        Some(gpu.alloc(
+            (plan.splits * m * n * 4) as usize,
+            &format!("{} split-K partial tiles", case.name()),
+        )?)
+    } else {
+        None
     };
-    let args = [
-        KernelArg::TensorMap(tm_a),
-        KernelArg::TensorMap(tm_b),
-        KernelArg::Ptr(c),
-        KernelArg::I32(m as i32),
-        KernelArg::I32(n as i32),
-        KernelArg::I32(k as i32),
-    ];
-    Ok(Prepared {
-        launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
-        compile_s,
-        source_hash: hash,
-        variant: format!("{name} (tma+wgmma 128x256x64, 4 stages)"),
-    })
+    let part = workspace.as_ref().map_or(0, |w| w.ptr());
+    let mut steps = vec![(
+        name.clone(),
+        Dims {
+            grid: (grid as u32, 1, 1),
+            block: (tile.threads(), 1, 1),
+            smem: tile.smem(),
+        },
+        vec![
+            KernelArg::TensorMap(tm_a),
+            KernelArg::TensorMap(tm_b),
+            KernelArg::Ptr(c),
+            KernelArg::Ptr(part),
+            KernelArg::I32(m as i32),
+            KernelArg::I32(n as i32),
+            KernelArg::I32(k as i32),
+            KernelArg::I32(plan.splits as i32),
+        ],
+    )];
+    if plan.splits > 1 {
+        let elems = m * n;
+        steps.push((
+            format!("gemm_wgmma_reduce_{dt}"),
+            Dims {
+                grid: (elems.div_ceil(1024).clamp(1, sms * 8) as u32, 1, 1),
+                block: (256, 1, 1),
+                smem: 0,
+            },
+            vec![
+                KernelArg::Ptr(part),
+                KernelArg::Ptr(c),
+                KernelArg::U64(elems),
+                KernelArg::I32(plan.splits as i32),
+            ],
+        ));
+    }
+    let how = match (forced_tile.is_some(), forced_splits.is_some()) {
+        (false, false) => "by shape",
+        (true, false) => "tile forced",
+        (false, true) => "split forced",
+        (true, true) => "forced",
+    };
+    let variant = format!(
+        "{name} (tma+wgmma {}x{}x64, {} stages, split-K {}; {grid} CTAs; {how})",
+        tile.bm, tile.bn, tile.stages, plan.splits
+    );
+    super::launch_sequence(gpu, "gemm_wgmma.cu", steps, workspace, variant)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_match_the_kernel_table() {
+        // The dynamic smem sizes the kernel file static_asserts, and its thread counts.
+        let smem: Vec<u32> = TILES.iter().map(|t| t.smem()).collect();
+        assert_eq!(smem, [197_760, 197_760, 205_952, 99_456]);
+        let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
+        assert_eq!(threads, [384, 384, 256, 256]);
+        for t in TILES {
+            assert!(t.smem() <= 232_448, "{}", t.name());
+            // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
+            assert!(t.ctas_per_sm * (t.smem() as u64 + 1024) <= 228 * 1024);
+        }
+        assert_eq!(TILES[0].tiles(2048, 512), 32);
+        assert_eq!(TILES[3].tiles(1, 8), 1);
+    }
+
+    #[test]
+    fn env_values() {
+        assert_eq!(parse_tile(None), Ok(None));
+        assert_eq!(parse_tile(Some("")), Ok(None));
+        for t in TILES {
+            assert_eq!(parse_tile(Some(&t.name())), Ok(Some(t)));
+        }
+        let err = parse_tile(Some("256x128")).unwrap_err();
+        assert!(err.contains(TILE_ENV) && err.contains("64x128"), "{err}");
+        assert_eq!(parse_splits(None), Ok(None));
+        assert_eq!(parse_splits(Some(" 4 ")), Ok(Some(4)));
+        for s in 1..=MAX_SPLITS {
+            assert_eq!(parse_splits(Some(&s.to_string())), Ok(Some(s)));
+        }
+        assert!(parse_splits(Some("0")).is_err());
+        assert!(parse_splits(Some("17")).is_err());
+    }
+
+    fn p(m: u64, n: u64, k: u64) -> (String, u64) {
+        let p = pick(m, n, k, 132, None, None);
+        (p.tile.name(), p.splits)
+    }
+
+    #[test]
+    fn big_problems_take_the_big_tile_unsplit() {
+        for s in [2048, 4096, 6144, 8192] {
+            assert_eq!(p(s, s, s), ("128x256".into(), 1), "{s}");
+        }
+        assert_eq!(p(8192, 1024, 8192), ("128x256".into(), 1));
+        assert_eq!(p(4096, 1000, 4096).1, 1);
+    }
+
+    #[test]
+    fn few_tiles_take_smaller_tiles_or_split_k() {
+        // 32 tiles of 128x256 on 132 SMs with K = 4096: K is split or the tile shrinks until
+        // the SMs are about filled.
+        let plan = pick(2048, 512, 4096, 132, None, None);
+        let units = plan.tile.tiles(2048, 512) * plan.splits;
+        assert!(units >= 100, "{plan:?}");
+        assert!(plan.splits > 1, "{plan:?}");
+        // Tiny squares: a smaller tile, no split (K too short to split).
+        assert_eq!(p(256, 256, 256).1, 1);
+        assert_ne!(p(256, 256, 256).0, "128x256");
+        assert_ne!(p(1024, 1024, 1024).0, "128x256");
+        // K = 8: never split.
+        assert_eq!(p(8192, 8192, 8).1, 1);
+    }
+
+    #[test]
+    fn automatic_splits_keep_enough_k_per_split() {
+        for &(m, n, k) in &[
+            (2048u64, 512u64, 4096u64),
+            (256, 256, 256),
+            (777, 1000, 136),
+            (128, 128, 65536),
+            (512, 512, 512),
+            (1000, 1000, 1000),
+            (17, 8192, 8192),
+        ] {
+            let plan = pick(m, n, k, 132, None, None);
+            let num_k = k.div_ceil(BK);
+            let kb_per = num_k.div_ceil(plan.splits);
+            assert!(plan.splits >= 1 && plan.splits <= MAX_SPLITS);
+            if plan.splits > 1 {
+                assert!(kb_per >= MIN_KBLOCKS_PER_SPLIT, "{m} {n} {k} {plan:?}");
+                assert!((plan.splits - 1) * kb_per < num_k, "empty split: {plan:?}");
+            }
+        }
+        // A long K over one tile splits widely.
+        assert!(pick(128, 128, 65536, 132, None, None).splits >= 8);
+    }
+
+    #[test]
+    fn forced_choices_are_kept() {
+        let t = TILES[3];
+        let plan = pick(8192, 8192, 8192, 132, Some(t), None);
+        assert_eq!(plan.tile, t);
+        let plan = pick(8192, 8192, 8192, 132, None, Some(3));
+        assert_eq!(plan.splits, 3);
+        let plan = pick(256, 256, 256, 132, Some(TILES[0]), Some(16));
+        assert_eq!((plan.tile, plan.splits), (TILES[0], 16));
+    }
+
+    #[test]
+    fn print_suite_picks() {
+        // Not an assertion: `cargo test -- --nocapture print_suite_picks` shows the plans.
+        for &(m, n, k) in &[
+            (256u64, 256u64, 256u64),
+            (512, 512, 512),
+            (1024, 1024, 1024),
+            (2048, 2048, 2048),
+            (3072, 3072, 3072),
+            (4096, 4096, 4096),
+            (6144, 6144, 6144),
+            (8192, 8192, 8192),
+            (4096, 1000, 4096),
+            (777, 1000, 136),
+            (2048, 512, 4096),
+            (1000, 1000, 1000),
+            (8192, 8192, 8),
+            (8192, 1024, 8192),
+        ] {
+            let plan = pick(m, n, k, 132, None, None);
+            println!(
+                "{m}x{n}x{k}: {} split {} ({:.1} us modelled)",
+                plan.tile.name(),
+                plan.splits,
+                plan_cost(plan.tile, plan.splits, m, n, k, 132)
+            );
+        }
+    }
 }
