@@ -26,7 +26,10 @@
 // (src/family/norms.rs bytes()); "frac" = (bytes / median) / copy bandwidth, where copy
 // bandwidth is the better of cudaMemcpyDeviceToDevice (1 GiB, what the harness measures) and a
 // vectorised copy kernel, measured in this run. Each speed case's outputs are also checked
-// against the CPU reference on three rows.
+// against the CPU reference on three rows. cross_entropy's _r column is its _p kernel with L2
+// evict-first loads; under each cross_entropy shape, the read-only ceiling of its logits (rb_read,
+// same timing and flush, plain and evict-first loads) shows what a read-only kernel can reach
+// there (the flush's dirty L2 lines are written back during a read-only launch).
 //
 // Exit status 1 if any check failed.
 #include <cuda_runtime.h>
@@ -75,6 +78,24 @@ __global__ void rb_fill(T* p, long long count, unsigned long long seed, unsigned
         p[i] = kg_from_f<T>(kg_input_value(seed, tensor, (unsigned long long)i, lo, hi));
 }
 
+// Read-only reference (cross_entropy's ceiling): reads nv 16-byte vectors, 8 loads in flight per
+// thread, plain streaming loads (ef = 0, as kg_cross_entropy_*_p) or L2 evict-first ones (ef = 1,
+// as kg_cross_entropy_*_r); writes one word per block (never, in practice: keeps the loads live).
+__global__ void rb_read(const uint4* __restrict__ a, unsigned* __restrict__ out, long long nv, int ef) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    unsigned acc = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nv; i += 8 * stride) {
+        uint4 q[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            if (i + u * stride < nv) q[u] = ef ? kg_ld_stream_ef(a + i + u * stride) : kg_ld_stream(a + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            if (i + u * stride < nv) acc ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
+    }
+    if (acc == 0x9e3779b9u) out[blockIdx.x] = acc;
+}
+
 __global__ void rb_copy(const uint4* __restrict__ a, uint4* __restrict__ b, long long nv) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -116,6 +137,7 @@ static std::map<std::string, const void*> g_k;
     REG(kg_cross_entropy_##TN##_v);                                                                    \
     REG(kg_cross_entropy_##TN##_s);                                                                    \
     REG(kg_cross_entropy_##TN##_p);                                                                    \
+    REG(kg_cross_entropy_##TN##_r);                                                                    \
     REG(kg_cross_entropy_bwd_##TN##_v);                                                                \
     REG(kg_cross_entropy_bwd_##TN##_s);                                                                \
     REG(kg_cross_entropy_bwd_##TN##_p);                                                                \
@@ -162,7 +184,13 @@ static bool is_norm(Fam f) { return f == RMS || f == RMS_BWD || f == FADD || f =
 // Families with a pipelined kernel (the others run the same kernel as "old" and "new").
 static bool has_new(Fam f) { return f != RMS && f != FADD; }
 // Families with a register-resident (_r) kernel.
-static bool has_r(Fam f) { return f == SM || f == CE_BWD || f == LN; }
+static bool has_r(Fam f) { return f == SM || f == CE_BWD || f == LN || f == CE; }
+// Whether the _r kernel of family f serves rows of n elements of es bytes (cross_entropy: the
+// evict-first streamed kernel, any vectorised row; the others: r_layout).
+static bool r_applies(Fam f, long long n, int es) {
+    RowLayout rl;
+    return has_r(f) && (f == CE ? row_layout(n, es).vec > 1 : r_layout(n, es, &rl));
+}
 // Whether variant var (RV_OLD, RV_P, RV_R) is a distinct kernel of family f.
 static bool has_var(Fam f, int var) { return var == RV_OLD || (var == RV_P && has_new(f)) || (var == RV_R && has_r(f)); }
 static const char* VNAME[] = {"old", "_p", "_r"};
@@ -242,8 +270,7 @@ static std::string fmt(const char* f, ...) {
 // kernels where they apply, else old: KERNELGATE_ROWS_KERNEL=reg).
 static Plan make_plan(const Case& c, int var, const Tensors& t) {
     const bool nw = var == RV_P;
-    RowLayout rl;
-    const bool reg = var == RV_R && has_r(c.f) && r_layout(c.n, dsize(c.dt), &rl);
+    const bool reg = var == RV_R && r_applies(c.f, c.n, dsize(c.dt));
     Plan p;
     const int es = dsize(c.dt);
     const std::string tn = dname(c.dt), wn = dname(wdt(c));
@@ -321,8 +348,8 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         break;
     }
     case CE: {
-        const bool pk = nw && lay.vec > 1;
-        name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : suf);
+        const bool pk = nw && lay.vec > 1;  // _p and _r (reg): the same launch, loads differ
+        name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
         s.arg(t.in[0]), s.arg((void*)t.tgt), s.arg(t.out[0]), s.arg(t.out[1]), s.arg(mi), s.arg(ni);
         break;
@@ -903,7 +930,8 @@ static void speed(const std::vector<int>& fams) {
     printf("\n== speed (bf16, w32; median of %d samples, %s)\n", g_samples,
            g_do_flush ? "memset flush of 2 x L2 + 20 us hold before each sample, as the harness" : "NO flush");
     printf("copy bandwidth: cudaMemcpy D2D %.0f GB/s, copy kernel %.0f GB/s -> reference %.0f GB/s\n", mc, kc, copy);
-    printf("columns: us and fraction of copy bandwidth (GB/s in the launch column) of old (_v/_s), _p, _r;\n"
+    printf("columns: us and fraction of copy bandwidth (GB/s in the launch column) of old (_v/_s), _p, _r\n"
+           "(cross_entropy's _r: the _p kernel with L2 evict-first loads);\n"
            "auto = what KERNELGATE_ROWS_KERNEL=auto runs (rows_variant), best = the fastest measured,\n"
            "vs old = old us / auto us (>= 1: auto no slower than old). '-' = no such kernel for the shape.\n");
     g_flush = nullptr;
@@ -936,7 +964,7 @@ static void speed(const std::vector<int>& fams) {
             // A variant that does not apply to the shape runs the old kernel: time it only once.
             RowLayout tmp;
             const bool applies[3] = {true, has_new(f) && (f == CE ? row_layout(n, 2).vec > 1 : p_layout(n, 2, &tmp)),
-                                     has_r(f) && r_layout(n, 2, &tmp)};
+                                     r_applies(f, n, 2)};
             for (int nw = RV_OLD; nw <= RV_R; ++nw) {
                 if (!applies[nw]) {
                     us[nw] = -1;
@@ -959,7 +987,27 @@ static void speed(const std::vector<int>& fams) {
                 batch = std::max(batch, bt);
                 free_plan(p);
             }
-            const int av = rows_variant(RC_AUTO, FAM[f], n, 2);
+            // cross_entropy: the read-only ceiling of its bytes (rb_read, same timing), plain and
+            // evict-first loads.
+            double rd_us[2] = {0, 0};
+            if (f == CE) {
+                unsigned* dummy;
+                CK(cudaMalloc(&dummy, (size_t)g_sms * 8 * 4));
+                for (int ef = 0; ef < 2; ++ef) {
+                    Plan rp;
+                    Step st{};
+                    st.f = (const void*)rb_read;
+                    st.grid = dim3(g_sms * 8, 1, 1);
+                    st.block = dim3(256, 1, 1);
+                    st.smem = 0;
+                    st.arg((const void*)t.in[0]), st.arg((void*)dummy), st.arg((long long)(m * n * 2 / 16)), st.arg(ef);
+                    rp.steps.push_back(st);
+                    int bt = 1;
+                    rd_us[ef] = time_plan(rp, &bt);
+                }
+                CK(cudaFree(dummy));
+            }
+            const int av = rows_variant(RC_AUTO, FAM[f], m, n, 2);
             int best = RV_OLD;
             for (int v = RV_P; v <= RV_R; ++v)
                 if (us[v] > 0 && us[v] < us[best]) best = v;
@@ -983,6 +1031,12 @@ static void speed(const std::vector<int>& fams) {
                    us[RV_OLD] / us[av], suite ? "suite" : fr[av] >= bar ? "ok" : "MISS", desc[av].c_str(),
                    b / (us[av] * 1e-6) / 1e9, batch > 1 ? fmt(" [batch %d]", batch).c_str() : "",
                    ok ? "" : " [CHECK FAILED]");
+            if (f == CE) {
+                const double rb = (double)m * n * 2;
+                printf("%-18s %6s %6s   read-only ceiling of the logits (rb_read): plain %.1f us %.3f, evict-first %.1f us %.3f\n",
+                       "", "", "", rd_us[0], rb / (rd_us[0] * 1e-6) / 1e9 / copy, rd_us[1],
+                       rb / (rd_us[1] * 1e-6) / 1e9 / copy);
+            }
             fflush(stdout);
             free_tensors(t);
         }
@@ -1029,7 +1083,8 @@ int main(int argc, char** argv) {
                           "kg_cross_entropy_bwd_bf16_p", "kg_layernorm_bf16_wfp32_p", "kg_rmsnorm_bwd_bf16_wfp32_p",
                           "kg_softmax_bf16_v", "kg_layernorm_bf16_wfp32_v", "kg_rmsnorm_bwd_bf16_wfp32_v",
                           "kg_rmsnorm_bf16_wfp32_v", "kg_cross_entropy_bf16_v", "kg_cross_entropy_bwd_bf16_v",
-                          "kg_softmax_bf16_r", "kg_cross_entropy_bwd_bf16_r", "kg_layernorm_bf16_wfp32_r"}) {
+                          "kg_softmax_bf16_r", "kg_cross_entropy_bwd_bf16_r", "kg_layernorm_bf16_wfp32_r",
+                          "kg_cross_entropy_bf16_r"}) {
         cudaFuncAttributes at;
         CK(cudaFuncGetAttributes(&at, kfn(k)));
         const bool p = std::string(k).back() == 'p';  // _r and _v: no dynamic shared memory

@@ -26,15 +26,14 @@
 //  * r_layout(n, elem) (the register-resident kernels, suffix _r: softmax, cross_entropy_bwd,
 //    layernorm): the same rows as p_layout (KG_R_CACHE = KG_P_CACHE = 4 vectors per thread); the
 //    launch is the old kernels' (block (tpr, rpb), grid ceil(m / rpb), no dynamic smem).
-//  * rows_variant(choice, family, n, elem): which generation runs (norms.rs rows_variant):
+//  * cross_entropy's _r kernel (L2::evict_first loads) has the _p kernel's launch, on any
+//    vectorised row.
+//  * rows_variant(choice, family, m, n, elem): which generation runs (norms.rs rows_variant):
 //    old -> old; all -> _p where it applies; reg -> _r where it applies, else old; auto (the
-//    default) -> _r for softmax, cross_entropy_bwd and layernorm where r_layout applies,
-//    _p for cross_entropy on vectorised rows, else old.
+//    default): the per-shape rule at rows_variant below.
 //  * The Rust side also falls back to the old kernels when the kernel set has no rows_p.cu
-//    (a KERNELGATE_BASE revision from before it) or KERNELGATE_ROWS_KERNEL=old. By default
-//    (unset/auto) it runs the _p kernels of cross_entropy and cross_entropy_bwd only (the
-//    others measured slower on some shapes); the bench's "new" column is what
-//    KERNELGATE_ROWS_KERNEL=all runs.
+//    (a KERNELGATE_BASE revision from before it) or KERNELGATE_ROWS_KERNEL=old; the bench's
+//    _p column is what KERNELGATE_ROWS_KERNEL=all runs, its _r column KERNELGATE_ROWS_KERNEL=reg.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -89,24 +88,38 @@ static inline bool r_layout(long long n, int elem, RowLayout* out) { return p_la
 enum RowsVariant { RV_OLD = 0, RV_P = 1, RV_R = 2 };
 enum RowsChoice { RC_OLD, RC_AUTO, RC_ALL, RC_REG };
 
-// norms.rs rows_variant: which kernels family `fam` runs on rows of n elements of elem bytes.
-static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long long n, int elem) {
+// norms.rs rows_variant: which kernels family `fam` runs on an m x n case of elem-byte elements.
+// auto, from the H100 run of 2025 (kernels/dev/rows_bench.cu; each pick within ~2% of the fastest):
+//  * softmax: _r (r_layout);  layernorm, rmsnorm, fused_add_rmsnorm: old;
+//  * cross_entropy_bwd: _p when n is a power of two, else _r (where r_layout applies);
+//  * softmax_bwd: _p on short grids (m <= 8192) of rows of >= 4096 elements, else old;
+//  * rmsnorm_bwd: _p on long grids (m >= 16384) when the old kernel's block has < 224 threads
+//    (row_layout tpr * rpb: 2 such blocks per SM leave it < 14 warps), else old;
+//  * cross_entropy (vectorised rows): old when m * n >= 2^28, else _r (the _p launch with
+//    L2::evict_first loads).
+static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long long m, long long n, int elem) {
     const std::string f = fam;
     RowLayout l;
-    const bool vec = row_layout(n, elem).vec > 1;
+    const RowLayout rl = row_layout(n, elem);
+    const bool vec = rl.vec > 1;
     bool p_applies = false;
     if (f == "softmax" || f == "softmax_bwd" || f == "cross_entropy_bwd" || f == "layernorm" || f == "rmsnorm_bwd")
         p_applies = p_layout(n, elem, &l);
     else if (f == "cross_entropy")
         p_applies = vec;
-    const bool r_applies = (f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm") && r_layout(n, elem, &l);
+    const bool r_applies = ((f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm") && r_layout(n, elem, &l)) ||
+                           (f == "cross_entropy" && vec);
+    const bool pow2 = n > 0 && (n & (n - 1)) == 0;
     switch (choice) {
     case RC_OLD: return RV_OLD;
     case RC_ALL: return p_applies ? RV_P : RV_OLD;
     case RC_REG: return r_applies ? RV_R : RV_OLD;
     case RC_AUTO:
-        if (r_applies) return RV_R;
-        if (p_applies && f == "cross_entropy") return RV_P;
+        if (f == "softmax") return r_applies ? RV_R : RV_OLD;
+        if (f == "cross_entropy_bwd") return r_applies ? (pow2 ? RV_P : RV_R) : RV_OLD;
+        if (f == "softmax_bwd") return p_applies && m <= 8192 && n >= 4096 ? RV_P : RV_OLD;
+        if (f == "rmsnorm_bwd") return p_applies && m >= 16384 && rl.tpr * rl.rpb < 224 ? RV_P : RV_OLD;
+        if (f == "cross_entropy") return r_applies && m * n < (1ll << 28) ? RV_R : RV_OLD;
         return RV_OLD;
     }
     return RV_OLD;

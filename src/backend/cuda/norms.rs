@@ -6,13 +6,16 @@
 //! threads per row for short rows (sub-warp shuffles) or a multiple of 32 up to 512, and about
 //! 256 threads per block ([`row_layout`]).
 //!
-//! Register-resident kernels (`kernels/rows_p.cu`, suffix `_r`; by default wherever they apply,
-//! see [`rows_variant`]): `softmax`, `cross_entropy_bwd` and `layernorm` with the old kernels'
+//! Register-resident kernels (`kernels/rows_p.cu`, suffix `_r`; by default per the shape rule
+//! of [`rows_variant`]): `softmax`, `cross_entropy_bwd` and `layernorm` with the old kernels'
 //! layout and grid (a block per row group, the row's 16-byte loads all issued first, held in
 //! registers) but one barrier per reduction and less arithmetic: max and sum reductions without
 //! exponentials, one EX2 per element; LayerNorm's statistics in one reduction of shifted sums.
 //!
-//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default only `cross_entropy`,
+//! `cross_entropy`'s `_r` kernel is its streamed `_p` kernel with `L2::evict_first` loads (the
+//! logits are read once; their lines replace each other instead of the rest of the L2).
+//!
+//! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default per [`rows_variant`],
 //! everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
 //! `softmax_bwd`, `cross_entropy_bwd`, `layernorm` and `rmsnorm_bwd` on vectorised rows of at most
 //! [`P_CACHE`] vectors per thread ([`p_layout`]: rows of up to 2048 vectors). A persistent grid
@@ -130,32 +133,68 @@ pub fn r_layout(n: usize, elem: usize) -> Option<RowLayout> {
     (l.vec > 1 && n / l.vec <= R_CACHE * l.tpr as usize).then_some(l)
 }
 
-/// Which kernels family `kind` runs on `n`-element rows of `elem` bytes under `choice` (the
-/// kernel set having `rows_p.cu` and its `_r` kernels; the caller falls back to
-/// [`RowsVariant::Old`] otherwise). The default (`auto`) rule, mirrored by
-/// `kernels/dev/rows_launch.h` (`rows_variant`):
-/// - `softmax`, `cross_entropy_bwd`, `layernorm`: the `_r` kernel wherever [`r_layout`] gives
-///   one (it keeps the old kernels' layout, grid and loads and only removes work, so it should
-///   never lose to them; `cross_entropy_bwd` ran `_p` before);
-/// - `cross_entropy`: `_p` on vectorised rows (measured 0.97–1.26× of the old time);
-/// - `softmax_bwd`, `rmsnorm_bwd`, `rmsnorm`, `fused_add_rmsnorm`: the old kernels (the staged
-///   `_p` ones lost up to 28% on default-suite shapes; the old softmax_bwd already meets the
-///   bars on the H200).
-pub fn rows_variant(choice: RowsKernel, kind: &str, n: usize, elem: usize) -> RowsVariant {
-    let vec = row_layout(n, elem).vec;
+/// Rows of a cross-entropy case (`m * n` elements) from which the old streamed kernel is
+/// at least as fast as the `_p`/`_r` ones (measured H100: 0.97–0.98× at `m * n` ≥ 2^28,
+/// 1.03–1.21× below it).
+pub const CE_OLD_FROM_ELEMS: usize = 1 << 28;
+
+/// Which kernels family `kind` runs on an `m` × `n` case of `elem`-byte elements under `choice`
+/// (the kernel set having `rows_p.cu` and its `_r` kernels; the caller falls back to
+/// [`RowsVariant::Old`] otherwise). `_r` of `cross_entropy` is its streamed `_p` kernel with
+/// `L2::evict_first` loads (same launch, any vectorised row). The default (`auto`) rule,
+/// mirrored by `kernels/dev/rows_launch.h` (`rows_variant`), from the H100 run of
+/// `kernels/dev/run_rows_bench.sh` (each pick within about 2% of the fastest variant measured
+/// on the dsv3 shapes, 65536 × 4096 and the default-suite rows):
+/// - `softmax`: `_r` wherever [`r_layout`] gives one (within 0.3–1.3% of the old kernel at
+///   M ≥ 16384, 1–12% faster at M = 4096);
+/// - `layernorm`, `rmsnorm`, `fused_add_rmsnorm`: the old kernels (LayerNorm's `_r` was
+///   0.98–1.02× of them, 0.94× on 4096 × 1000);
+/// - `cross_entropy_bwd`: where [`r_layout`] applies, `_p` when `n` is a power of two (4096,
+///   8192: `_r` lost 2–5% there), else `_r` (up to 1.2× faster than `_p`);
+/// - `softmax_bwd`: `_p` on short grids (`m` ≤ 8192) of rows of at least 4096 elements
+///   (2.5–2.8% faster at M = 4096), else the old kernel (3–5% faster at M ≥ 16384, 8% on
+///   4096 × 1000);
+/// - `rmsnorm_bwd`: `_p` on long grids (`m` ≥ 16384) when the old kernel's block ([`row_layout`]
+///   tpr × rpb) has fewer than 224 threads (two such blocks per SM leave it under 14 warps:
+///   N = 6144, `_p` 2.4–2.9% faster), else the old kernel;
+/// - `cross_entropy` (vectorised rows): the old kernel when `m * n` ≥ [`CE_OLD_FROM_ELEMS`],
+///   else `_r` (the `_p` kernel with evict-first loads; `_p` itself measured 1.03–1.21× of the
+///   old time there).
+pub fn rows_variant(
+    choice: RowsKernel,
+    kind: &str,
+    m: usize,
+    n: usize,
+    elem: usize,
+) -> RowsVariant {
+    let rl = row_layout(n, elem);
+    let vec = rl.vec > 1;
     let p_applies = match kind {
         "softmax" | "softmax_bwd" | "cross_entropy_bwd" | "layernorm" | "rmsnorm_bwd" => {
             p_layout(n, elem).is_some()
         }
-        "cross_entropy" => vec > 1,
+        "cross_entropy" => vec,
         _ => false,
     };
-    let r_applies = R_FAMILIES.contains(&kind) && r_layout(n, elem).is_some();
+    let r_applies = if kind == "cross_entropy" {
+        vec
+    } else {
+        R_FAMILIES.contains(&kind) && r_layout(n, elem).is_some()
+    };
+    let auto = || match kind {
+        "softmax" if r_applies => RowsVariant::R,
+        "cross_entropy_bwd" if r_applies && n.is_power_of_two() => RowsVariant::P,
+        "cross_entropy_bwd" if r_applies => RowsVariant::R,
+        "softmax_bwd" if p_applies && m <= 8192 && n >= 4096 => RowsVariant::P,
+        "rmsnorm_bwd" if p_applies && m >= 16_384 && rl.tpr * rl.rpb < 224 => RowsVariant::P,
+        "cross_entropy" if r_applies && m.saturating_mul(n) < CE_OLD_FROM_ELEMS => RowsVariant::R,
+        _ => RowsVariant::Old,
+    };
     match choice {
         RowsKernel::Old => RowsVariant::Old,
         RowsKernel::All if p_applies => RowsVariant::P,
-        RowsKernel::Reg | RowsKernel::Auto if r_applies => RowsVariant::R,
-        RowsKernel::Auto if p_applies && kind == "cross_entropy" => RowsVariant::P,
+        RowsKernel::Reg if r_applies => RowsVariant::R,
+        RowsKernel::Auto => auto(),
         _ => RowsVariant::Old,
     }
 }
@@ -269,7 +308,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let wn = weight_dtype(s, dt).name();
     // The kernels of rows_p.cu (rows_variant): a kernel set without rows_p.cu, or whose rows_p.cu
     // has no `_r` kernels (a KERNELGATE_BASE revision from before them), runs the old kernels.
-    let mut variant = rows_variant(choice, kind, n, dt.size());
+    let mut variant = rows_variant(choice, kind, m, n, dt.size());
     if variant != RowsVariant::Old && !gpu.kernel_set.dir.join(P_FILE).is_file() {
         variant = RowsVariant::Old;
     }
@@ -317,6 +356,13 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             "registers: one reduction of sums of x - x[0] and its square (1 barrier)".to_string()
         }
         "softmax" | "cross_entropy_bwd" => "online max+sum, 1 reduction, row cached".to_string(),
+        "cross_entropy" if use_r && lay.tpr == 32 && lay.rpb == 8 => {
+            "online max+sum streamed (packed max, FFMA+EX2, L2 evict-first loads), warp per row"
+                .to_string()
+        }
+        "cross_entropy" if use_r => {
+            "online max+sum streamed (packed max, FFMA+EX2, L2 evict-first loads)".to_string()
+        }
         "cross_entropy" if ce_p && lay.tpr == 32 && lay.rpb == 8 => {
             "online max+sum streamed (packed max, FFMA+EX2), warp per row".to_string()
         }
@@ -647,27 +693,81 @@ mod tests {
     fn rows_variant_rule() {
         use RowsKernel::*;
         use RowsVariant as V;
-        for n in [1000, 3072, 4096, 6144, 7168, 8192, 12288] {
-            for k in R_FAMILIES {
-                assert_eq!(rows_variant(Auto, k, n, 2), V::R, "{k} {n}");
-                assert_eq!(rows_variant(Reg, k, n, 2), V::R, "{k} {n}");
-                assert_eq!(rows_variant(All, k, n, 2), V::P, "{k} {n}");
-                assert_eq!(rows_variant(Old, k, n, 2), V::Old, "{k} {n}");
+        let ms = [4096, 16_384, 65_536];
+        // Choices other than auto do not depend on the shape's m.
+        for m in ms {
+            for n in [1000, 3072, 4096, 6144, 7168, 8192, 12288] {
+                for k in R_FAMILIES {
+                    assert_eq!(rows_variant(Reg, k, m, n, 2), V::R, "{k} {n}");
+                    assert_eq!(rows_variant(All, k, m, n, 2), V::P, "{k} {n}");
+                    assert_eq!(rows_variant(Old, k, m, n, 2), V::Old, "{k} {n}");
+                }
+                assert_eq!(rows_variant(Reg, "cross_entropy", m, n, 2), V::R);
+                assert_eq!(rows_variant(All, "cross_entropy", m, n, 2), V::P);
+                for k in ["softmax_bwd", "rmsnorm_bwd", "rmsnorm", "fused_add_rmsnorm"] {
+                    assert_eq!(rows_variant(Reg, k, m, n, 2), V::Old, "{k} {n}");
+                }
             }
-            assert_eq!(rows_variant(Auto, "cross_entropy", n, 2), V::P);
-            assert_eq!(rows_variant(Reg, "cross_entropy", n, 2), V::Old);
-            for k in ["softmax_bwd", "rmsnorm_bwd", "rmsnorm", "fused_add_rmsnorm"] {
-                assert_eq!(rows_variant(Auto, k, n, 2), V::Old, "{k} {n}");
-                assert_eq!(rows_variant(Reg, k, n, 2), V::Old, "{k} {n}");
+        }
+        // auto on the measured shapes (H100): the dsv3 rows, 65536 x 4096, the suite rows.
+        let auto = |k: &str, m: usize, n: usize| rows_variant(Auto, k, m, n, 2);
+        for m in ms {
+            for n in [1000, 4096, 6144, 7168, 8192] {
+                assert_eq!(auto("softmax", m, n), V::R, "{m} {n}");
+                assert_eq!(auto("layernorm", m, n), V::Old, "{m} {n}");
+                assert_eq!(auto("rmsnorm", m, n), V::Old, "{m} {n}");
+                assert_eq!(auto("fused_add_rmsnorm", m, n), V::Old, "{m} {n}");
             }
+            for n in [1000, 3072, 6144, 12288] {
+                assert_eq!(auto("cross_entropy_bwd", m, n), V::R, "{m} {n}");
+            }
+            for n in [4096, 8192] {
+                assert_eq!(auto("cross_entropy_bwd", m, n), V::P, "{m} {n}");
+            }
+        }
+        // softmax_bwd: _p only on short grids of long rows.
+        for n in [6144, 7168, 8192] {
+            assert_eq!(auto("softmax_bwd", 4096, n), V::P, "{n}");
+            assert_eq!(auto("softmax_bwd", 16_384, n), V::Old, "{n}");
+            assert_eq!(auto("softmax_bwd", 65_536, n), V::Old, "{n}");
+        }
+        assert_eq!(auto("softmax_bwd", 4096, 1000), V::Old);
+        assert_eq!(auto("softmax_bwd", 65_536, 4096), V::Old);
+        // rmsnorm_bwd: _p on long grids when the old block is small (N = 6144: 192 threads).
+        assert_eq!(auto("rmsnorm_bwd", 16_384, 6144), V::P);
+        assert_eq!(auto("rmsnorm_bwd", 65_536, 6144), V::P);
+        assert_eq!(auto("rmsnorm_bwd", 4096, 6144), V::Old);
+        for m in ms {
+            for n in [1000, 4096, 7168, 8192] {
+                assert_eq!(auto("rmsnorm_bwd", m, n), V::Old, "{m} {n}");
+            }
+        }
+        // cross_entropy: the streamed evict-first kernel below 2^28 elements, else old.
+        for (m, n) in [
+            (4096, 1000),
+            (4096, 3072),
+            (4096, 12288),
+            (16_384, 12288),
+            (65_536, 3072),
+        ] {
+            assert_eq!(auto("cross_entropy", m, n), V::R, "{m} {n}");
+        }
+        for (m, n) in [
+            (65_536, 4096),
+            (65_536, 6144),
+            (65_536, 12288),
+            (4096, 131_072),
+        ] {
+            assert_eq!(auto("cross_entropy", m, n), V::Old, "{m} {n}");
         }
         // Scalar rows and rows longer than the register cache keep the old kernels.
         for k in R_FAMILIES {
-            assert_eq!(rows_variant(Auto, k, 1001, 2), V::Old);
-            assert_eq!(rows_variant(Auto, k, 16_392, 2), V::Old);
-            assert_eq!(rows_variant(Auto, k, 262_144, 2), V::Old);
+            assert_eq!(rows_variant(Auto, k, 4096, 1001, 2), V::Old);
+            assert_eq!(rows_variant(Auto, k, 4096, 16_392, 2), V::Old);
+            assert_eq!(rows_variant(Auto, k, 4096, 262_144, 2), V::Old);
         }
-        assert_eq!(rows_variant(Auto, "cross_entropy", 1001, 2), V::Old);
+        assert_eq!(rows_variant(Auto, "cross_entropy", 4096, 1001, 2), V::Old);
+        assert_eq!(rows_variant(Reg, "cross_entropy", 4096, 1001, 2), V::Old);
         // The _r rows are exactly the _p rows (same layout, same cache).
         for elem in [2usize, 4] {
             for n in 1..=20_000 {
