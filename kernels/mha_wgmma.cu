@@ -148,6 +148,10 @@ struct alignas(64) CUtensorMap {
 #ifndef MHA_WG_QREG
 #define MHA_WG_QREG 1
 #endif
+// Ping-pong turn order carried across tiles (see `ring` in the consumers); 0: closed per tile.
+#ifndef MHA_WG_RING
+#define MHA_WG_RING 1
+#endif
 
 namespace mha_wg {
 
@@ -626,11 +630,27 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
         unsigned qf[QREG ? D / 16 : 1][4];
         float row_m[2], row_l[2], corr[2];
 
+        // Turn ring across tiles (MHA_WG_RING): when every tile has all NC consumer warpgroups
+        // active (the last m-block too), the ping-pong order runs on from one tile to the next
+        // (the last warpgroup's last hand-over of a tile gives warpgroup 0 its first turn of the
+        // next), so warpgroup 0 issues the next tile's first Q·Kᵀ while the others finish the
+        // tile's last P·V and epilogue, instead of waiting for all of them to reach the next
+        // tile. The ring is opened once here and closed by warpgroup 0 at exit, so every
+        // named-barrier phase still gets exactly 256 threads. Otherwise (a last m-block with
+        // fewer active warpgroups) each tile runs its own closed order as before.
+        // (Not in the BM 192 causal entries, which the launcher does not use: at their 160
+        // registers the flag costs an 8-byte spill.)
+        constexpr bool RING = MHA_WG_RING && PINGPONG && NC > 1 && !(NC == 3 && CAUSAL);
+        const bool ring = RING && (Sq % BM == 0 || Sq % BM > 64 * (NC - 1));
+        if (ring && cw == NC - 1) named_arrive(1, 256);
         unsigned it = 0;  // K/V ring iteration (as the producer's)
         for (unsigned k = 0;; ++k) {
             mbar_wait(MW_QFULL, k & 1u);
             const int tile = ld_shared_s32(MW_SLOT);
-            if (tile < 0) break;
+            if (tile < 0) {
+                if (ring && cw == 0) named_sync(1, 256);  // the last warpgroup's final hand-over
+                break;
+            }
             const Tile w = decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
             const int n_tiles = w.n_kv;
             const int jb = w.j0;  // key tile of loop index 0
@@ -712,13 +732,14 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             // threads and none is left half-arrived when the tile ends.
             const bool pp = PINGPONG && na > 1;
             int turns_left = OVERLAP ? n_tiles + 1 : 2 * n_tiles;
-            if (pp && cw == na - 1 && n_tiles > 0) named_arrive(1, 256);
+            if (!ring && pp && cw == na - 1 && n_tiles > 0) named_arrive(1, 256);
             auto turn_begin = [&]() {
                 if (pp) named_sync(1 + cw, 256);
             };
             auto turn_end = [&]() {
                 --turns_left;
-                if (pp && (cw != na - 1 || turns_left > 0)) named_arrive(1 + (cw + 1 == na ? 0 : cw + 1), 256);
+                if (pp && (ring || cw != na - 1 || turns_left > 0))
+                    named_arrive(1 + (cw + 1 == na ? 0 : cw + 1), 256);
             };
 
             if constexpr (!OVERLAP) {
