@@ -179,7 +179,7 @@ static CUtensorMap make_map(CUtensorMapDataType dt, const void* ptr, unsigned lo
 // (keep the two in step).
 struct TileCfg {
     const char* name;
-    int bm, bn, stages, ctas_per_sm, rate_pct;
+    int bm, bn, stages, ctas_per_sm, kblock_ns, wave_ns;
     const void* bf16;
     const void* f16;
     int threads() const { return (bm / 64 + 1) * 128; }
@@ -187,15 +187,16 @@ struct TileCfg {
     long tiles(long m, long n) const { return ((m + bm - 1) / bm) * ((n + bn - 1) / bn); }
 };
 static const TileCfg TILES[] = {
-    {"128x256", 128, 256, 4, 1, 100, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
-    {"128x128", 128, 128, 6, 1, 85, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
-    {"64x256", 64, 256, 5, 1, 80, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
-    {"64x128", 64, 128, 4, 2, 75, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
+    {"128x256", 128, 256, 4, 1, 760, 8000, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
+    {"128x128", 128, 128, 6, 1, 390, 6500, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
+    {"64x256", 64, 256, 5, 1, 560, 6500, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
+    {"64x128", 64, 128, 4, 2, 290, 5400, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
 };
 static const int NT = 4;
 static const long MAX_SPLITS = 16, MIN_KBLOCKS_PER_SPLIT = 4;
-static const double KBLOCK_US_128X256 = 0.76, UNIT_US = 0.5, REDUCE_LAUNCH_US = 2.0,
-                    PARTIAL_BYTES_PER_US = 4.0e6;
+// Cost model constants (fitted to the H100 bench, see plan_cost in the Rust file).
+static const double L2_BYTES_PER_US = 11.0e6, MISALIGNED_TRAFFIC = 1.8, REDUCE_LAUNCH_US = 2.7,
+                    PARTIAL_BYTES_PER_US = 8.8e6;
 
 static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, long sms) {
     long num_k = std::max(1L, (k + 63) / 64);
@@ -204,9 +205,12 @@ static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, l
     long units = t.tiles(m, n) * splits;
     long slots = std::max(1L, sms) * t.ctas_per_sm;
     double waves = (double)((units + slots - 1) / slots);
-    double area = (double)(t.bm * t.bn) / (128.0 * 256.0);
-    double kblock_us = KBLOCK_US_128X256 * area * t.ctas_per_sm * 100.0 / t.rate_pct;
-    double c = waves * (kb_per * kblock_us + UNIT_US);
+    double active = (double)std::min(units, slots);
+    double rows = t.bm * (k % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) +
+                  t.bn * (n % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC);
+    double bytes = rows * 64 * 2;
+    double kblock_us = std::max(t.kblock_ns / 1000.0, active * bytes / L2_BYTES_PER_US);
+    double c = waves * (t.wave_ns / 1000.0 + kb_per * kblock_us);
     if (splits > 1)
         c += REDUCE_LAUNCH_US + (double)(2 * splits * m * n * 4 + m * n * 2) / PARTIAL_BYTES_PER_US;
     return c;

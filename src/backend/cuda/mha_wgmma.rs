@@ -57,7 +57,9 @@ pub fn split_tail(tiles: u64, resident: u64, n_kv: u64, causal: bool) -> (u64, u
     if rem == 0 {
         return (tiles, 1);
     }
-    let c = (resident / rem).min(n_kv / SPLIT_MIN_KEY_TILES).min(SPLIT_MAX);
+    let c = (resident / rem)
+        .min(n_kv / SPLIT_MIN_KEY_TILES)
+        .min(SPLIT_MAX);
     if c < 2 {
         (tiles, 1)
     } else {
@@ -346,7 +348,7 @@ mod tests {
         for tiles in 1..400u64 {
             for n_kv in [1u64, 4, 8, 9, 33, 128] {
                 let (from, c) = split_tail(tiles, 132, n_kv, false);
-                assert!(from <= tiles && c >= 1 && c <= SPLIT_MAX);
+                assert!(from <= tiles && (1..=SPLIT_MAX).contains(&c));
                 if c > 1 {
                     // Every chunk unit has a CTA of its own in the last wave, and each chunk
                     // holds at least SPLIT_MIN_KEY_TILES key tiles.
