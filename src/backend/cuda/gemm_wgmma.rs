@@ -40,6 +40,9 @@ pub struct WgTile {
     /// Cost model ([`plan_cost`]): fixed nanoseconds per wave of CTAs (pipeline fill, epilogue,
     /// and launch/timing floor), growing with the tile. Fitted to the H100 bench.
     pub wave_ns: u64,
+    /// CTAs per cluster: 1, or 2 for the `_c2` entries, whose two CTAs take vertically
+    /// adjacent tiles and each TMA-multicast half of the shared B tile to both.
+    pub cluster: u64,
 }
 
 impl WgTile {
@@ -51,18 +54,28 @@ impl WgTile {
     pub fn smem(self) -> u32 {
         self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 1024 + 128
     }
-    /// Output tiles of an `m × n` product.
+    /// CTAs per K split of an `m × n` product: its output tiles, with the M tiles padded to
+    /// whole clusters (the padding CTA of a 2-CTA cluster computes but stores nothing).
     pub fn tiles(self, m: u64, n: u64) -> u64 {
-        m.div_ceil(self.bm) * n.div_ceil(self.bn)
+        m.div_ceil(self.bm * self.cluster) * self.cluster * n.div_ceil(self.bn)
     }
-    /// `BMxBN`, the suffix of the kernel's entry point and the value of [`TILE_ENV`].
+    /// `BMxBN` (`BMxBN_c2` for 2-CTA clusters), the suffix of the kernel's entry point and the
+    /// value of [`TILE_ENV`].
     pub fn name(self) -> String {
-        format!("{}x{}", self.bm, self.bn)
+        let c = if self.cluster > 1 { "_c2" } else { "" };
+        format!("{}x{}{c}", self.bm, self.bn)
+    }
+    /// Persistent grid for `units` CTAs of work on `sms` SMs: at most one wave, a whole
+    /// number of clusters (`units` is a multiple of the cluster size, see [`tiles`](Self::tiles)).
+    pub fn grid(self, units: u64, sms: u64) -> u64 {
+        units.min(sms * self.ctas_per_sm / self.cluster * self.cluster)
     }
 }
 
-/// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties).
-pub const TILES: [WgTile; 4] = [
+/// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
+/// then the 2-CTA cluster versions of the two 128-row tiles (same per-CTA costs; the model
+/// only halves their B traffic).
+pub const TILES: [WgTile; 6] = [
     WgTile {
         bm: 128,
         bn: 256,
@@ -70,6 +83,7 @@ pub const TILES: [WgTile; 4] = [
         ctas_per_sm: 1,
         kblock_ns: 760,
         wave_ns: 8000,
+        cluster: 1,
     },
     WgTile {
         bm: 128,
@@ -78,6 +92,7 @@ pub const TILES: [WgTile; 4] = [
         ctas_per_sm: 1,
         kblock_ns: 390,
         wave_ns: 6500,
+        cluster: 1,
     },
     WgTile {
         bm: 64,
@@ -86,6 +101,7 @@ pub const TILES: [WgTile; 4] = [
         ctas_per_sm: 1,
         kblock_ns: 560,
         wave_ns: 6500,
+        cluster: 1,
     },
     WgTile {
         bm: 64,
@@ -94,8 +110,32 @@ pub const TILES: [WgTile; 4] = [
         ctas_per_sm: 2,
         kblock_ns: 290,
         wave_ns: 5400,
+        cluster: 1,
+    },
+    WgTile {
+        bm: 128,
+        bn: 256,
+        stages: 4,
+        ctas_per_sm: 1,
+        kblock_ns: 760,
+        wave_ns: 8000,
+        cluster: 2,
+    },
+    WgTile {
+        bm: 128,
+        bn: 128,
+        stages: 6,
+        ctas_per_sm: 1,
+        kblock_ns: 390,
+        wave_ns: 6500,
+        cluster: 2,
     },
 ];
+
+/// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself. Off until the
+/// bench (`kernels/dev/run_gemm_wgmma_bench.sh`, which checks and times them, and shows the
+/// model's choice with `--c2-pick`) has run them on a GPU; [`TILE_ENV`] can force them.
+pub const CLUSTER_IN_PICK: bool = false;
 
 /// Most K splits.
 pub const MAX_SPLITS: u64 = 16;
@@ -147,12 +187,13 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
     let splits = splits.max(1);
     let kb_per = num_k.div_ceil(splits);
     let units = tile.tiles(m, n) * splits;
-    let slots = sms.max(1) * tile.ctas_per_sm;
+    let slots = tile.grid(u64::MAX, sms.max(1)).max(1);
     let waves = units.div_ceil(slots) as f64;
     let active = units.min(slots) as f64;
     let misaligned = |aligned: bool| if aligned { 1.0 } else { MISALIGNED_TRAFFIC };
+    // with 2-CTA clusters each CTA loads half of the shared B tile (TMA multicast)
     let rows = tile.bm as f64 * misaligned(k.is_multiple_of(64))
-        + tile.bn as f64 * misaligned(n.is_multiple_of(64));
+        + tile.bn as f64 * misaligned(n.is_multiple_of(64)) / tile.cluster as f64;
     let bytes = rows * (BK * 2) as f64;
     let kblock_us = (tile.kblock_ns as f64 / 1000.0).max(active * bytes / L2_BYTES_PER_US);
     let mut t = waves * (tile.wave_ns as f64 / 1000.0 + kb_per as f64 * kblock_us);
@@ -175,7 +216,15 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// `kernels/dev/gemm_wgmma_bench.cu`.
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
-    let tiles: Vec<WgTile> = tile.map_or_else(|| TILES.to_vec(), |t| vec![t]);
+    let tiles: Vec<WgTile> = tile.map_or_else(
+        || {
+            TILES
+                .into_iter()
+                .filter(|t| t.cluster == 1 || CLUSTER_IN_PICK)
+                .collect()
+        },
+        |t| vec![t],
+    );
     let split_counts: Vec<u64> = match splits {
         Some(s) => vec![s.max(1)],
         None => (1..=MAX_SPLITS)
@@ -201,11 +250,13 @@ pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Opti
 }
 
 /// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
-const TILE_CHOICES: [(&str, WgTile); 4] = [
+const TILE_CHOICES: [(&str, WgTile); 6] = [
     ("128x256", TILES[0]),
     ("128x128", TILES[1]),
     ("64x256", TILES[2]),
     ("64x128", TILES[3]),
+    ("128x256_c2", TILES[4]),
+    ("128x128_c2", TILES[5]),
 ];
 
 /// The values of [`SPLITK_ENV`].
@@ -276,7 +327,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let f = module.function(&name)?;
     gpu.set_max_dynamic_smem(f, tile.smem())?;
     let units = tile.tiles(m, n) * plan.splits;
-    let grid = units.min(sms * tile.ctas_per_sm);
+    // `_c2` entries carry their cluster dims in the binary (`__cluster_dims__(2, 1, 1)`), so
+    // the plain launch works as long as the grid is a whole number of clusters.
+    let grid = tile.grid(units, sms);
     let workspace = if plan.splits > 1 {
         Some(gpu.alloc(
             (plan.splits * m * n * 4) as usize,
@@ -328,8 +381,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         (true, true) => "forced",
     };
     let variant = format!(
-        "{name} (tma+wgmma {}x{}x64, {} stages, split-K {}; {grid} CTAs; {how})",
-        tile.bm, tile.bn, tile.stages, plan.splits
+        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs; {how})",
+        tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
     super::launch_sequence(gpu, "gemm_wgmma.cu", steps, workspace, variant)
 }
@@ -342,9 +395,9 @@ mod tests {
     fn tiles_match_the_kernel_table() {
         // The dynamic smem sizes the kernel file static_asserts, and its thread counts.
         let smem: Vec<u32> = TILES.iter().map(|t| t.smem()).collect();
-        assert_eq!(smem, [197_760, 197_760, 205_952, 99_456]);
+        assert_eq!(smem, [197_760, 197_760, 205_952, 99_456, 197_760, 197_760]);
         let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
-        assert_eq!(threads, [384, 384, 256, 256]);
+        assert_eq!(threads, [384, 384, 256, 256, 384, 384]);
         for t in TILES {
             assert!(t.smem() <= 232_448, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
@@ -352,6 +405,31 @@ mod tests {
         }
         assert_eq!(TILES[0].tiles(2048, 512), 32);
         assert_eq!(TILES[3].tiles(1, 8), 1);
+        // clusters: M tiles padded to pairs, grid a whole number of clusters
+        assert_eq!(TILES[4].tiles(3 * 128, 256), 4);
+        assert_eq!(TILES[5].tiles(1, 8), 2);
+        assert_eq!(TILES[4].grid(1000, 132), 132);
+        assert_eq!(TILES[4].grid(1000, 131), 130);
+        assert_eq!(TILES[4].grid(6, 132), 6);
+        assert_eq!(TILES[4].name(), "128x256_c2");
+    }
+
+    #[test]
+    fn cluster_tiles_halve_b_traffic_in_the_model() {
+        // Automatic picks never take them while CLUSTER_IN_PICK is off.
+        for &(m, n, k) in &[
+            (4096u64, 1000u64, 4096u64),
+            (8192, 8192, 8192),
+            (256, 256, 256),
+        ] {
+            let cluster = pick(m, n, k, 132, None, None).tile.cluster;
+            assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
+        }
+        // 4096×1000×4096 (one wave, misaligned B rows: L2-bound in the model) gains from
+        // multicast; 8192³ (tensor-core bound) does not.
+        let c = |t: WgTile, m, n, k| plan_cost(t, 1, m, n, k, 132);
+        assert!(c(TILES[4], 4096, 1000, 4096) < 0.9 * c(TILES[0], 4096, 1000, 4096));
+        assert!(c(TILES[4], 8192, 8192, 8192) >= c(TILES[0], 8192, 8192, 8192));
     }
 
     #[test]
