@@ -17,6 +17,8 @@
 //   128x128      128 128      2       384     6     197760       1         64
 //   64x256        64 256      1       256     5     205952       1        128
 //   64x128        64 128      1       256     4      99456       2         64
+//   128x256_c2   128 256      2       384     4     197760       1        128  (2-CTA cluster)
+//   128x128_c2   128 128      2       384     6     197760       1         64  (2-CTA cluster)
 //
 //   dyn. smem = stages * (BM*64*2 + 64*BN*2) + 1024 (alignment slack) + 128 (mbarriers).
 //   BM = 64 * consumers: each consumer warpgroup owns 64 rows x BN columns of the CTA tile and
@@ -50,6 +52,22 @@
 //   * Epilogue (splits == 1): accumulators -> bf16x2/half2 (RN) -> direct 4-byte global
 //     stores, bounds checked against M and N (N even, so a pair never straddles the edge).
 //
+//   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
+//     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A
+//     work unit is a PAIR of vertically adjacent M tiles (2pm, 2pm+1) with the same N tile tn
+//     (pairs rasterized like tiles, in groups of 8 pair-rows), x splits; cluster c takes units
+//     c, c + gridDim.x/2, ... and rank r computes tile 2pm+r. Both CTAs load their own A box;
+//     the B stage's BN/64 boxes are split between them (rank r loads boxes r, r+2, ...), each
+//     multicast (cp.async.bulk.tensor ... .multicast::cluster, cta mask 0b11) to the same smem
+//     offset of both CTAs, completing on the full barrier at the same offset in each; every
+//     full barrier expects the whole stage (A + all of B). empty[s] has count 2 * consumers:
+//     each consumer warpgroup releases a stage on BOTH CTAs' empty[s] (mapa +
+//     mbarrier.arrive.release.cluster.shared::cluster), because the peer's producer writes
+//     into this CTA's stage too. B traffic from L2 per CTA is halved. With an odd number of M
+//     tiles the pair's second CTA past the edge loads the last real tile's A (so that its
+//     half of B and its barrier arrivals still happen) and stores nothing (its rows are >= M).
+//     Cluster barriers after the mbarrier init (before any multicast can reach the peer) and
+//     before exit (no CTA leaves while its peer may still arrive on its barriers).
 //   * Measured, 128x256 (NVIDIA H200, CUDA 13.0, kernels/dev/gemm_wgmma_bench.cu): bf16 4096^3
 //     716 TFLOP/s (0.92x cuBLAS), 6144^3 748 (0.94x), 8192^3 759 (1.12x); f16 4096^3 692 (0.92x).
 //     The other tiles and split-K exist for problems with few 128x256 tiles (2048x512x4096 had
@@ -82,10 +100,13 @@
 //
 //   numTiles = ceil(M / BM) * ceil(N / BN);  units = numTiles * splits   (1 <= splits)
 //   grid     = ( min(units, numSMs * CTAs/SM), 1, 1 )   (any grid.x >= 1 is correct)
+//   _c2 entries: numTiles = ceil(M / (2*BM)) * 2 * ceil(N / BN) (M tiles padded to pairs),
+//              grid = min(units, floor(numSMs / 2) * 2): any EVEN grid.x >= 2 is correct
 //   block    = ( threads, 1, 1 )                        (table above: 128 * (consumers + 1))
 //   dynamic shared memory = the table's bytes (no static smem); before the first launch:
 //              cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)
-//   no clusters; cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, bytes, stream, params, 0)
+//   cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, bytes, stream, params, 0): no launch-time
+//   cluster attribute, the _c2 entries carry their cluster dims (2, 1, 1) in the binary
 //   params = { &tmA, &tmB, &C, &P, &M, &N, &K, &splits }  (tmA/tmB BY VALUE as
 //            __grid_constant__ CUtensorMap; P = float* workspace of splits*M*N floats, 16-byte
 //            aligned, or null when splits == 1; M, N, K, splits are int)
@@ -184,6 +205,37 @@ static __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorM
         " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
         : "memory");
+}
+
+// Multicast variant: the box lands at the same smem offset in every CTA of cta_mask, and each
+// of those CTAs' mbarrier at offset `bar` receives the complete_tx of its bytes.
+static __device__ __forceinline__ void tma_load_2d_mc(unsigned dst, const CUtensorMap* map,
+                                                      unsigned bar, int c0, int c1,
+                                                      unsigned short cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
+}
+
+// Arrive on the mbarrier at local offset `bar` of cluster CTA `rank` (possibly this one).
+static __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+                 : "memory");
+}
+
+static __device__ __forceinline__ unsigned cluster_ctarank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+// All threads of both CTAs of the cluster (not warp-aligned: the producer warp diverges).
+static __device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
 // wgmma shared-memory matrix descriptor, 128-byte swizzle.
@@ -304,7 +356,9 @@ static __device__ __forceinline__ void tile_coords(int t, int num_tm, int num_tn
 
 
 // One persistent CTA of tile configuration CF: units = tiles x splits (see the header).
-template <typename T, bool BF16, class CF>
+// CL = 2: the CTA is one of a 2-CTA cluster working on vertically adjacent tiles (same B
+// columns); see "CLUSTER ENTRIES" in the header.
+template <typename T, bool BF16, class CF, int CL>
 static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const CUtensorMap* tmB,
                                                  T* __restrict__ C, float* __restrict__ P, int M,
                                                  int N, int K, int splits) {
@@ -328,7 +382,12 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     const int wg = tid >> 7;
     const int num_tm = (M + BM - 1) / BM;
     const int num_tn = (N + BN - 1) / BN;
-    const int num_tiles = num_tm * num_tn;
+    // CL = 2: a unit is a pair of M tiles (2pm, 2pm+1) sharing tn; rank r takes tile 2pm+r.
+    const int num_pm = (num_tm + CL - 1) / CL;
+    const int num_tiles = num_pm * num_tn;
+    const unsigned rank = CL == 2 ? cluster_ctarank() : 0u;
+    const int cid = (int)blockIdx.x / CL;
+    const int ncl = (int)gridDim.x / CL;
     const int num_k = (K + BK - 1) / BK;
     const int kb_per = (num_k + splits - 1) / splits;
     const int units = num_tiles * splits;
@@ -336,12 +395,16 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(GW_FULL(s), 1);
-            mbar_init(GW_EMPTY(s), NC);
+            mbar_init(GW_EMPTY(s), NC * CL);  // CL = 2: both CTAs' consumers release a stage
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
-    __syncthreads();
+    // CL = 2: the peer's barriers must be initialised before our multicasts signal them.
+    if constexpr (CL == 2)
+        cluster_sync();
+    else
+        __syncthreads();
 
     if (wg == 0) {
         // ------------------------------ producer ------------------------------
@@ -352,11 +415,15 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmB))
                          : "memory");
             unsigned it = 0;
-            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+            for (int u = cid; u < units; u += ncl) {
                 const int t = u % num_tiles;
                 const int sp = u / num_tiles;
-                int tm, tn;
-                tile_coords(t, num_tm, num_tn, tm, tn);
+                int pm, tn;
+                tile_coords(t, num_pm, num_tn, pm, tn);
+                // A rows of this CTA's tile; the second CTA of a pair past the last M tile
+                // (odd num_tm) loads the last real tile's A (never stored) so that it still
+                // multicasts its half of B and keeps the barrier protocol in step.
+                const int tm = min(pm * CL + (int)rank, num_tm - 1);
                 const int m0 = tm * BM;
                 const int n0 = tn * BN;
                 const int kb0 = sp * kb_per;
@@ -369,10 +436,19 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
                     const int k0 = kb * BK;
                     tma_load_2d(a_base + s * A_STAGE_BYTES, tmA, fb, k0, m0);
+                    if constexpr (CL == 1) {
 #pragma unroll
-                    for (int c = 0; c < BN / 64; ++c)
-                        tma_load_2d(b_base + s * B_STAGE_BYTES + c * B_BOX_BYTES, tmB, fb, n0 + 64 * c,
-                                    k0);
+                        for (int c = 0; c < BN / 64; ++c)
+                            tma_load_2d(b_base + s * B_STAGE_BYTES + c * B_BOX_BYTES, tmB, fb,
+                                        n0 + 64 * c, k0);
+                    } else {
+                        // half of B's boxes each, multicast to both CTAs (same smem offset,
+                        // same barrier offset); each CTA's full barrier expects all of B.
+#pragma unroll
+                        for (int c = (int)rank; c < BN / 64; c += 2)
+                            tma_load_2d_mc(b_base + s * B_STAGE_BYTES + c * B_BOX_BYTES, tmB, fb,
+                                           n0 + 64 * c, k0, (unsigned short)0x3);
+                    }
                 }
             }
         }
@@ -385,11 +461,23 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         const bool leader = (tid & 127) == 0;
         unsigned it = 0;
         float d[BN / 2];
-        for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        // Release a consumed stage: CL = 2 arrives on both CTAs' empty barrier, as the peer's
+        // producer multicasts into this CTA's copy of the stage too.
+        auto release = [&](unsigned st) {
+            if constexpr (CL == 1) {
+                mbar_arrive(GW_EMPTY(st));
+            } else {
+                mbar_arrive_cluster(GW_EMPTY(st), 0u);
+                mbar_arrive_cluster(GW_EMPTY(st), 1u);
+            }
+        };
+        for (int u = cid; u < units; u += ncl) {
             const int t = u % num_tiles;
             const int sp = u / num_tiles;
-            int tm, tn;
-            tile_coords(t, num_tm, num_tn, tm, tn);
+            int pm, tn;
+            tile_coords(t, num_pm, num_tn, pm, tn);
+            // unclamped: past the last M tile every row is >= M and no store happens
+            const int tm = pm * CL + (int)rank;
             const int kb0 = sp * kb_per;
             const int kb1 = min(kb0 + kb_per, num_k);
 #pragma unroll
@@ -411,10 +499,10 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 wgmma_commit();
                 wgmma_wait<1>();
                 // the group issued one iteration ago has completed: release its stage
-                if (kb > kb0 && leader) mbar_arrive(GW_EMPTY((it - 1) % STAGES));
+                if (kb > kb0 && leader) release((it - 1) % STAGES);
             }
             wgmma_wait<0>();
-            if (kb1 > kb0 && leader) mbar_arrive(GW_EMPTY((it - 1) % STAGES));
+            if (kb1 > kb0 && leader) release((it - 1) % STAGES);
 
             // ------------------------------ epilogue ------------------------------
             const int row0 = tm * BM + cw * 64 + warp * 16 + (lane >> 2);
@@ -450,6 +538,8 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             }
         }
     }
+    // CL = 2: neither CTA exits while the peer may still arrive on its barriers.
+    if constexpr (CL == 2) cluster_sync();
 #undef GW_FULL
 #undef GW_EMPTY
 }
@@ -484,8 +574,17 @@ static __device__ __forceinline__ void reduce_body(const float* __restrict__ P, 
     extern "C" __global__ void __launch_bounds__(gemm_wgmma_detail::CFG::THREADS, MINB)           \
         NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,     \
              T* C, float* P, int M, int N, int K, int splits) {                                    \
-        gemm_wgmma_detail::gemm_body<T, BF16, gemm_wgmma_detail::CFG>(&tmA, &tmB, C, P, M, N, K,  \
-                                                                      splits);                     \
+        gemm_wgmma_detail::gemm_body<T, BF16, gemm_wgmma_detail::CFG, 1>(&tmA, &tmB, C, P, M, N,  \
+                                                                         K, splits);               \
+    }
+// 2-CTA cluster entries (compile-time cluster dims: a plain cuLaunchKernel with an even grid).
+#define GW_ENTRY_C2(NAME, T, BF16, CFG)                                                            \
+    extern "C" __global__ void __cluster_dims__(2, 1, 1)                                           \
+        __launch_bounds__(gemm_wgmma_detail::CFG::THREADS, 1)                                      \
+            NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, \
+                 T* C, float* P, int M, int N, int K, int splits) {                                \
+        gemm_wgmma_detail::gemm_body<T, BF16, gemm_wgmma_detail::CFG, 2>(&tmA, &tmB, C, P, M, N,  \
+                                                                         K, splits);               \
     }
 
 GW_ENTRY(gemm_wgmma_bf16_128x256, __nv_bfloat16, true, Cfg128x256, 1)
@@ -496,7 +595,12 @@ GW_ENTRY(gemm_wgmma_bf16_64x256, __nv_bfloat16, true, Cfg64x256, 1)
 GW_ENTRY(gemm_wgmma_f16_64x256, __half, false, Cfg64x256, 1)
 GW_ENTRY(gemm_wgmma_bf16_64x128, __nv_bfloat16, true, Cfg64x128, 2)
 GW_ENTRY(gemm_wgmma_f16_64x128, __half, false, Cfg64x128, 2)
+GW_ENTRY_C2(gemm_wgmma_bf16_128x256_c2, __nv_bfloat16, true, Cfg128x256)
+GW_ENTRY_C2(gemm_wgmma_f16_128x256_c2, __half, false, Cfg128x256)
+GW_ENTRY_C2(gemm_wgmma_bf16_128x128_c2, __nv_bfloat16, true, Cfg128x128)
+GW_ENTRY_C2(gemm_wgmma_f16_128x128_c2, __half, false, Cfg128x128)
 #undef GW_ENTRY
+#undef GW_ENTRY_C2
 
 extern "C" __global__ void __launch_bounds__(256)
     gemm_wgmma_reduce_bf16(const float* P, __nv_bfloat16* C, unsigned long long elems, int splits) {

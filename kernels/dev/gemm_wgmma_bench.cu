@@ -5,9 +5,12 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -o /tmp/b \
 //        kernels/dev/gemm_wgmma_bench.cu -lcuda -lcublas
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
-//          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only).
+//          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
+//          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
+//          checked and timed; the harness's pick leaves them out until measured).
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
-// cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel, then gemm_wgmma_reduce_* when
+// cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel (the _c2 entries have compile-time
+// cluster dims and an even grid), then gemm_wgmma_reduce_* when
 // split), checks each config x split against an fp32 reference GPU kernel (and bitwise
 // run-to-run equality when split), and times them with L2 flushed before every timed launch
 // against cublasGemmEx (row-major via swapped operands). pick_plan() mirrors pick() of
@@ -179,23 +182,36 @@ static CUtensorMap make_map(CUtensorMapDataType dt, const void* ptr, unsigned lo
 // (keep the two in step).
 struct TileCfg {
     const char* name;
-    int bm, bn, stages, ctas_per_sm, rate_pct;
+    int bm, bn, stages, ctas_per_sm, kblock_ns, wave_ns, cluster;
     const void* bf16;
     const void* f16;
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
-    long tiles(long m, long n) const { return ((m + bm - 1) / bm) * ((n + bn - 1) / bn); }
+    // CTAs per split: with 2-CTA clusters the M tiles are padded to pairs.
+    long tiles(long m, long n) const {
+        return ((m + bm * cluster - 1) / (bm * cluster)) * cluster * ((n + bn - 1) / bn);
+    }
+    // persistent grid: at most one wave, a whole number of clusters
+    long grid(long units, long sms) const {
+        return std::min<long>(units, sms * ctas_per_sm / cluster * cluster);
+    }
 };
 static const TileCfg TILES[] = {
-    {"128x256", 128, 256, 4, 1, 100, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
-    {"128x128", 128, 128, 6, 1, 85, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
-    {"64x256", 64, 256, 5, 1, 80, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
-    {"64x128", 64, 128, 4, 2, 75, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
+    {"128x256", 128, 256, 4, 1, 760, 8000, 1, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
+    {"128x128", 128, 128, 6, 1, 390, 6500, 1, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
+    {"64x256", 64, 256, 5, 1, 560, 6500, 1, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
+    {"64x128", 64, 128, 4, 2, 290, 5400, 1, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
+    {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
+    {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
 };
-static const int NT = 4;
+static const int NT = 6;
+// Mirror of CLUSTER_IN_PICK in the Rust file (false: the _c2 tiles are timed and checked but the
+// pick leaves them out); --c2-pick turns them on here to show what the model would choose.
+static bool g_cluster_pick = false;
 static const long MAX_SPLITS = 16, MIN_KBLOCKS_PER_SPLIT = 4;
-static const double KBLOCK_US_128X256 = 0.76, UNIT_US = 0.5, REDUCE_LAUNCH_US = 2.0,
-                    PARTIAL_BYTES_PER_US = 4.0e6;
+// Cost model constants (fitted to the H100 bench, see plan_cost in the Rust file).
+static const double L2_BYTES_PER_US = 11.0e6, MISALIGNED_TRAFFIC = 1.8, REDUCE_LAUNCH_US = 2.7,
+                    PARTIAL_BYTES_PER_US = 8.8e6;
 
 static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, long sms) {
     long num_k = std::max(1L, (k + 63) / 64);
@@ -204,9 +220,12 @@ static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, l
     long units = t.tiles(m, n) * splits;
     long slots = std::max(1L, sms) * t.ctas_per_sm;
     double waves = (double)((units + slots - 1) / slots);
-    double area = (double)(t.bm * t.bn) / (128.0 * 256.0);
-    double kblock_us = KBLOCK_US_128X256 * area * t.ctas_per_sm * 100.0 / t.rate_pct;
-    double c = waves * (kb_per * kblock_us + UNIT_US);
+    double active = (double)std::min(units, slots);
+    double rows = t.bm * (k % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) +
+                  t.bn * (n % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) / t.cluster;  // B multicast
+    double bytes = rows * 64 * 2;
+    double kblock_us = std::max(t.kblock_ns / 1000.0, active * bytes / L2_BYTES_PER_US);
+    double c = waves * (t.wave_ns / 1000.0 + kb_per * kblock_us);
     if (splits > 1)
         c += REDUCE_LAUNCH_US + (double)(2 * splits * m * n * 4 + m * n * 2) / PARTIAL_BYTES_PER_US;
     return c;
@@ -224,7 +243,7 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     splits = 1;
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
-            if (!split_ok(s, k)) continue;
+            if (!split_ok(s, k) || (TILES[t].cluster > 1 && !g_cluster_pick)) continue;
             double c = plan_cost(TILES[t], s, m, n, k, sms);
             if (best < 0 || c < 0.97 * best) {
                 best = c;
@@ -395,7 +414,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
         for (long s : splits_for(cfg, M, N, K, ps, t == pt)) {
             long units = cfg.tiles(M, N) * s;
             Launch<T> L{f, fr, ta, tb, C, s > 1 ? P : nullptr, M, N, K, (int)s,
-                        (int)std::min<long>(units, (long)g_num_sms * cfg.ctas_per_sm), cfg.threads(),
+                        (int)cfg.grid(units, g_num_sms), cfg.threads(),
                         cfg.smem()};
             CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN: catches unwritten outputs
             L();
@@ -438,10 +457,10 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
             if (r.pick) { pick_us = r.us; pick_name = r.what; }
         }
         for (auto& r : rows)
-            printf("  %c %-18s %10.2f us %7.1f TFLOP/s  cuBLAS/this %.3f%s\n", r.pick ? '*' : ' ',
+            printf("  %c %-21s %10.2f us %7.1f TFLOP/s  cuBLAS/this %.3f%s\n", r.pick ? '*' : ' ',
                    r.what.c_str(), r.us, flop / r.us * 1e-6, tcb / r.us,
                    r.what == best_name ? "  <- best" : "");
-        printf("    %-18s %10.2f us %7.1f TFLOP/s\n", "cuBLAS", tcb, flop / tcb * 1e-6);
+        printf("    %-21s %10.2f us %7.1f TFLOP/s\n", "cuBLAS", tcb, flop / tcb * 1e-6);
         g_sum.push_back({KInfo<T>::name(), M, N, K, suite, pick_us, best, tcb, pick_name, best_name});
     }
     fflush(stdout);
@@ -461,9 +480,10 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--bf16")) do_f16 = false;
         else if (!strcmp(argv[i], "--f16")) do_bf16 = false;
+        else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--quick] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--c2-pick] [--quick] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
@@ -475,6 +495,24 @@ int main(int argc, char** argv) {
     printf("device: %s, %d SMs, cc %d.%d, L2 %d MB; %d timed launches per point (median), L2 flushed "
            "before each\n",
            prop.name, g_num_sms, prop.major, prop.minor, prop.l2CacheSize >> 20, g_reps);
+    // 2-CTA clusters co-resident at once (the _c2 grids assume floor(SMs / 2); fewer means a
+    // second partial wave of clusters, correct but slower).
+    for (int t = 0; t < NT; ++t) {
+        if (TILES[t].cluster < 2) continue;
+        CK(cudaFuncSetAttribute(TILES[t].bf16, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)TILES[t].smem()));
+        cudaLaunchConfig_t lc = {};
+        lc.gridDim = dim3(g_num_sms / 2 * 2, 1, 1);
+        lc.blockDim = dim3(TILES[t].threads(), 1, 1);
+        lc.dynamicSmemBytes = TILES[t].smem();
+        int nc = 0;
+        if (cudaOccupancyMaxActiveClusters(&nc, TILES[t].bf16, &lc) != cudaSuccess) {
+            (void)cudaGetLastError();  // informational only: never stops the bench
+            nc = -1;
+        }
+        printf("%s: at most %d 2-CTA clusters resident (grid assumes %d)\n", TILES[t].name, nc,
+               g_num_sms / 2);
+    }
     g_flush_bytes = std::max<size_t>(2 * (size_t)prop.l2CacheSize, 64u << 20);
     CK(cudaMalloc(&g_flush, g_flush_bytes));
     cublasHandle_t h;

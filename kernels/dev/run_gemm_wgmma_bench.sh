@@ -3,7 +3,8 @@
 # TMA + wgmma bf16/fp16 GEMM) next to cuBLAS, on one sm_90 GPU, in one process.
 # Run from anywhere:  bash kernels/dev/run_gemm_wgmma_bench.sh     (build ~1 min, run ~1 min)
 # Needs nvcc (default /usr/local/cuda/bin/nvcc), libcuda and cuBLAS (/usr/local/cuda/lib64); no
-# network, no Rust. Extra arguments go to the bench (--reps N, --no-perf, --quick, --bf16, --f16).
+# network, no Rust. Extra arguments go to the bench (--reps N, --no-perf, --quick, --bf16, --f16,
+# --c2-pick: let the marked pick include the 2-CTA cluster tiles *_c2, always checked and timed).
 # Prints ptxas's register/spill/smem report per entry, per-shape PASS/FAIL, a timing table per
 # shape (every config x split, the host heuristic's pick marked '*', cuBLAS; median of --reps
 # launches, L2 flushed before each) and a summary with geomeans. Exit status 1 if any check
@@ -24,7 +25,7 @@ fi
 # ptxas: registers, spills and shared memory of the GEMM entries.
 awk '/Compiling entry function/ { fn = $0; sub(/.*function ./, "", fn); sub(/. for .*/, "", fn) }
      /spill stores|Used [0-9]+ registers/ && (fn ~ /^gemm_wgmma/) { sub(/^ptxas info *: /, ""); sub(/^ +/, ""); print "  ptxas " fn ": " $0 }' "$OUT/build.log"
-LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}" timeout 240 "$OUT/gwb" "$@"
+LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}" timeout 420 "$OUT/gwb" "$@"
 rc=$?
 echo
 [ $rc = 0 ] && echo "run_gemm_wgmma_bench: ALL OK" || echo "run_gemm_wgmma_bench: FAILED (rc $rc, see above)"

@@ -33,9 +33,16 @@ pub struct WgTile {
     pub stages: u32,
     /// CTAs that fit on one SM (shared memory and launch bounds).
     pub ctas_per_sm: u64,
-    /// Assumed throughput of a full SM running this tile, in percent of 128x256's (the cost
-    /// model of [`plan_cost`]; tune from `kernels/dev/run_gemm_wgmma_bench.sh`).
-    pub rate_pct: u64,
+    /// Cost model ([`plan_cost`]): nanoseconds one CTA spends on one 64-deep K block when
+    /// its tensor cores, not L2, are the limit (with its [`ctas_per_sm`](Self::ctas_per_sm)
+    /// sharing the SM). Fitted to the H100 bench, see [`plan_cost`].
+    pub kblock_ns: u64,
+    /// Cost model ([`plan_cost`]): fixed nanoseconds per wave of CTAs (pipeline fill, epilogue,
+    /// and launch/timing floor), growing with the tile. Fitted to the H100 bench.
+    pub wave_ns: u64,
+    /// CTAs per cluster: 1, or 2 for the `_c2` entries, whose two CTAs take vertically
+    /// adjacent tiles and each TMA-multicast half of the shared B tile to both.
+    pub cluster: u64,
 }
 
 impl WgTile {
@@ -47,47 +54,88 @@ impl WgTile {
     pub fn smem(self) -> u32 {
         self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 1024 + 128
     }
-    /// Output tiles of an `m × n` product.
+    /// CTAs per K split of an `m × n` product: its output tiles, with the M tiles padded to
+    /// whole clusters (the padding CTA of a 2-CTA cluster computes but stores nothing).
     pub fn tiles(self, m: u64, n: u64) -> u64 {
-        m.div_ceil(self.bm) * n.div_ceil(self.bn)
+        m.div_ceil(self.bm * self.cluster) * self.cluster * n.div_ceil(self.bn)
     }
-    /// `BMxBN`, the suffix of the kernel's entry point and the value of [`TILE_ENV`].
+    /// `BMxBN` (`BMxBN_c2` for 2-CTA clusters), the suffix of the kernel's entry point and the
+    /// value of [`TILE_ENV`].
     pub fn name(self) -> String {
-        format!("{}x{}", self.bm, self.bn)
+        let c = if self.cluster > 1 { "_c2" } else { "" };
+        format!("{}x{}{c}", self.bm, self.bn)
+    }
+    /// Persistent grid for `units` CTAs of work on `sms` SMs: at most one wave, a whole
+    /// number of clusters (`units` is a multiple of the cluster size, see [`tiles`](Self::tiles)).
+    pub fn grid(self, units: u64, sms: u64) -> u64 {
+        units.min(sms * self.ctas_per_sm / self.cluster * self.cluster)
     }
 }
 
-/// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties).
-pub const TILES: [WgTile; 4] = [
+/// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
+/// then the 2-CTA cluster versions of the two 128-row tiles (same per-CTA costs; the model
+/// only halves their B traffic).
+pub const TILES: [WgTile; 6] = [
     WgTile {
         bm: 128,
         bn: 256,
         stages: 4,
         ctas_per_sm: 1,
-        rate_pct: 100,
+        kblock_ns: 760,
+        wave_ns: 8000,
+        cluster: 1,
     },
     WgTile {
         bm: 128,
         bn: 128,
         stages: 6,
         ctas_per_sm: 1,
-        rate_pct: 85,
+        kblock_ns: 390,
+        wave_ns: 6500,
+        cluster: 1,
     },
     WgTile {
         bm: 64,
         bn: 256,
         stages: 5,
         ctas_per_sm: 1,
-        rate_pct: 80,
+        kblock_ns: 560,
+        wave_ns: 6500,
+        cluster: 1,
     },
     WgTile {
         bm: 64,
         bn: 128,
         stages: 4,
         ctas_per_sm: 2,
-        rate_pct: 75,
+        kblock_ns: 290,
+        wave_ns: 5400,
+        cluster: 1,
+    },
+    WgTile {
+        bm: 128,
+        bn: 256,
+        stages: 4,
+        ctas_per_sm: 1,
+        kblock_ns: 760,
+        wave_ns: 8000,
+        cluster: 2,
+    },
+    WgTile {
+        bm: 128,
+        bn: 128,
+        stages: 6,
+        ctas_per_sm: 1,
+        kblock_ns: 390,
+        wave_ns: 6500,
+        cluster: 2,
     },
 ];
+
+/// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself. Off until the
+/// bench (`kernels/dev/run_gemm_wgmma_bench.sh`, which checks and times them, and shows the
+/// model's choice with `--c2-pick`) has run them on a GPU; [`TILE_ENV`] can force them.
+pub const CLUSTER_IN_PICK: bool = false;
 
 /// Most K splits.
 pub const MAX_SPLITS: u64 = 16;
@@ -95,15 +143,16 @@ pub const MAX_SPLITS: u64 = 16;
 /// fp32 partial tile must be paid for by enough MMAs).
 pub const MIN_KBLOCKS_PER_SPLIT: u64 = 4;
 
-/// Cost model: microseconds for one SM to run one 128x256x64 K block at full rate
-/// (2·128·256·64 FLOP at about 5.5 TFLOP/s per SM, ~730 TFLOP/s over 132 SMs).
-const KBLOCK_US_128X256: f64 = 0.76;
-/// Cost model: fixed microseconds per work unit (pipeline fill, epilogue).
-const UNIT_US: f64 = 0.5;
+/// Cost model: aggregate L2 → SM bandwidth (bytes per µs) that the CTAs of a wave share
+/// for their TMA loads (about 11 TB/s on the H100 fit).
+const L2_BYTES_PER_US: f64 = 11.0e6;
+/// Cost model: factor on an operand's load traffic when its rows are not 128-byte aligned
+/// (K % 64 ≠ 0 for A, N % 64 ≠ 0 for B): each 128-byte box row then touches an extra line.
+const MISALIGNED_TRAFFIC: f64 = 1.8;
 /// Cost model: microseconds of the second (reduction) launch.
-const REDUCE_LAUNCH_US: f64 = 2.0;
+const REDUCE_LAUNCH_US: f64 = 2.7;
 /// Cost model: bytes per microsecond of the split-K partial traffic (mostly L2-resident).
-const PARTIAL_BYTES_PER_US: f64 = 4.0e6;
+const PARTIAL_BYTES_PER_US: f64 = 8.8e6;
 
 /// A launch plan: the tile and the number of K splits (1 = no split-K).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,23 +163,40 @@ pub struct Plan {
     pub splits: u64,
 }
 
-/// Modelled time (µs) of `tile` with `splits` K splits for `m × n × k` on `sms` SMs:
-/// waves × (K blocks per split × time of one K block for one CTA + [`UNIT_US`]), where
-/// waves = ⌈tiles·splits / (sms·CTAs per SM)⌉ and a CTA's K block takes
-/// [`KBLOCK_US_128X256`] × (tile area / 128·256) × CTAs per SM / rate; split-K adds the
-/// reduction launch and the fp32 partials written and read back (2·splits·m·n·4 bytes) plus
-/// C (m·n·2 bytes) at [`PARTIAL_BYTES_PER_US`].
+/// Modelled time (µs) of `tile` with `splits` K splits for `m × n × k` on `sms` SMs.
+///
+/// With units = tiles × splits, slots = SMs × CTAs per SM, waves = ⌈units / slots⌉ and
+/// active = min(units, slots) CTAs running at once:
+///
+/// time = waves × ([`WgTile::wave_ns`] + K blocks per split × t_kb) (+ split-K terms), where
+/// t_kb = max([`WgTile::kblock_ns`], active × bytes per K block / [`L2_BYTES_PER_US`]):
+/// a K block is bound by the tensor cores or by the L2 → SM traffic the active CTAs share
+/// ((BM + BN) × 64 × 2 bytes each, × [`MISALIGNED_TRAFFIC`] for an operand whose rows are
+/// not 128-byte aligned). Split-K adds [`REDUCE_LAUNCH_US`] and the fp32 partials written
+/// and read back (2·splits·m·n·4 bytes) plus C (m·n·2 bytes) at [`PARTIAL_BYTES_PER_US`].
+///
+/// The seven constants per tile and the four global ones were fitted to
+/// `/work/shared-data/h100-gemm-wgmma-bench.txt` (H100 SXM, every tile × split timed with L2
+/// flushed): the fixed cost per wave is what makes the small tiles win up to 1024³ (64x128
+/// one wave at 256³: 6.7 µs against 9.1 for 128x128), the shared L2 bandwidth is what
+/// makes 64x128 (2 CTAs per SM, most bytes per FLOP) lose from 2048³ on, and the
+/// misalignment factor is why 1000³ prefers 128x128 while 1024³ prefers 64x128 with the same
+/// tile counts. Fit quality: about 13% RMS on every timed config of the suite shapes.
 pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) -> f64 {
     let num_k = k.div_ceil(BK).max(1);
     let splits = splits.max(1);
     let kb_per = num_k.div_ceil(splits);
     let units = tile.tiles(m, n) * splits;
-    let slots = sms.max(1) * tile.ctas_per_sm;
+    let slots = tile.grid(u64::MAX, sms.max(1)).max(1);
     let waves = units.div_ceil(slots) as f64;
-    let area = (tile.bm * tile.bn) as f64 / (128.0 * 256.0);
-    let kblock_us =
-        KBLOCK_US_128X256 * area * tile.ctas_per_sm as f64 * 100.0 / tile.rate_pct as f64;
-    let mut t = waves * (kb_per as f64 * kblock_us + UNIT_US);
+    let active = units.min(slots) as f64;
+    let misaligned = |aligned: bool| if aligned { 1.0 } else { MISALIGNED_TRAFFIC };
+    // with 2-CTA clusters each CTA loads half of the shared B tile (TMA multicast)
+    let rows = tile.bm as f64 * misaligned(k.is_multiple_of(64))
+        + tile.bn as f64 * misaligned(n.is_multiple_of(64)) / tile.cluster as f64;
+    let bytes = rows * (BK * 2) as f64;
+    let kblock_us = (tile.kblock_ns as f64 / 1000.0).max(active * bytes / L2_BYTES_PER_US);
+    let mut t = waves * (tile.wave_ns as f64 / 1000.0 + kb_per as f64 * kblock_us);
     if splits > 1 {
         let bytes = (2 * splits * m * n * 4 + m * n * 2) as f64;
         t += REDUCE_LAUNCH_US + bytes / PARTIAL_BYTES_PER_US;
@@ -143,13 +209,22 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// [`plan_cost`]. Automatic split counts keep at least [`MIN_KBLOCKS_PER_SPLIT`] K blocks per
 /// split and never leave a split empty. A candidate must beat the best so far by 3% to replace
 /// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
-/// launch). In effect: the largest tile whose grid fills the SMs; a smaller tile where that
-/// leaves SMs idle or wastes most of a last wave; split-K where even the smallest tiles leave
-/// the machine mostly idle and K is long. Mirrored by `pick_plan` in
+/// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 1024³),
+/// 128x128 where rows are misaligned or 128x256 would leave a costly partial wave (1000³,
+/// 3072³), 128x256 from 2048³ on; split-K where even the small tiles leave the machine
+/// mostly idle and K is long (2048×512×4096). Mirrored by `pick_plan` in
 /// `kernels/dev/gemm_wgmma_bench.cu`.
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
-    let tiles: Vec<WgTile> = tile.map_or_else(|| TILES.to_vec(), |t| vec![t]);
+    let tiles: Vec<WgTile> = tile.map_or_else(
+        || {
+            TILES
+                .into_iter()
+                .filter(|t| t.cluster == 1 || CLUSTER_IN_PICK)
+                .collect()
+        },
+        |t| vec![t],
+    );
     let split_counts: Vec<u64> = match splits {
         Some(s) => vec![s.max(1)],
         None => (1..=MAX_SPLITS)
@@ -175,11 +250,13 @@ pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Opti
 }
 
 /// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
-const TILE_CHOICES: [(&str, WgTile); 4] = [
+const TILE_CHOICES: [(&str, WgTile); 6] = [
     ("128x256", TILES[0]),
     ("128x128", TILES[1]),
     ("64x256", TILES[2]),
     ("64x128", TILES[3]),
+    ("128x256_c2", TILES[4]),
+    ("128x128_c2", TILES[5]),
 ];
 
 /// The values of [`SPLITK_ENV`].
@@ -250,7 +327,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let f = module.function(&name)?;
     gpu.set_max_dynamic_smem(f, tile.smem())?;
     let units = tile.tiles(m, n) * plan.splits;
-    let grid = units.min(sms * tile.ctas_per_sm);
+    // `_c2` entries carry their cluster dims in the binary (`__cluster_dims__(2, 1, 1)`), so
+    // the plain launch works as long as the grid is a whole number of clusters.
+    let grid = tile.grid(units, sms);
     let workspace = if plan.splits > 1 {
         Some(gpu.alloc(
             (plan.splits * m * n * 4) as usize,
@@ -302,8 +381,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         (true, true) => "forced",
     };
     let variant = format!(
-        "{name} (tma+wgmma {}x{}x64, {} stages, split-K {}; {grid} CTAs; {how})",
-        tile.bm, tile.bn, tile.stages, plan.splits
+        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs; {how})",
+        tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
     super::launch_sequence(gpu, "gemm_wgmma.cu", steps, workspace, variant)
 }
@@ -316,9 +395,9 @@ mod tests {
     fn tiles_match_the_kernel_table() {
         // The dynamic smem sizes the kernel file static_asserts, and its thread counts.
         let smem: Vec<u32> = TILES.iter().map(|t| t.smem()).collect();
-        assert_eq!(smem, [197_760, 197_760, 205_952, 99_456]);
+        assert_eq!(smem, [197_760, 197_760, 205_952, 99_456, 197_760, 197_760]);
         let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
-        assert_eq!(threads, [384, 384, 256, 256]);
+        assert_eq!(threads, [384, 384, 256, 256, 384, 384]);
         for t in TILES {
             assert!(t.smem() <= 232_448, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
@@ -326,6 +405,31 @@ mod tests {
         }
         assert_eq!(TILES[0].tiles(2048, 512), 32);
         assert_eq!(TILES[3].tiles(1, 8), 1);
+        // clusters: M tiles padded to pairs, grid a whole number of clusters
+        assert_eq!(TILES[4].tiles(3 * 128, 256), 4);
+        assert_eq!(TILES[5].tiles(1, 8), 2);
+        assert_eq!(TILES[4].grid(1000, 132), 132);
+        assert_eq!(TILES[4].grid(1000, 131), 130);
+        assert_eq!(TILES[4].grid(6, 132), 6);
+        assert_eq!(TILES[4].name(), "128x256_c2");
+    }
+
+    #[test]
+    fn cluster_tiles_halve_b_traffic_in_the_model() {
+        // Automatic picks never take them while CLUSTER_IN_PICK is off.
+        for &(m, n, k) in &[
+            (4096u64, 1000u64, 4096u64),
+            (8192, 8192, 8192),
+            (256, 256, 256),
+        ] {
+            let cluster = pick(m, n, k, 132, None, None).tile.cluster;
+            assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
+        }
+        // 4096×1000×4096 (one wave, misaligned B rows: L2-bound in the model) gains from
+        // multicast; 8192³ (tensor-core bound) does not.
+        let c = |t: WgTile, m, n, k| plan_cost(t, 1, m, n, k, 132);
+        assert!(c(TILES[4], 4096, 1000, 4096) < 0.9 * c(TILES[0], 4096, 1000, 4096));
+        assert!(c(TILES[4], 8192, 8192, 8192) >= c(TILES[0], 8192, 8192, 8192));
     }
 
     #[test]
@@ -358,6 +462,34 @@ mod tests {
         }
         assert_eq!(p(8192, 1024, 8192), ("128x256".into(), 1));
         assert_eq!(p(4096, 1000, 4096).1, 1);
+    }
+
+    #[test]
+    fn suite_picks_match_the_h100_measurement() {
+        // Measured best (or within 3% of it, both dtypes) per suite shape in the H100 run of
+        // `kernels/dev/run_gemm_wgmma_bench.sh` (/work/shared-data/h100-gemm-wgmma-bench.txt,
+        // GPU-e2f46ae1, L2 flushed, every tile × split timed). bf16 µs of the pinned plan:
+        // 256³ 6.72, 512³ 8.51, 1024³ 12.19 (128x128: 13.54), 1000³ 13.86 (64x128: 14.98),
+        // 777×1000×136 7.49, 2048×512×4096 26.40, 2048³ 34.11 (f16: 35.49 vs 128x128 35.04),
+        // 3072³ 113.98 (128x256: 116.61), 4096³ 197.54, 4096×1000×4096 75.71, 6144³ 639.87,
+        // 8192³ 1510.5, 8192×1024×8192 185.63.
+        for &(m, n, k, tile, splits) in &[
+            (256u64, 256u64, 256u64, "64x128", 1u64),
+            (512, 512, 512, "64x128", 1),
+            (1024, 1024, 1024, "64x128", 1),
+            (1000, 1000, 1000, "128x128", 1),
+            (777, 1000, 136, "64x128", 1),
+            (2048, 512, 4096, "128x128", 2),
+            (2048, 2048, 2048, "128x256", 1),
+            (3072, 3072, 3072, "128x128", 1),
+            (4096, 4096, 4096, "128x256", 1),
+            (4096, 1000, 4096, "128x256", 1),
+            (6144, 6144, 6144, "128x256", 1),
+            (8192, 8192, 8192, "128x256", 1),
+            (8192, 1024, 8192, "128x256", 1),
+        ] {
+            assert_eq!(p(m, n, k), (tile.into(), splits), "{m}x{n}x{k}");
+        }
     }
 
     #[test]
