@@ -638,9 +638,12 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
         // tile. The ring is opened once here and closed by warpgroup 0 at exit, so every
         // named-barrier phase still gets exactly 256 threads. Otherwise (a last m-block with
         // fewer active warpgroups) each tile runs its own closed order as before.
-        // (Not in the BM 192 causal entries, which the launcher does not use: at their 160
-        // registers the flag costs an 8-byte spill.)
-        constexpr bool RING = MHA_WG_RING && PINGPONG && NC > 1 && !(NC == 3 && CAUSAL);
+        // Causal entries with 2 consumer warpgroups only: measured on an H100 (GPU-d984dbeb,
+        // kernels/dev/run_mha_wgmma.sh, ring vs -DMHA_WG_RING=0 in the same run) causal gained
+        // 1-7% (b16 h32 s1024 d64 318 vs 297 TFLOP/s, b4 h32 s4096 d128 561 vs 552) while every
+        // non-causal shape lost 0.5-2% (b1 h32 s16384 d128 638 vs 646). The BM 192 causal
+        // entries (unused by the launcher) would spill 8 bytes for the flag at 160 registers.
+        constexpr bool RING = MHA_WG_RING && PINGPONG && NC == 2 && CAUSAL;
         const bool ring = RING && (Sq % BM == 0 || Sq % BM > 64 * (NC - 1));
         if (ring && cw == NC - 1) named_arrive(1, 256);
         unsigned it = 0;  // K/V ring iteration (as the producer's)
