@@ -679,7 +679,8 @@ KG_DW_P(fp16, __half)
 KG_DW_P(fp32, float)
 
 // ---------------------------------------------------------------------------------------------
-// Register-resident row kernels (suffix _r): softmax, cross-entropy backward, LayerNorm forward.
+// Register-resident row kernels (suffix _r): softmax, cross-entropy backward, LayerNorm forward,
+// RMSNorm backward (persistent, two row groups in registers: see rmsnorm_bwd_r).
 //
 // Why (session 8, a reading of the code and of the session-7 measurements, not profiled): on
 // the H200 the old rmsnorm kernel (_v: a block per row group, not persistent, the row held in
@@ -837,6 +838,14 @@ __device__ __forceinline__ void softmax_r(const T* __restrict__ x, T* __restrict
 }
 
 // dx[row, j] = dloss[row] * (softmax(x[row])_j - [j == t]) (same conventions as ce_bwd).
+// The target column is kept out of the per-element path (session 9, H200: this kernel ran at
+// 0.73-0.80 of copy bandwidth at M = 65536 where softmax_r, the same bytes and launch, ran at
+// 0.94-0.96; the SASS differed by a compare, a select and an FFMA for an FMUL per element, the
+// `j == target` test of every element, about 20% more instructions at an issue-bound rate):
+// every element is stored as p * g / sum, then the one thread that holds the target column
+// stores that element again as p * g / sum - g (same thread, same address: program order),
+// behind a branch taken by one thread per row. The target and dloss loads are issued before
+// the row's, so their latency hides behind it.
 template <typename T, int V>
 __device__ __forceinline__ void ce_bwd_r(const T* __restrict__ x, const int* __restrict__ tgt,
                                          const float* __restrict__ dloss, T* __restrict__ dx, int m, int n) {
@@ -845,13 +854,15 @@ __device__ __forceinline__ void ce_bwd_r(const T* __restrict__ x, const int* __r
     const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     const bool live = row < m;
     const int nv = n / V, tx = threadIdx.x, tpr = blockDim.x;
-    uint4 q[C];
-    kg_r_load<C>(reinterpret_cast<const uint4*>(x + row * n), live, nv, tx, tpr, q);
     int t = -1;
     float g = 0.f;
     if (live) {
-        t = tgt[row];
-        g = dloss[row];
+        t = __ldg(tgt + row);
+        g = __ldg(dloss + row);
+    }
+    uint4 q[C];
+    kg_r_load<C>(reinterpret_cast<const uint4*>(x + row * n), live, nv, tx, tpr, q);
+    if (live) {
         if (t == KG_IGNORE_INDEX) g = 0.f;
         else if (t < 0 || t >= n) g = __int_as_float(0x7fc00000);
     }
@@ -859,18 +870,32 @@ __device__ __forceinline__ void ce_bwd_r(const T* __restrict__ x, const int* __r
     kg_r_softmax_row<T, V, C>(q, live, nv, tx, tpr, red, p, s);
     if (!live) return;
     const float gs = g * __fdividef(1.f, s);  // s >= 1
-    uint4* dxr = reinterpret_cast<uint4*>(dx + row * n);
-    // The target column as (vector, lane within it).
-    const int tv = t >= 0 ? t / V : -1, tj = t - tv * V;
+    T* dxrow = dx + row * n;
+    uint4* dxr = reinterpret_cast<uint4*>(dxrow);
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tx + k * tpr;
         if (v < nv) {
             float o[V];
-            const bool here = v == tv;
 #pragma unroll
-            for (int j = 0; j < V; ++j) o[j] = p[k][j] * gs - (here && j == tj ? g : 0.f);
+            for (int j = 0; j < V; ++j) o[j] = p[k][j] * gs;
             dxr[v] = kg_pack16<T, V>(o);
+        }
+    }
+    // The target column as (vector, lane within it); its vector is this thread's k-th when
+    // tv = tx + k * tpr. Ignored rows (g = 0) need no fix-up; an out-of-range target gives NaN
+    // everywhere already.
+    if (t >= 0 && t < n && g != 0.f) {
+        const int tv = t / V, tj = t - tv * V, d = tv - tx;
+        if (d >= 0 && d < C * tpr && d % tpr == 0) {
+            const int kt = d / tpr;
+            float pt = 0.f;
+#pragma unroll
+            for (int k = 0; k < C; ++k)
+#pragma unroll
+                for (int j = 0; j < V; ++j)
+                    if (k == kt && j == tj) pt = p[k][j];
+            dxrow[t] = kg_from_f<T>(pt * gs - g);
         }
     }
 }
@@ -922,6 +947,124 @@ __device__ __forceinline__ void layernorm_r(const T* __restrict__ x, const W* __
     }
 }
 
+// RMSNorm backward, register-resident and software-pipelined (session 9). On the H200 the old
+// kernel (128 registers: the row of x and dy cached, 32 dw sums; 2 blocks per SM, 12-16 warps)
+// reached 0.58-0.66 of copy bandwidth at M = 4096 and 0.80-0.90 at M = 65536, the staged _p
+// kernel about the same: a block's next row is loaded only after it stored the current one
+// (old), or its loads go through shared memory and re-read it in both passes (_p). Here a
+// persistent block (grid as the old kernel's: as many as fit at once) keeps two row groups in
+// registers: while it reduces and stores group g, the loads of g + gridDim.x are in flight
+// (every 16-byte load of both rows issued at once, ld.global.nc.L1::no_allocate), so each
+// thread always has a whole row of x and dy (2 * KG_R_CACHE * 16 bytes) in flight: 48-64 KiB
+// per SM at 2 blocks, about twice what Little's law asks of an H200 SM (~25 KiB) and 3x an
+// H100's. The loop is unrolled by two so that the buffers swap without moves. One reduction per
+// row ({sum x^2, sum w*dy*x}, kg_r_reduce: one barrier, the two buffers alternating with the
+// row buffers). dw: as the old kernel, each thread's columns summed over its block's rows in
+// registers in row order, the block's row slots combined in shared memory in order y = 0, 1, ...
+// into its row of `part`, which kg_rmsnorm_dw_*_p adds over the blocks (deterministic, and the
+// arithmetic of dx and dw is the old kernel's, bit for bit).
+// Rows as the other _r kernels (r_layout); blocks of several rows need C * V * tpr * rpb <=
+// KG_R_DW_RED floats (row_layout gives tpr * rpb <= 256: at most 8192).
+#define KG_R_DW_RED 8192
+template <typename T, typename W, int V>
+__device__ __forceinline__ void rmsnorm_bwd_r(const T* __restrict__ x, const W* __restrict__ w, const T* __restrict__ dy,
+                                              T* __restrict__ dx, float* __restrict__ part, int m, int n, float eps) {
+    __shared__ float red[2 * KG_SMEM_ROWS * 32 * 2];
+    __shared__ float sred[KG_R_DW_RED];
+    constexpr int C = KG_R_CACHE;
+    const int nv = n / V, tx = threadIdx.x, tpr = blockDim.x, rpb = blockDim.y;
+    // A layout the combine below cannot hold is a host bug: fail loudly, never silently.
+    if (rpb > 1 && C * V * tpr * rpb > KG_R_DW_RED) __trap();
+    float acc[C][V];
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[k][j] = 0.f;
+    const int groups = (m + rpb - 1) / rpb;
+    // Issues every load of this thread's vectors of group g (none past the last row).
+    auto load = [&](int g, uint4 (&qx)[C], uint4 (&qd)[C]) {
+        const long long row = (long long)g * rpb + threadIdx.y;
+        const bool live = g < groups && row < m;
+        kg_r_load<C>(reinterpret_cast<const uint4*>(x + row * n), live, nv, tx, tpr, qx);
+        kg_r_load<C>(reinterpret_cast<const uint4*>(dy + row * n), live, nv, tx, tpr, qd);
+    };
+    // dx of group g from its registers, and the dw sums; every thread of the block calls it.
+    auto body = [&](int g, const uint4 (&qx)[C], const uint4 (&qd)[C], int buf) {
+        const long long row = (long long)g * rpb + threadIdx.y;
+        const bool live = row < m;
+        float sd[2] = {0.f, 0.f};  // {sum x^2, sum w*dy*x}
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tx + k * tpr;
+            if (live && v < nv) {
+                float a[V], e[V], h[V];
+                kg_unpack16<T, V>(qx[k], a);
+                kg_unpack16<T, V>(qd[k], e);
+                kg_ldf<V>(w, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    sd[0] = fmaf(a[j], a[j], sd[0]);
+                    sd[1] = fmaf(h[j] * e[j], a[j], sd[1]);
+                }
+            }
+        }
+        kg_r_reduce<2, KgSum2>(sd, red, buf);
+        if (!live) return;
+        const float r = rsqrtf(sd[0] / (float)n + eps);
+        const float coef = r * r * r * sd[1] / (float)n;
+        uint4* dxr = reinterpret_cast<uint4*>(dx + row * n);
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) {
+                float a[V], e[V], h[V], o[V];
+                kg_unpack16<T, V>(qx[k], a);
+                kg_unpack16<T, V>(qd[k], e);
+                kg_ldf<V>(w, v, h);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    o[j] = r * h[j] * e[j] - coef * a[j];
+                    acc[k][j] = fmaf(e[j], a[j] * r, acc[k][j]);
+                }
+                dxr[v] = kg_pack16<T, V>(o);
+            }
+        }
+    };
+    uint4 xa[C], da[C], xb[C], db[C];
+    const int G = gridDim.x;
+    load(blockIdx.x, xa, da);
+    for (int g = blockIdx.x; g < groups; g += 2 * G) {
+        load(g + G, xb, db);
+        body(g, xa, da, 0);
+        if (g + G >= groups) break;
+        load(g + 2 * G, xa, da);
+        body(g + G, xb, db, 1);
+    }
+    float* pr = part + (long long)blockIdx.x * n;
+    if (rpb == 1) {
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int v = tx + k * tpr;
+            if (v < nv) kg_stf<V>(pr, v, acc[k]);
+        }
+        return;
+    }
+    // Several rows per block: every slot stores its sums, then each entry is added over the
+    // slots in order y = 0, 1, ... Entry (k * V + j) * tpr + tx of slot y.
+    const int e = C * V * tpr;
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < V; ++j) sred[threadIdx.y * e + (k * V + j) * tpr + tx] = acc[k][j];
+    __syncthreads();
+    for (int i = threadIdx.y * tpr + tx; i < e; i += tpr * rpb) {
+        float t = 0.f;
+        for (int y = 0; y < rpb; ++y) t += sred[y * e + i];
+        const int kj = i / tpr, v = i - kj * tpr + (kj / V) * tpr;
+        if (v < nv) pr[v * V + kj % V] = t;
+    }
+}
+
 #define KG_ROWS_R(TN, T)                                                                           \
     extern "C" __global__ void __launch_bounds__(512) kg_softmax_##TN##_r(const T* x, T* y, int m, int n) { \
         softmax_r<T, 16 / sizeof(T)>(x, y, m, n);                                                  \
@@ -938,6 +1081,10 @@ KG_ROWS_R(fp32, float)
     extern "C" __global__ void __launch_bounds__(512) kg_layernorm_##TN##_w##WN##_r(               \
         const T* x, const W* w, const W* b, T* y, int m, int n, float eps) {                       \
         layernorm_r<T, W, 16 / sizeof(T)>(x, w, b, y, m, n, eps);                                  \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) kg_rmsnorm_bwd_##TN##_w##WN##_r(             \
+        const T* x, const W* w, const T* dy, T* dx, float* part, int m, int n, float eps) {        \
+        rmsnorm_bwd_r<T, W, 16 / sizeof(T)>(x, w, dy, dx, part, m, n, eps);                        \
     }
 KG_NORMS_R(bf16, __nv_bfloat16, bf16, __nv_bfloat16)
 KG_NORMS_R(bf16, __nv_bfloat16, fp32, float)

@@ -125,7 +125,8 @@ static std::map<std::string, const void*> g_k;
     REG(kg_layernorm_##TN##_w##WN##_r);                                                                \
     REG(kg_rmsnorm_bwd_##TN##_w##WN##_v);                                                              \
     REG(kg_rmsnorm_bwd_##TN##_w##WN##_s);                                                              \
-    REG(kg_rmsnorm_bwd_##TN##_w##WN##_p)
+    REG(kg_rmsnorm_bwd_##TN##_w##WN##_p);                                                              \
+    REG(kg_rmsnorm_bwd_##TN##_w##WN##_r)
 #define REG_SOFTMAX(TN)                                                                                \
     REG(kg_softmax_##TN##_v);                                                                          \
     REG(kg_softmax_##TN##_s);                                                                          \
@@ -184,7 +185,7 @@ static bool is_norm(Fam f) { return f == RMS || f == RMS_BWD || f == FADD || f =
 // Families with a pipelined kernel (the others run the same kernel as "old" and "new").
 static bool has_new(Fam f) { return f != RMS && f != FADD; }
 // Families with a register-resident (_r) kernel.
-static bool has_r(Fam f) { return f == SM || f == CE_BWD || f == LN || f == CE; }
+static bool has_r(Fam f) { return f == SM || f == CE_BWD || f == LN || f == CE || f == RMS_BWD; }
 // Whether the _r kernel of family f serves rows of n elements of es bytes (cross_entropy: the
 // evict-first streamed kernel, any vectorised row; the others: r_layout).
 static bool r_applies(Fam f, long long n, int es) {
@@ -310,7 +311,7 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         s.arg(t.in[0]), s.arg(t.in[1]), s.arg(t.in[2]), s.arg(t.out[0]), s.arg(mi), s.arg(ni), s.arg(EPS);
         break;
     case RMS_BWD: {
-        name = "kg_rmsnorm_bwd_" + tn + "_w" + wn + "_" + (staged ? "p" : suf);
+        name = "kg_rmsnorm_bwd_" + tn + "_w" + wn + "_" + (staged ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
         if (staged) {
             stage(2);
@@ -324,7 +325,7 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
             s.arg(EPS);
         p.steps.push_back(s);
         Step d{};
-        d.f = kfn("kg_rmsnorm_dw_" + wn + (staged ? "_p" : ""));
+        d.f = kfn("kg_rmsnorm_dw_" + wn + (staged || reg ? "_p" : ""));
         d.grid = dim3((unsigned)((c.n + 31) / 32), 1, 1);
         d.block = dim3(32, 16, 1);
         d.smem = 0;
@@ -1084,7 +1085,7 @@ int main(int argc, char** argv) {
                           "kg_softmax_bf16_v", "kg_layernorm_bf16_wfp32_v", "kg_rmsnorm_bwd_bf16_wfp32_v",
                           "kg_rmsnorm_bf16_wfp32_v", "kg_cross_entropy_bf16_v", "kg_cross_entropy_bwd_bf16_v",
                           "kg_softmax_bf16_r", "kg_cross_entropy_bwd_bf16_r", "kg_layernorm_bf16_wfp32_r",
-                          "kg_cross_entropy_bf16_r"}) {
+                          "kg_cross_entropy_bf16_r", "kg_rmsnorm_bwd_bf16_wfp32_r"}) {
         cudaFuncAttributes at;
         CK(cudaFuncGetAttributes(&at, kfn(k)));
         const bool p = std::string(k).back() == 'p';  // _r and _v: no dynamic shared memory

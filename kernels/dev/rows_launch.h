@@ -24,8 +24,10 @@
 //    the same kernel in rows_p.cu), grid ceil(n / 32), block (32, 16), over P = the first
 //    kernel's grid rows of fp32 partial sums.
 //  * r_layout(n, elem) (the register-resident kernels, suffix _r: softmax, cross_entropy_bwd,
-//    layernorm): the same rows as p_layout (KG_R_CACHE = KG_P_CACHE = 4 vectors per thread); the
-//    launch is the old kernels' (block (tpr, rpb), grid ceil(m / rpb), no dynamic smem).
+//    layernorm, rmsnorm_bwd): the same rows as p_layout (KG_R_CACHE = KG_P_CACHE = 4 vectors per
+//    thread); the launch is the old kernels' (block (tpr, rpb), grid ceil(m / rpb), no dynamic
+//    smem; rmsnorm_bwd: the old kernel's persistent grid sized by the _r kernel's occupancy, then
+//    kg_rmsnorm_dw_<w>_p).
 //  * cross_entropy's _r kernel (L2::evict_first loads) has the _p kernel's launch, on any
 //    vectorised row.
 //  * rows_variant(choice, family, m, n, elem): which generation runs (norms.rs rows_variant):
@@ -107,7 +109,8 @@ static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long 
         p_applies = p_layout(n, elem, &l);
     else if (f == "cross_entropy")
         p_applies = vec;
-    const bool r_applies = ((f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm") && r_layout(n, elem, &l)) ||
+    const bool r_applies = ((f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm" || f == "rmsnorm_bwd") &&
+                            r_layout(n, elem, &l)) ||
                            (f == "cross_entropy" && vec);
     const bool pow2 = n > 0 && (n & (n - 1)) == 0;
     switch (choice) {

@@ -10,7 +10,11 @@
 //! of [`rows_variant`]): `softmax`, `cross_entropy_bwd` and `layernorm` with the old kernels'
 //! layout and grid (a block per row group, the row's 16-byte loads all issued first, held in
 //! registers) but one barrier per reduction and less arithmetic: max and sum reductions without
-//! exponentials, one EX2 per element; LayerNorm's statistics in one reduction of shifted sums.
+//! exponentials, one EX2 per element (cross-entropy's target column fixed up by one store of the
+//! thread holding it, off the per-element path); LayerNorm's statistics in one reduction of
+//! shifted sums. `rmsnorm_bwd`'s `_r` kernel has the old kernel's persistent grid and keeps two
+//! row groups in registers: the next group's loads are in flight while it reduces and stores the
+//! current one (`KERNELGATE_ROWS_KERNEL=reg`; not yet in the default rule).
 //!
 //! `cross_entropy`'s `_r` kernel is its streamed `_p` kernel with `L2::evict_first` loads (the
 //! logits are read once; their lines replace each other instead of the rest of the L2).
@@ -121,7 +125,7 @@ pub enum RowsVariant {
 }
 
 /// The families with an `_r` kernel.
-pub const R_FAMILIES: [&str; 3] = ["softmax", "cross_entropy_bwd", "layernorm"];
+pub const R_FAMILIES: [&str; 4] = ["softmax", "cross_entropy_bwd", "layernorm", "rmsnorm_bwd"];
 /// 16-byte vectors of a row per thread in the `_r` kernels (`KG_R_CACHE`).
 pub const R_CACHE: usize = 4;
 
@@ -313,8 +317,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         variant = RowsVariant::Old;
     }
     if variant == RowsVariant::R {
-        let probe = if kind == "layernorm" {
-            format!("kg_layernorm_{tn}_w{wn}_r")
+        let probe = if kind == "layernorm" || kind == "rmsnorm_bwd" {
+            format!("kg_{kind}_{tn}_w{wn}_r")
         } else {
             format!("kg_{kind}_{tn}_r")
         };
@@ -447,6 +451,19 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             let name = norm("rmsnorm_bwd");
             let dims = if staged {
                 staged_dims(gpu, &name, 2, "dw partials per block")?
+            } else if use_r {
+                // The register-resident kernel: the old kernel's persistent grid (no dynamic
+                // shared memory), sized by its own occupancy.
+                let f = gpu.module(P_FILE)?.function(&name)?;
+                let per_sm = gpu.max_active_blocks(f, lay.tpr * lay.rpb, 0)? as usize;
+                let blocks = groups.min(sms as usize * per_sm).max(1);
+                scheme = format!(
+                    "registers: persistent {blocks} blocks ({per_sm}/SM), next row group loaded during the current one, 1 reduction per row, dw partials per block"
+                );
+                Dims {
+                    grid: (blocks as u32, 1, 1),
+                    ..row_dims
+                }
             } else {
                 let threads = lay.tpr * lay.rpb;
                 // The old kernel combines a block's rows in shared memory only for rows that fit
@@ -490,7 +507,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 ],
             ));
             steps.push((
-                format!("kg_rmsnorm_dw_{wn}{}", if staged { "_p" } else { "" }),
+                format!(
+                    "kg_rmsnorm_dw_{wn}{}",
+                    if staged || use_r { "_p" } else { "" }
+                ),
                 Dims {
                     grid: (n.div_ceil(32) as u32, 1, 1),
                     block: (32, 16, 1),
@@ -504,7 +524,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 ],
             ));
             workspace = Some(ws);
-            if staged {
+            if staged || use_r {
                 P_FILE
             } else {
                 "norms.cu"
@@ -704,7 +724,7 @@ mod tests {
                 }
                 assert_eq!(rows_variant(Reg, "cross_entropy", m, n, 2), V::R);
                 assert_eq!(rows_variant(All, "cross_entropy", m, n, 2), V::P);
-                for k in ["softmax_bwd", "rmsnorm_bwd", "rmsnorm", "fused_add_rmsnorm"] {
+                for k in ["softmax_bwd", "rmsnorm", "fused_add_rmsnorm"] {
                     assert_eq!(rows_variant(Reg, k, m, n, 2), V::Old, "{k} {n}");
                 }
             }
