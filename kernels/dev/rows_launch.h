@@ -91,14 +91,16 @@ enum RowsVariant { RV_OLD = 0, RV_P = 1, RV_R = 2 };
 enum RowsChoice { RC_OLD, RC_AUTO, RC_ALL, RC_REG };
 
 // norms.rs rows_variant: which kernels family `fam` runs on an m x n case of elem-byte elements.
-// auto, from the H100 run of 2025 (kernels/dev/rows_bench.cu; each pick within ~2% of the fastest):
-//  * softmax: _r (r_layout);  layernorm, rmsnorm, fused_add_rmsnorm: old;
-//  * cross_entropy_bwd: _p when n is a power of two, else _r (where r_layout applies);
+// auto, from the H100 (GPU-e2f46ae1) and H200 (GPU-042d82ef) runs of session 8
+// (kernels/dev/rows_bench.cu, docs/kernels/session8/):
+//  * softmax: _r (r_layout);  rmsnorm, fused_add_rmsnorm: old;
+//  * layernorm: _r for rows of >= 2048 elements (H200 11-18% faster, H100 within 2%), else old;
+//  * cross_entropy_bwd: _r where r_layout applies (H200 1.1-1.5x _p);
 //  * softmax_bwd: _p on short grids (m <= 8192) of rows of >= 4096 elements, else old;
 //  * rmsnorm_bwd: _p on long grids (m >= 16384) when the old kernel's block has < 224 threads
 //    (row_layout tpr * rpb: 2 such blocks per SM leave it < 14 warps), else old;
-//  * cross_entropy (vectorised rows): old when m * n >= 2^28, else _r (the _p launch with
-//    L2::evict_first loads).
+//  * cross_entropy (vectorised rows): _p (H200 1.05-1.24x old; H100 0.97-0.98x old from
+//    2^28 elements, 1.03-1.21x below).
 static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long long m, long long n, int elem) {
     const std::string f = fam;
     RowLayout l;
@@ -112,17 +114,17 @@ static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long 
     const bool r_applies = ((f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm" || f == "rmsnorm_bwd") &&
                             r_layout(n, elem, &l)) ||
                            (f == "cross_entropy" && vec);
-    const bool pow2 = n > 0 && (n & (n - 1)) == 0;
     switch (choice) {
     case RC_OLD: return RV_OLD;
     case RC_ALL: return p_applies ? RV_P : RV_OLD;
     case RC_REG: return r_applies ? RV_R : RV_OLD;
     case RC_AUTO:
         if (f == "softmax") return r_applies ? RV_R : RV_OLD;
-        if (f == "cross_entropy_bwd") return r_applies ? (pow2 ? RV_P : RV_R) : RV_OLD;
+        if (f == "layernorm") return r_applies && n >= 2048 ? RV_R : RV_OLD;
+        if (f == "cross_entropy_bwd") return r_applies ? RV_R : RV_OLD;
         if (f == "softmax_bwd") return p_applies && m <= 8192 && n >= 4096 ? RV_P : RV_OLD;
         if (f == "rmsnorm_bwd") return p_applies && m >= 16384 && rl.tpr * rl.rpb < 224 ? RV_P : RV_OLD;
-        if (f == "cross_entropy") return r_applies && m * n < (1ll << 28) ? RV_R : RV_OLD;
+        if (f == "cross_entropy") return p_applies ? RV_P : RV_OLD;
         return RV_OLD;
     }
     return RV_OLD;

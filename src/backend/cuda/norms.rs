@@ -137,33 +137,33 @@ pub fn r_layout(n: usize, elem: usize) -> Option<RowLayout> {
     (l.vec > 1 && n / l.vec <= R_CACHE * l.tpr as usize).then_some(l)
 }
 
-/// Rows of a cross-entropy case (`m * n` elements) from which the old streamed kernel is
-/// at least as fast as the `_p`/`_r` ones (measured H100: 0.97–0.98× at `m * n` ≥ 2^28,
-/// 1.03–1.21× below it).
-pub const CE_OLD_FROM_ELEMS: usize = 1 << 28;
+/// Shortest row (elements) on which LayerNorm runs its `_r` kernel under `auto`: on 4096 × 1000
+/// the H100 measured `_r` at 0.94× of the old kernel.
+pub const LAYERNORM_R_FROM_N: usize = 2048;
 
 /// Which kernels family `kind` runs on an `m` × `n` case of `elem`-byte elements under `choice`
 /// (the kernel set having `rows_p.cu` and its `_r` kernels; the caller falls back to
 /// [`RowsVariant::Old`] otherwise). `_r` of `cross_entropy` is its streamed `_p` kernel with
 /// `L2::evict_first` loads (same launch, any vectorised row). The default (`auto`) rule,
-/// mirrored by `kernels/dev/rows_launch.h` (`rows_variant`), from the H100 run of
-/// `kernels/dev/run_rows_bench.sh` (each pick within about 2% of the fastest variant measured
-/// on the dsv3 shapes, 65536 × 4096 and the default-suite rows):
-/// - `softmax`: `_r` wherever [`r_layout`] gives one (within 0.3–1.3% of the old kernel at
-///   M ≥ 16384, 1–12% faster at M = 4096);
-/// - `layernorm`, `rmsnorm`, `fused_add_rmsnorm`: the old kernels (LayerNorm's `_r` was
-///   0.98–1.02× of them, 0.94× on 4096 × 1000);
-/// - `cross_entropy_bwd`: where [`r_layout`] applies, `_p` when `n` is a power of two (4096,
-///   8192: `_r` lost 2–5% there), else `_r` (up to 1.2× faster than `_p`);
+/// mirrored by `kernels/dev/rows_launch.h` (`rows_variant`), from the session-8 runs of
+/// `kernels/dev/run_rows_bench.sh` on an H100 (GPU-e2f46ae1) and an H200 (GPU-042d82ef) over
+/// the dsv3 shapes, 65536 × 4096 and the default-suite rows (`docs/kernels/session8/`):
+/// - `softmax`: `_r` wherever [`r_layout`] gives one (H200 1.13–1.24× the old kernel; H100
+///   within 0.3–1.3% at M ≥ 16384, 1–12% faster at M = 4096);
+/// - `layernorm`: `_r` on rows of at least [`LAYERNORM_R_FROM_N`] elements (H200 1.11–1.18×
+///   the old kernel at M ≥ 16384; H100 0.98–1.02×), else the old kernel;
+/// - `rmsnorm`, `fused_add_rmsnorm`: the old kernels;
+/// - `cross_entropy_bwd`: `_r` wherever [`r_layout`] applies (its target column written by a
+///   second store: H200 1.1–1.5× the `_p` kernel);
 /// - `softmax_bwd`: `_p` on short grids (`m` ≤ 8192) of rows of at least 4096 elements
 ///   (2.5–2.8% faster at M = 4096), else the old kernel (3–5% faster at M ≥ 16384, 8% on
 ///   4096 × 1000);
 /// - `rmsnorm_bwd`: `_p` on long grids (`m` ≥ 16384) when the old kernel's block ([`row_layout`]
 ///   tpr × rpb) has fewer than 224 threads (two such blocks per SM leave it under 14 warps:
 ///   N = 6144, `_p` 2.4–2.9% faster), else the old kernel;
-/// - `cross_entropy` (vectorised rows): the old kernel when `m * n` ≥ [`CE_OLD_FROM_ELEMS`],
-///   else `_r` (the `_p` kernel with evict-first loads; `_p` itself measured 1.03–1.21× of the
-///   old time there).
+/// - `cross_entropy` (vectorised rows): `_p` (H200 1.05–1.24× the old kernel everywhere; H100
+///   1.03–1.21× below 2^28 elements, 0.97–0.98× above, where both pass the bar; its `_r`
+///   twin with evict-first loads measured the same as `_p`).
 pub fn rows_variant(
     choice: RowsKernel,
     kind: &str,
@@ -187,11 +187,11 @@ pub fn rows_variant(
     };
     let auto = || match kind {
         "softmax" if r_applies => RowsVariant::R,
-        "cross_entropy_bwd" if r_applies && n.is_power_of_two() => RowsVariant::P,
+        "layernorm" if r_applies && n >= LAYERNORM_R_FROM_N => RowsVariant::R,
         "cross_entropy_bwd" if r_applies => RowsVariant::R,
         "softmax_bwd" if p_applies && m <= 8192 && n >= 4096 => RowsVariant::P,
         "rmsnorm_bwd" if p_applies && m >= 16_384 && rl.tpr * rl.rpb < 224 => RowsVariant::P,
-        "cross_entropy" if r_applies && m.saturating_mul(n) < CE_OLD_FROM_ELEMS => RowsVariant::R,
+        "cross_entropy" if p_applies => RowsVariant::P,
         _ => RowsVariant::Old,
     };
     match choice {
@@ -734,15 +734,13 @@ mod tests {
         for m in ms {
             for n in [1000, 4096, 6144, 7168, 8192] {
                 assert_eq!(auto("softmax", m, n), V::R, "{m} {n}");
-                assert_eq!(auto("layernorm", m, n), V::Old, "{m} {n}");
+                let ln = if n >= LAYERNORM_R_FROM_N { V::R } else { V::Old };
+                assert_eq!(auto("layernorm", m, n), ln, "{m} {n}");
                 assert_eq!(auto("rmsnorm", m, n), V::Old, "{m} {n}");
                 assert_eq!(auto("fused_add_rmsnorm", m, n), V::Old, "{m} {n}");
             }
-            for n in [1000, 3072, 6144, 12288] {
+            for n in [1000, 3072, 4096, 6144, 8192, 12288] {
                 assert_eq!(auto("cross_entropy_bwd", m, n), V::R, "{m} {n}");
-            }
-            for n in [4096, 8192] {
-                assert_eq!(auto("cross_entropy_bwd", m, n), V::P, "{m} {n}");
             }
         }
         // softmax_bwd: _p only on short grids of long rows.
@@ -762,23 +760,19 @@ mod tests {
                 assert_eq!(auto("rmsnorm_bwd", m, n), V::Old, "{m} {n}");
             }
         }
-        // cross_entropy: the streamed evict-first kernel below 2^28 elements, else old.
+        // cross_entropy: the streamed _p kernel on every vectorised row.
         for (m, n) in [
             (4096, 1000),
             (4096, 3072),
             (4096, 12288),
             (16_384, 12288),
             (65_536, 3072),
-        ] {
-            assert_eq!(auto("cross_entropy", m, n), V::R, "{m} {n}");
-        }
-        for (m, n) in [
             (65_536, 4096),
             (65_536, 6144),
             (65_536, 12288),
             (4096, 131_072),
         ] {
-            assert_eq!(auto("cross_entropy", m, n), V::Old, "{m} {n}");
+            assert_eq!(auto("cross_entropy", m, n), V::P, "{m} {n}");
         }
         // Scalar rows and rows longer than the register cache keep the old kernels.
         for k in R_FAMILIES {
