@@ -734,7 +734,11 @@ mod tests {
         for m in ms {
             for n in [1000, 4096, 6144, 7168, 8192] {
                 assert_eq!(auto("softmax", m, n), V::R, "{m} {n}");
-                let ln = if n >= LAYERNORM_R_FROM_N { V::R } else { V::Old };
+                let ln = if n >= LAYERNORM_R_FROM_N {
+                    V::R
+                } else {
+                    V::Old
+                };
                 assert_eq!(auto("layernorm", m, n), ln, "{m} {n}");
                 assert_eq!(auto("rmsnorm", m, n), V::Old, "{m} {n}");
                 assert_eq!(auto("fused_add_rmsnorm", m, n), V::Old, "{m} {n}");
