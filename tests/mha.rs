@@ -431,7 +431,12 @@ fn suites_hold_the_seed_settings() {
                 && c.shape.get("h") * c.shape.get("d") == 2048
         })
         .collect();
-    assert_eq!(fa3.len(), 6 * 2 * 2);
+    // ... each on our kernel and on torch SDPA in the same run.
+    assert_eq!(fa3.len(), 6 * 2 * 2 * 2);
+    for c in sc.cases.iter().filter(|c| c.backend == "cuda") {
+        let twin = c.name().replacen("mha::cuda::", "mha::torch::", 1);
+        assert!(sc.cases.iter().any(|t| t.name() == twin), "{twin}");
+    }
 }
 
 #[test]
