@@ -542,33 +542,4 @@ mod tests {
         let plan = pick(256, 256, 256, 132, Some(TILES[0]), Some(16));
         assert_eq!((plan.tile, plan.splits), (TILES[0], 16));
     }
-
-    #[test]
-    fn print_suite_picks() {
-        // Not an assertion: `cargo test -- --nocapture print_suite_picks` shows the plans.
-        for &(m, n, k) in &[
-            (256u64, 256u64, 256u64),
-            (512, 512, 512),
-            (1024, 1024, 1024),
-            (2048, 2048, 2048),
-            (3072, 3072, 3072),
-            (4096, 4096, 4096),
-            (6144, 6144, 6144),
-            (8192, 8192, 8192),
-            (4096, 1000, 4096),
-            (777, 1000, 136),
-            (2048, 512, 4096),
-            (1000, 1000, 1000),
-            (8192, 8192, 8),
-            (8192, 1024, 8192),
-        ] {
-            let plan = pick(m, n, k, 132, None, None);
-            println!(
-                "{m}x{n}x{k}: {} split {} ({:.1} us modelled)",
-                plan.tile.name(),
-                plan.splits,
-                plan_cost(plan.tile, plan.splits, m, n, k, 132)
-            );
-        }
-    }
 }
