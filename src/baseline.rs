@@ -96,6 +96,10 @@ pub struct Entry {
     /// moves the baseline by this machine's cost minus this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ms: Option<f64>,
+    /// The batch the gate times this case with ([`pinned_batch`] of the rounds); the centre and
+    /// spreads are over the rounds of this batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
     /// Schema 1 only: medians of rounds of unknown machines (read, migrated into `rounds`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds_ms: Vec<f64>,
@@ -135,6 +139,19 @@ fn median_of(xs: &[f64]) -> f64 {
 /// per machine instead.
 pub fn spread(rounds: &[Round]) -> Spread {
     assert!(!rounds.is_empty(), "spread of no rounds");
+    // Only the rounds timed with the batch the gate will use: a round of another batch timed
+    // a different thing (a 20 µs op read 23.7 µs per launch alone and 20.2 µs two to a
+    // sample on H100s), and its distance is not noise.
+    let pinned = pinned_batch(rounds);
+    let same: Vec<Round> = match pinned {
+        Some(b) => rounds
+            .iter()
+            .filter(|r| r.batch == Some(b))
+            .cloned()
+            .collect(),
+        None => rounds.to_vec(),
+    };
+    let rounds = &same[..];
     let own: Option<Vec<f64>> = rounds.iter().map(Round::overhead_ms).collect();
     let overhead_ms = own.as_ref().map(|o| median_of(o));
     let value = |i: usize| match (&own, overhead_ms) {
@@ -165,6 +182,22 @@ pub fn spread(rounds: &[Round]) -> Spread {
         machines: m.len(),
         overhead_ms,
     }
+}
+
+/// The batch (launches per sample) the gate times a case with, so that it compares like with
+/// like: the most common batch among the rounds that recorded one, ties going to the latest
+/// round's; `None` when no round recorded a batch (the batch is then chosen by duration).
+pub fn pinned_batch(rounds: &[Round]) -> Option<usize> {
+    let mut count: BTreeMap<usize, usize> = BTreeMap::new();
+    for b in rounds.iter().filter_map(|r| r.batch) {
+        *count.entry(b).or_default() += 1;
+    }
+    let top = *count.values().max()?;
+    rounds
+        .iter()
+        .rev()
+        .filter_map(|r| r.batch)
+        .find(|b| count[b] == top)
 }
 
 impl Round {
@@ -225,10 +258,29 @@ impl Entry {
             between: sp.between,
             machines: sp.machines,
             overhead_ms: sp.overhead_ms,
+            batch: pinned_batch(&rounds),
             rounds,
             rounds_ms: Vec::new(),
             env,
         }
+    }
+
+    /// Recomputes the centre, spreads, machine count, overhead and batch from the rounds (the
+    /// representative round's percentiles, MAD and n stay), so that a file written before
+    /// batches were pinned is gated by the current rules. Entries that already name their batch
+    /// (written by this version) and entries whose rounds recorded no batch are left as stored.
+    pub fn resummarize(&mut self) {
+        if self.batch.is_some() || self.rounds.iter().all(|r| r.batch.is_none()) {
+            return;
+        }
+        let sp = spread(&self.rounds);
+        self.median_ms = sp.center_ms;
+        self.within = sp.within;
+        self.between = sp.between;
+        self.noise = (sp.within.powi(2) + sp.between.powi(2)).sqrt();
+        self.machines = sp.machines;
+        self.overhead_ms = sp.overhead_ms;
+        self.batch = pinned_batch(&self.rounds);
     }
 
     /// The median ceilings of the rounds that recorded them.
@@ -374,6 +426,7 @@ pub fn load_file(path: &Path) -> Result<Option<BaselineFile>> {
         if file.schema < SCHEMA || e.rounds.is_empty() {
             e.migrate();
         }
+        e.resummarize();
     }
     file.schema = SCHEMA;
     for (case, e) in &file.entries {

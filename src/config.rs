@@ -16,6 +16,8 @@
 //! | `KERNELGATE_DEVICES` | several devices at once: `all` or a comma list of ordinals (`0,1`); each case runs on one of them, longest cases first (overrides `KERNELGATE_DEVICE`; `kernelgate run --devices` overrides both) |
 //! | `KERNELGATE_EXCLUSIVE_TIMING=1` | with several devices (or several processes on one host): the timed phase of each case (warm-up and samples) holds a host-wide lock, so no two cases are timed at once; checks, inputs, references and compilation still overlap (default off) |
 //! | `KERNELGATE_WARMUP_MS` | warm-up time per case (default 50) |
+//! | `KERNELGATE_SOAK_MS` | compute-bound families: after warm-up, run samples exactly as timed (flush, hold, launch), discarded, for this long, so the GPU's power management settles before the kept samples (default [`DEFAULT_SOAK_MS`]) |
+//! | `KERNELGATE_ADAPTIVE_BATCH=1` | choose every case's batch from its duration, even where a stored baseline recorded one (default: the gate and `UPDATE_BASELINES=append` time with the baseline's batch) |
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
 //! | `KERNELGATE_DEVICE_CHECK_MB` | outputs above this size (MiB, default 256; 0 = all) are scanned for NaN/Inf on the device and only the sampled spans are copied to the host |
 //! | `KERNELGATE_HOLD_US` | hold kernel in front of every sample, µs (default 20; the external workers get it too) |
@@ -44,6 +46,12 @@ pub const DEFAULT_TOLERANCE_PCT: f64 = 5.0;
 /// difference of a graph-replayed kernel under 20 µs in the H200 baselines (0.51 µs over 42
 /// such cases on 4 machines, `kernelgate spread`), plus 25%. See README, "The gate across machines".
 pub const DEFAULT_FLOOR_US: f64 = 0.65;
+
+/// Default soak of compute-bound cases, ms (`KERNELGATE_SOAK_MS`). On an H100, three processes
+/// of the heavy GEMM and attention cases of the default suite spread 3.9% (mean; 18% at most,
+/// cuBLAS 4096³ fp16) from process to process without a soak and 1.1% (7.2% at most) with
+/// 300 ms (`scripts/soak-ab.sh`, docs/gate/soak/).
+pub const DEFAULT_SOAK_MS: f64 = 300.0;
 
 /// The resolved configuration of one run.
 #[derive(Debug, Clone)]
@@ -93,6 +101,9 @@ pub struct Config {
     pub floor_us: f64,
     /// Scale baselines by the ratio of this machine's ceilings to the baseline's.
     pub machine_factor: bool,
+    /// Choose every batch from the kernel's duration instead of the stored baseline's
+    /// (`KERNELGATE_ADAPTIVE_BATCH=1`).
+    pub adaptive_batch: bool,
     /// Self-test only: compile our kernels with `-DKG_INJECT` and write this delay (ns) into them.
     pub inject_ns: Option<u64>,
     /// Outputs larger than this many bytes are scanned for NaN/Inf on the device and only the
@@ -222,9 +233,11 @@ impl Config {
             }
             timing.hold_us = v;
         }
+        timing.soak_ms = num("KERNELGATE_SOAK_MS")?.unwrap_or(DEFAULT_SOAK_MS);
         // timing::measure turns these into durations and comparisons: NaN, negative or
         // huge values would panic (Duration) or silently disable the policy.
         for (var, v) in [
+            ("KERNELGATE_SOAK_MS", timing.soak_ms),
             ("KERNELGATE_WARMUP_MS", timing.warmup_ms),
             ("KERNELGATE_MAX_TIME_MS", timing.max_time_ms),
             ("KERNELGATE_TARGET_NOISE", timing.target_noise),
@@ -291,6 +304,7 @@ impl Config {
             base_kernels: None,
             floor_us: floor_us()?,
             machine_factor: flag("KERNELGATE_MACHINE_FACTOR")?,
+            adaptive_batch: flag("KERNELGATE_ADAPTIVE_BATCH")?,
             inject_ns: None,
             device_check_bytes: num::<usize>("KERNELGATE_DEVICE_CHECK_MB")?
                 .unwrap_or(DEFAULT_DEVICE_CHECK_MB)

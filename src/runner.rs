@@ -864,6 +864,8 @@ fn external_round(
             max_batch: t.max_batch,
             flush_l2: case.flush_l2,
             hold_us: t.hold_us,
+            batch: t.batch,
+            soak_ms: t.soak_ms,
         },
     };
     let budget = hang + Duration::from_secs_f64((t.warmup_ms + t.max_time_ms) / 1e3 * 2.0 + 30.0);
@@ -982,6 +984,14 @@ pub fn run_case(
     } else {
         fam.reference(&case.shape, case.dtype, seed)
     };
+    // The stored entry, read before timing: the gate (and an append) times with its batch.
+    let stored = if cfg.update_baselines && !cfg.append_baselines {
+        None
+    } else {
+        store.entry(&gpu.info.name, &case.kernel, &name)?
+    };
+    let case_cfg = case_config(cfg, fam, case, stored.as_ref());
+    let cfg = &case_cfg;
     let first = match round(gpu, case, cfg, seed, &expected, &mut ext) {
         Err(Error::BackendUnavailable { reason, .. }) => return Ok(Outcome::Skipped(reason)),
         other => other?,
@@ -1095,11 +1105,7 @@ pub fn run_case(
         floor_ms: cfg.floor_us / 1e3,
     };
     let fam_memory_bound = fam.memory_bound();
-    let base = if cfg.update_baselines {
-        None
-    } else {
-        store.entry(&gpu.info.name, &case.kernel, &name)?
-    };
+    let base = if cfg.update_baselines { None } else { stored };
     let factor = base
         .as_ref()
         .and_then(|b| gate::machine_factor(fam_memory_bound, b.ceilings(), machine.ceilings));
@@ -1331,6 +1337,25 @@ fn ab_unavailable(cfg: &Config, why: &str) -> AbOutcome {
         None,
         None,
     )
+}
+
+/// The run's configuration as it applies to `case`: the timing policy pinned to the stored
+/// entry's batch (unless `KERNELGATE_ADAPTIVE_BATCH=1`), and the soak kept for compute-bound
+/// families only (memory-bound kernels and the calibration spin do not move with the SM clock).
+pub fn case_config(
+    cfg: &Config,
+    fam: &dyn crate::family::Family,
+    case: &Case,
+    stored: Option<&Entry>,
+) -> Config {
+    let mut c = cfg.clone();
+    if !cfg.adaptive_batch {
+        c.timing.batch = stored.and_then(|e| e.batch).or(cfg.timing.batch);
+    }
+    if fam.memory_bound() || case.kernel == "spin" {
+        c.timing.soak_ms = 0.0;
+    }
+    c
 }
 
 /// This machine as baseline rounds record it.

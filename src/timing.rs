@@ -33,6 +33,17 @@ pub struct Policy {
     /// start event and the timed launch.
     #[serde(default = "default_hold_us")]
     pub hold_us: f64,
+    /// Launches per sample decided beforehand (the stored baseline's, so the gate compares like
+    /// with like); `None`: chosen in warm-up from the kernel's duration (see [`Policy::min_sample_us`]).
+    /// A batch above 1 is replayed from a CUDA graph when capture works.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
+    /// After warm-up, keep running samples exactly as they will be timed (flush, hold, launch)
+    /// for this long (ms, wall clock) before the first kept sample, so the GPU's power
+    /// management reaches the state it holds while sampling (`KERNELGATE_SOAK_MS`; applied to
+    /// compute-bound families only).
+    #[serde(default)]
+    pub soak_ms: f64,
 }
 
 fn default_hold_us() -> f64 {
@@ -51,6 +62,8 @@ impl Default for Policy {
             max_batch: 256,
             hang_limit_s: 60.0,
             hold_us: HOLD_US,
+            batch: None,
+            soak_ms: 0.0,
         }
     }
 }
@@ -139,6 +152,24 @@ struct Timed<'a> {
 /// Trial samples in warm-up that measure the host's enqueue time.
 const ENQUEUE_TRIALS: usize = 5;
 
+/// The batch for a kernel whose fastest warm-up launch took `single_ms`: `forced` when the
+/// policy pins one (clamped to `1..=max_batch`), else 1 for kernels of at least
+/// `min_sample_us` and enough launches to fill `min_sample_us` (at least 2) for shorter ones.
+pub fn batch_for(
+    single_ms: f64,
+    forced: Option<usize>,
+    min_sample_us: f64,
+    max_batch: usize,
+) -> usize {
+    match forced {
+        Some(b) => b.clamp(1, max_batch.max(1)),
+        None if single_ms * 1e3 < min_sample_us => ((min_sample_us / (single_ms * 1e3).max(1e-3))
+            .ceil() as usize)
+            .clamp(2, max_batch.max(2)),
+        None => 1,
+    }
+}
+
 impl Timed<'_> {
     /// Warms `launch` up by time and picks its batch (a graph of `batch` launches when short).
     fn warm<'a>(
@@ -147,6 +178,7 @@ impl Timed<'_> {
         hang: Duration,
         name: &str,
         policy: &Policy,
+        flush: bool,
         launch: &'a mut dyn FnMut(&Gpu) -> Result<()>,
     ) -> Result<Timed<'a>> {
         let mut t = Timed {
@@ -171,10 +203,10 @@ impl Timed<'_> {
                 n = (n * 2).min(4096);
             }
         }
-        // Batch short kernels; replay the batch from a CUDA graph when capture works.
-        if single * 1e3 < policy.min_sample_us {
-            t.batch = ((policy.min_sample_us / (single * 1e3).max(1e-3)).ceil() as usize)
-                .clamp(2, policy.max_batch);
+        // Batch short kernels (or as the policy pins it); replay the batch from a CUDA graph
+        // when capture works.
+        t.batch = batch_for(single, policy.batch, policy.min_sample_us, policy.max_batch);
+        if t.batch > 1 {
             t.graph = capture(gpu, t.batch, &mut *t.launch);
         }
         // How long does this host take to enqueue one sample? The hold must outlast it.
@@ -184,6 +216,13 @@ impl Timed<'_> {
             slowest = slowest.max(us);
         }
         t.hold_us = hold_for(policy.hold_us, slowest);
+        // Soak: samples as they will be taken, discarded, until the power state has settled.
+        if policy.soak_ms > 0.0 {
+            let soak = Instant::now();
+            while soak.elapsed().as_secs_f64() * 1e3 < policy.soak_ms {
+                t.submit(gpu, ev, hang, name, flush)?;
+            }
+        }
         Ok(t)
     }
 
@@ -328,7 +367,7 @@ pub fn measure(
 ) -> Result<Samples> {
     let hang = Duration::from_secs_f64(policy.hang_limit_s);
     let ev = events(gpu)?;
-    let mut t = Timed::warm(gpu, &ev, hang, name, policy, launch)?;
+    let mut t = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, launch)?;
     let mut ms = Vec::new();
     let started = Instant::now();
     let cap = Duration::from_secs_f64(policy.max_time_ms / 1e3);
@@ -363,8 +402,8 @@ pub fn measure_pair(
 ) -> Result<(Samples, Samples)> {
     let hang = Duration::from_secs_f64(policy.hang_limit_s);
     let ev = events(gpu)?;
-    let mut a = Timed::warm(gpu, &ev, hang, name, policy, base)?;
-    let mut b = Timed::warm(gpu, &ev, hang, name, policy, new)?;
+    let mut a = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, base)?;
+    let mut b = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, new)?;
     let (mut ma, mut mb) = (Vec::new(), Vec::new());
     let started = Instant::now();
     let cap = Duration::from_secs_f64(2.0 * policy.max_time_ms / 1e3);
@@ -495,5 +534,21 @@ mod tests {
         // Never beyond MAX_HOLD_US unless the policy itself asks for more.
         assert_eq!(hold_for(20.0, 1e6), MAX_HOLD_US);
         assert_eq!(hold_for(5000.0, 1e6), 5000.0);
+    }
+
+    #[test]
+    fn batch_is_adaptive_unless_pinned() {
+        // 5 µs kernel, 20 µs target: 4 launches; a 25 µs kernel runs alone.
+        assert_eq!(batch_for(0.005, None, 20.0, 256), 4);
+        assert_eq!(batch_for(0.025, None, 20.0, 256), 1);
+        // Just under the threshold still batches (at least 2): the flip a pinned batch avoids.
+        assert_eq!(batch_for(0.0199, None, 20.0, 256), 2);
+        // Very short kernels stop at the largest batch.
+        assert_eq!(batch_for(1e-6, None, 20.0, 256), 256);
+        // A pinned batch wins both ways, clamped to 1..=max_batch.
+        assert_eq!(batch_for(0.0199, Some(1), 20.0, 256), 1);
+        assert_eq!(batch_for(0.025, Some(2), 20.0, 256), 2);
+        assert_eq!(batch_for(0.005, Some(0), 20.0, 256), 1);
+        assert_eq!(batch_for(0.005, Some(999), 20.0, 256), 256);
     }
 }

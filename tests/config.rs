@@ -36,6 +36,8 @@ const VARS: &[&str] = &[
     "KERNELGATE_BASE",
     "KERNELGATE_FLOOR_US",
     "KERNELGATE_MACHINE_FACTOR",
+    "KERNELGATE_SOAK_MS",
+    "KERNELGATE_ADAPTIVE_BATCH",
 ];
 
 fn clear() {
@@ -93,7 +95,20 @@ fn environment() {
     assert_eq!((c.seed, c.device, c.spin_scale), (None, 0, 1.0));
     assert_eq!(c.devices, None, "one device unless told otherwise");
     assert!(!c.exclusive_timing);
-    assert_eq!(c.timing, Policy::default());
+    // The run's policy: the library's, plus the soak of compute-bound cases.
+    assert_eq!(
+        c.timing,
+        Policy {
+            soak_ms: kernelgate::config::DEFAULT_SOAK_MS,
+            ..Policy::default()
+        }
+    );
+    assert_eq!(Policy::default().soak_ms, 0.0, "no soak outside a run");
+    assert_eq!(
+        c.timing.batch, None,
+        "batches are pinned per case, not per run"
+    );
+    assert!(!c.adaptive_batch);
     assert_eq!(c.suite_path(), Path::new("/proj/fixtures/default.json"));
     // The gate across machines: the default floor, no machine factor, no A/B base.
     assert_eq!(c.floor_us, kernelgate::config::DEFAULT_FLOOR_US);
@@ -172,6 +187,12 @@ fn environment() {
         0.01
     );
     assert_eq!(ok("KERNELGATE_HOLD_US", "50").timing.hold_us, 50.0);
+    assert_eq!(ok("KERNELGATE_SOAK_MS", "0").timing.soak_ms, 0.0);
+    assert_eq!(ok("KERNELGATE_SOAK_MS", "1500").timing.soak_ms, 1500.0);
+    for v in ["1", "true", "yes"] {
+        assert!(ok("KERNELGATE_ADAPTIVE_BATCH", v).adaptive_batch, "{v}");
+    }
+    assert!(!ok("KERNELGATE_ADAPTIVE_BATCH", "0").adaptive_batch);
     assert_eq!(ok("KERNELGATE_DEVICE_CHECK_MB", "0").device_check_bytes, 0);
     assert_eq!(
         ok("KERNELGATE_DEVICE_CHECK_MB", "3").device_check_bytes,
@@ -259,6 +280,7 @@ fn environment() {
         "KERNELGATE_WARMUP_MS",
         "KERNELGATE_MAX_TIME_MS",
         "KERNELGATE_TARGET_NOISE",
+        "KERNELGATE_SOAK_MS",
     ] {
         for v in ["-1", "NaN", "inf", "1e300"] {
             env_err(var, v, "must be a finite number ≥ 0");
@@ -271,6 +293,8 @@ fn environment() {
         env_err("KERNELGATE_HOLD_US", v, "must be between 0 and 10000 µs");
     }
     env_err("KERNELGATE_DEVICE_CHECK_MB", "big", "not a number");
+    env_err("KERNELGATE_SOAK_MS", "long", "not a number");
+    env_err("KERNELGATE_ADAPTIVE_BATCH", "maybe", "expected 1 or 0");
     env_err("KERNELGATE_SPIN_SCALE", "x", "not a number");
     for v in ["-1", "-0.001", "NaN", "inf", "-inf"] {
         env_err(

@@ -31,6 +31,8 @@ fn request() -> RunRequest {
             max_batch: 8,
             flush_l2: true,
             hold_us: 20.0,
+            batch: None,
+            soak_ms: 0.0,
         },
     }
 }
@@ -340,4 +342,47 @@ print("ok")  # worker_common sends print() to stderr (stdout is the protocol)
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn worker_batch_rule_matches_the_harness() {
+    // worker_common.batch_for against kernelgate::timing::batch_for on the same inputs, pinned
+    // and adaptive, so a baseline's batch means the same thing for every backend.
+    // (worker_common owns fd 1 for the protocol and sends stdout to stderr: write to _PROTO.)
+    let cases: [(f64, Option<usize>); 9] = [
+        (0.005, None),
+        (0.025, None),
+        (0.0199, None),
+        (1e-6, None),
+        (0.0199, Some(1)),
+        (0.025, Some(2)),
+        (0.005, Some(0)),
+        (0.005, Some(999)),
+        (0.0001, Some(3)),
+    ];
+    let mut script = String::from(
+        "import sys\nsys.path.insert(0, 'src/backend')\nimport worker_common as wc\nout = []\n",
+    );
+    for (single, forced) in cases {
+        let f = forced.map_or("None".to_string(), |b| b.to_string());
+        script += &format!("out.append(wc.batch_for({single:?}, {f}, 20.0, 256))\n");
+    }
+    script += "wc._PROTO.write(' '.join(map(str, out)))\nwc._PROTO.flush()\n";
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let want: Vec<String> = cases
+        .iter()
+        .map(|(s, f)| kernelgate::timing::batch_for(*s, *f, 20.0, 256).to_string())
+        .collect();
+    assert_eq!(got, want.join(" "));
 }

@@ -15,12 +15,18 @@
 //!      "inputs":[{"name":"A","path":"/dev/shm/kg-1-0/in0.bin","dtype":"bf16","len":4096,"int32":false}, ...],
 //!      "outputs":[{"name":"C","path":"/dev/shm/kg-1-0/out0.bin","dtype":"bf16","len":4096,"alias":null}],
 //!      "timing":{"warmup_ms":50,"min_samples":20,"max_samples":2000,"max_time_ms":2000,
-//!                "target_noise":0.005,"min_sample_us":20,"max_batch":256,"flush_l2":true}}`.
+//!                "target_noise":0.005,"min_sample_us":20,"max_batch":256,"flush_l2":true,
+//!                "hold_us":20,"batch":2,"soak_ms":300}}`.
+//!    `batch` (optional) pins the calls per sample to the stored baseline's, so the gate compares
+//!    like with like; without it the worker picks the batch from the op's duration by the
+//!    harness's rule (`timing::batch_for`, mirrored in `worker_common.batch_for`). `soak_ms`
+//!    (optional, compute-bound families) runs discarded samples for that long after the warm-up
+//!    so the GPU's clocks settle before the kept ones.
 //!    Inputs are raw little-endian files (`int32` true: 32-bit integers, else the dtype) made by the
 //!    harness from the same seeded inputs its reference uses. The worker loads them onto its
 //!    device, runs the op once and writes each output as a raw little-endian file of `len`
 //!    elements of `dtype` to `path` (an output with `"alias": k` is input `k` after an in-place
-//!    op), then times the op with the same policy as the harness (warm-up by time, L2 flush
+//!    op), then times the op with the same policy as the harness (warm-up by time, soak, L2 flush
 //!    before each sample, CUDA events, batches for short ops, stop when the median's 95% CI
 //!    half-width is under `target_noise` or after `max_time_ms`) and replies
 //!    `{"ok":true,"samples_ms":[...],"batch":1,"graph":true,"flushed":true,
@@ -141,6 +147,18 @@ pub struct TimingRequest {
     /// Hold in front of each sample, µs (optional in the protocol; workers default to 20).
     #[serde(default = "default_hold_us")]
     pub hold_us: f64,
+    /// Launches per sample pinned by the harness (the stored baseline's); absent: the worker
+    /// chooses from `min_sample_us` as usual.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
+    /// Run samples as they will be timed, discarded, for this long (ms) after warm-up
+    /// (optional; 0 or absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub soak_ms: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn default_hold_us() -> f64 {

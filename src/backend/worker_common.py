@@ -243,6 +243,17 @@ def _wall_ms(work):
     return best
 
 
+def batch_for(single_ms, forced, min_sample_us, max_batch):
+    """Calls per sample: `forced` when the harness pins it (the stored baseline's batch, clamped
+    to 1..max_batch), else 1 for ops of at least min_sample_us and enough calls to fill
+    min_sample_us (at least 2) for shorter ones; the same rule as the harness's batch_for."""
+    if forced is not None:
+        return max(1, min(max(1, max_batch), int(forced)))
+    if single_ms * 1e3 < min_sample_us:
+        return max(2, min(max(2, max_batch), math.ceil(min_sample_us / max(single_ms * 1e3, 1e-3))))
+    return 1
+
+
 def measure(fn, pol):
     """Times fn on the device: a CUDA graph of `batch` calls replayed between CUDA events, so host
     dispatch (Python, autograd, Dynamo guards) stays out of the samples. Ops shorter than
@@ -286,9 +297,7 @@ def measure(fn, pol):
         launches += n
         if spent < pol["warmup_ms"] / 4:
             n = min(n * 2, 4096)
-    batch = 1
-    if single * 1e3 < pol["min_sample_us"]:
-        batch = max(2, min(pol["max_batch"], math.ceil(pol["min_sample_us"] / max(single * 1e3, 1e-3))))
+    batch = batch_for(single, pol.get("batch"), pol["min_sample_us"], pol["max_batch"])
 
     # Always try a graph. Capture needs a non-default stream; run() puts us on one already.
     cur = torch.cuda.current_stream()
@@ -324,6 +333,11 @@ def measure(fn, pol):
     slowest = max(submit(False)[1] for _ in range(5))
     cap_total = max(MAX_HOLD_US, hold_us * units)
     hold_us = hold_for(hold_us, units, slowest)
+    # Soak: samples as they will be timed, discarded, until the GPU's power state has settled.
+    soak_s = float(pol.get("soak_ms", 0.0) or 0.0) / 1e3
+    t_soak = time.monotonic()
+    while time.monotonic() - t_soak < soak_s:
+        submit(True)
     samples, enqueue, late = [], [], 0
     t0 = time.monotonic()
     while True:
