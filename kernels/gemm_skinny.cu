@@ -18,6 +18,20 @@
 //   math), B's VEC x N block at k comes from L1/L2 (B is K·N·sizeof(T) bytes and every warp of
 //   the CTA reads the same rows), and each lane keeps R x NT partial dot products, reduced
 //   across the warp with shuffles at the end; split K writes partials as skinny_m does.
+// gemm_skinny_ntc_<dt>_<NT> (bf16/fp16, N <= NT in {8, 16}, compute capability >= 8.0): the
+//   skinny-N product on tensor cores (mma.sync m16n8k16, fp32 accumulators). The FFMA kernel
+//   above spends NT multiply-adds and NT loads of B per element of A and runs at a fraction of
+//   the memory bandwidth; here a CTA of 4 warps owns 32 rows of A (two m16 tiles) and its warps
+//   take interleaved 64-column steps of the CTA's K range. Lane (g, t) reads 16 bytes of rows g
+//   and g+8 at k = 8t and 32 + 8t of the step, so a warp's loads cover 8 rows x 128 contiguous
+//   bytes; since a dot product does not care about the order of k, those 8 elements are used as
+//   the fragment's k pairs (2t, 2t+1) and (2t+8, 2t+9) of two k16 MMAs, and B's fragment is
+//   gathered with the same permutation: when N fills the tile (N = 8 or 16), each warp copies
+//   B's 64 x N block of the step into shared memory in that logical order and ldmatrix.trans
+//   hands out the fragments; otherwise each lane gathers B[k][n] for its 8 k (n = g of each
+//   n-tile) with bounds-checked scalar loads. The four warps' partial tiles are summed in
+//   shared memory in a fixed order; split K writes partials as the other kernels do, and small
+//   outputs with 32 or more splits are reduced a warp per element (gemm_skinny_reduce_w_*).
 // Unaligned shapes (N for skinny_m, K for skinny_n not a multiple of VEC) fall back to scalar,
 // bounds-checked loads; out-of-range elements count as zero.
 #include "kg_common.cuh"
@@ -257,6 +271,193 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
     }
 }
 
+
+// ---- skinny N on tensor cores ----------------------------------------------------------------
+
+#define SKT_WARPS 4
+#define SKT_STEP 64  // columns of A per warp step
+
+template <typename T> struct SkMma;
+template <> struct SkMma<__nv_bfloat16> {
+    static __device__ __forceinline__ void run(float (&d)[4], unsigned a0, unsigned a1,
+                                               unsigned a2, unsigned a3, unsigned b0,
+                                               unsigned b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+            "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+        __trap();
+#endif
+    }
+};
+template <> struct SkMma<__half> {
+    static __device__ __forceinline__ void run(float (&d)[4], unsigned a0, unsigned a1,
+                                               unsigned a2, unsigned a3, unsigned b0,
+                                               unsigned b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+            "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+        __trap();
+#endif
+    }
+};
+
+__device__ __forceinline__ unsigned sk_word(const uint4& u, int i) {
+    return i == 0 ? u.x : i == 1 ? u.y : i == 2 ? u.z : u.w;
+}
+
+// 8 consecutive 16-bit elements of row `row` from column k (zeros outside M x [.., kend)).
+__device__ __forceinline__ uint4 sk_load8(const unsigned short* __restrict__ A, int row, int M,
+                                          int K, int k, int kend, bool vec) {
+    if (row < M && vec && k + 8 <= kend)
+        return __ldg(reinterpret_cast<const uint4*>(A + (size_t)row * K + k));
+    unsigned w[4];
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+        const unsigned lo = (row < M && k + 2 * p < kend) ? A[(size_t)row * K + k + 2 * p] : 0u;
+        const unsigned hi =
+            (row < M && k + 2 * p + 1 < kend) ? A[(size_t)row * K + k + 2 * p + 1] : 0u;
+        w[p] = lo | (hi << 16);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <typename T, int NT>
+__device__ __forceinline__ void skinny_ntc(const T* __restrict__ A_, const T* __restrict__ B_,
+                                           T* __restrict__ C, float* __restrict__ part, int M,
+                                           int N, int K, int kchunk) {
+    constexpr int NJ = NT / 8;  // n8 tiles
+    constexpr int R = 2;        // m16 tiles per CTA
+    __shared__ float red[SKT_WARPS][16 * R][NT];
+    // Per warp: B's block of one step as four 16 x NT tiles (half h, MMA s), logical k order.
+    __shared__ __align__(16) unsigned short bs[SKT_WARPS][4][16][NT];
+    const unsigned short* A = reinterpret_cast<const unsigned short*>(A_);
+    const unsigned short* B = reinterpret_cast<const unsigned short*>(B_);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int row0 = blockIdx.x * 16 * R;
+    const int kbeg = blockIdx.y * kchunk;
+    const int kend = min(K, kbeg + kchunk);
+    const bool vec = (K & 7) == 0;
+    // Whole 16-byte rows of B when N fills the tile (B's rows then start 16-byte aligned).
+    const bool staged = N == NT;
+    float acc[R][NJ][4];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int j = 0; j < NJ; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[r][j][q] = 0.0f;
+    for (int k0 = kbeg + warp * SKT_STEP; k0 < kend; k0 += SKT_WARPS * SKT_STEP) {
+        uint4 a[R][2][2];  // [m tile][row g, g + 8][half of the step]
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int rr = 0; rr < 2; rr++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    a[r][rr][h] = sk_load8(A, row0 + 16 * r + 8 * rr + g, M, K,
+                                           k0 + 32 * h + 8 * t, kend, vec);
+        unsigned b[NJ][2][4];  // [n tile][half][k pair]: (B[k][n], B[k + 1][n])
+        if (staged) {
+            // B's 64 x NT block of the step, whole rows, into this warp's shared tiles in the
+            // MMAs' logical k order (physical row 32h + 8t + 4s + 2hi + i is logical row
+            // 2t + i + 8hi of tile (h, s)); ldmatrix.trans then hands each lane its fragment.
+            __syncwarp();
+#pragma unroll
+            for (int q = 0; q < NT / 4; q++) {
+                const int idx = lane + 32 * q, pr = idx / (NT / 8), c = idx - pr * (NT / 8);
+                const int h = pr >> 5, tt = (pr >> 3) & 3, w = pr & 7;
+                const int ss = w >> 2, hi = (w >> 1) & 1, i = w & 1;
+                const int L = 2 * tt + i + 8 * hi;
+                uint4 v = make_uint4(0u, 0u, 0u, 0u);
+                if (k0 + pr < kend) v = __ldg(reinterpret_cast<const uint4*>(B + (size_t)(k0 + pr) * N) + c);
+                *reinterpret_cast<uint4*>(&bs[warp][2 * h + ss][L][8 * c]) = v;
+            }
+            __syncwarp();
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int ss = 0; ss < 2; ss++) {
+                    const int mq = lane >> 3, rr = lane & 7;
+                    const unsigned short* rowp =
+                        &bs[warp][2 * h + ss][rr + 8 * (mq & 1)][8 * ((mq >> 1) % NJ)];
+                    const unsigned addr = (unsigned)__cvta_generic_to_shared(rowp);
+                    if (NJ == 2) {
+                        asm volatile(
+                            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                            : "=r"(b[0][h][2 * ss]), "=r"(b[0][h][2 * ss + 1]),
+                              "=r"(b[NJ - 1][h][2 * ss]), "=r"(b[NJ - 1][h][2 * ss + 1])
+                            : "r"(addr));
+                    } else {
+                        asm volatile(
+                            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                            : "=r"(b[0][h][2 * ss]), "=r"(b[0][h][2 * ss + 1])
+                            : "r"(addr));
+                    }
+                }
+        } else {
+#pragma unroll
+            for (int j = 0; j < NJ; j++) {
+                const int n = 8 * j + g;
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int p = 0; p < 4; p++) {
+                        const int k = k0 + 32 * h + 8 * t + 2 * p;
+                        const unsigned lo =
+                            (n < N && k < kend) ? __ldg(B + (size_t)k * N + n) : 0u;
+                        const unsigned hi =
+                            (n < N && k + 1 < kend) ? __ldg(B + (size_t)(k + 1) * N + n) : 0u;
+                        b[j][h][p] = lo | (hi << 16);
+                    }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int s = 0; s < 2; s++)
+#pragma unroll
+                    for (int j = 0; j < NJ; j++)
+                        SkMma<T>::run(acc[r][j], sk_word(a[r][0][h], 2 * s),
+                                      sk_word(a[r][1][h], 2 * s), sk_word(a[r][0][h], 2 * s + 1),
+                                      sk_word(a[r][1][h], 2 * s + 1), b[j][h][2 * s],
+                                      b[j][h][2 * s + 1]);
+    }
+    // Accumulator (r, j): c0, c1 at row g, columns 8j + 2t, +1; c2, c3 at row g + 8.
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+            red[warp][16 * r + g][8 * j + 2 * t] = acc[r][j][0];
+            red[warp][16 * r + g][8 * j + 2 * t + 1] = acc[r][j][1];
+            red[warp][16 * r + g + 8][8 * j + 2 * t] = acc[r][j][2];
+            red[warp][16 * r + g + 8][8 * j + 2 * t + 1] = acc[r][j][3];
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 16 * R * NT; i += SKT_WARPS * 32) {
+        const int rl = i / NT, n = i - rl * NT, row = row0 + rl;
+        if (row >= M || n >= N) continue;
+        float v = 0.0f;
+#pragma unroll
+        for (int w = 0; w < SKT_WARPS; w++) v += red[w][rl][n];
+        const size_t o = (size_t)row * N + n;
+        if (part)
+            part[(size_t)blockIdx.y * M * N + o] = v;
+        else
+            C[o] = SkT<T>::t(v);
+    }
+}
+
 // ---- entry points -----------------------------------------------------------------------------
 
 // C = Σ_s part[s] in a fixed order, converted (split-K epilogue of both kernels).
@@ -273,6 +474,26 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
 SK_REDUCE(gemm_skinny_reduce_bf16, __nv_bfloat16)
 SK_REDUCE(gemm_skinny_reduce_fp16, __half)
 SK_REDUCE(gemm_skinny_reduce_fp32, float)
+
+// The same sum for small outputs with many splits (a thread per element would walk hundreds of
+// partials one after another): a warp per element, lane l adding splits l, l + 32, ... and the
+// lanes combined by a fixed shuffle tree, so the result is still deterministic.
+#define SK_REDUCE_W(NAME, T)                                                                       \
+    extern "C" __global__ void NAME(const float* __restrict__ part, T* __restrict__ C,             \
+                                    long long mn, int splits) {                                    \
+        const int lane = threadIdx.x & 31;                                                         \
+        const long long warps = (long long)gridDim.x * (blockDim.x >> 5);                          \
+        for (long long i = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5); i < mn; \
+             i += warps) {                                                                         \
+            float s = 0.0f;                                                                        \
+            for (int q = lane; q < splits; q += 32) s += part[(size_t)q * mn + i];                 \
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);              \
+            if (lane == 0) C[i] = SkT<T>::t(s);                                                    \
+        }                                                                                          \
+    }
+SK_REDUCE_W(gemm_skinny_reduce_w_bf16, __nv_bfloat16)
+SK_REDUCE_W(gemm_skinny_reduce_w_fp16, __half)
+SK_REDUCE_W(gemm_skinny_reduce_w_fp32, float)
 
 #define SK_M(NAME, T, MT)                                                                          \
     extern "C" __global__ void __launch_bounds__(SKM_THREADS)                                      \
@@ -304,3 +525,14 @@ SK_N(gemm_skinny_n_fp16_16, __half, 16, 4)
 SK_N(gemm_skinny_n_fp32_4, float, 4, 8)
 SK_N(gemm_skinny_n_fp32_8, float, 8, 8)
 SK_N(gemm_skinny_n_fp32_16, float, 16, 4)
+
+#define SK_NTC(NAME, T, NT)                                                                        \
+    extern "C" __global__ void __launch_bounds__(SKT_WARPS * 32)                                   \
+        NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,                  \
+             float* __restrict__ part, int M, int N, int K, int kchunk) {                          \
+        skinny_ntc<T, NT>(A, B, C, part, M, N, K, kchunk);                                         \
+    }
+SK_NTC(gemm_skinny_ntc_bf16_8, __nv_bfloat16, 8)
+SK_NTC(gemm_skinny_ntc_bf16_16, __nv_bfloat16, 16)
+SK_NTC(gemm_skinny_ntc_fp16_8, __half, 8)
+SK_NTC(gemm_skinny_ntc_fp16_16, __half, 16)

@@ -19,6 +19,16 @@ const MIN_KCHUNK: u64 = 32;
 const SKN_WARPS: u64 = 8;
 /// CTAs per SM the split-K plans aim for.
 const CTAS_PER_SM: u64 = 2;
+/// Split-K outputs up to this many elements are reduced a warp per element.
+const WARP_REDUCE_MAX_ELEMS: u64 = 8192;
+/// Warps of a tensor-core skinny-N CTA (`SKT_WARPS`); the CTA owns 32 rows of A.
+const SKT_WARPS: u64 = 4;
+/// Rows of A per tensor-core skinny-N CTA.
+const SKT_ROWS: u64 = 32;
+/// Columns of A per warp step of the tensor-core skinny-N kernel (`SKT_STEP`).
+const SKT_STEP: u64 = 64;
+/// CTAs per SM the tensor-core skinny-N plan aims for (its CTAs are half the size).
+const SKT_CTAS_PER_SM: u64 = 4;
 
 /// Which skinny kernel a shape takes, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +86,33 @@ pub fn plan_n(m: u64, n: u64, k: u64, dtype: Dtype, sms: u64) -> (u64, u64, u64,
     (nt, rows, gx, k.div_ceil(kchunk), kchunk)
 }
 
+/// The tensor-core skinny-N plan: (tile of N, CTA row groups, K splits, columns of A per CTA).
+/// K is split until there are about four CTAs per SM, each split a multiple of the four warps'
+/// step (4 × 64 columns) so every warp has at least one step.
+pub fn plan_ntc(m: u64, n: u64, k: u64, sms: u64) -> (u64, u64, u64, u64) {
+    let nt = if n <= 8 { 8 } else { 16 };
+    let gx = m.div_ceil(SKT_ROWS).max(1);
+    let span = SKT_WARPS * SKT_STEP;
+    let want = (SKT_CTAS_PER_SM * sms).div_ceil(gx).max(1);
+    let most = k.div_ceil(span).max(1);
+    let splits = want.min(most);
+    let kchunk = k.div_ceil(splits).div_ceil(span) * span;
+    (nt, gx, k.div_ceil(kchunk), kchunk)
+}
+
+/// Whether skinny-N runs on tensor cores: 16-bit inputs on compute capability 8.0 or newer,
+/// unless `KERNELGATE_SKINNY_FFMA=1` asks for the FFMA kernel.
+pub fn tensor_cores(dtype: Dtype, compute_capability: &str) -> bool {
+    let major = compute_capability
+        .split('.')
+        .next()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(0);
+    dtype != Dtype::Fp32
+        && major >= 8
+        && !std::env::var("KERNELGATE_SKINNY_FFMA").is_ok_and(|v| v == "1")
+}
+
 fn dt(d: Dtype) -> &'static str {
     match d {
         Dtype::Bf16 => "bf16",
@@ -114,10 +151,23 @@ fn reduce_step(
     splits: u64,
     sms: u64,
 ) -> (String, Dims, Vec<KernelArg>) {
+    // Few outputs and many splits: a warp per output (`_w`) instead of a thread walking every
+    // split in turn.
+    let (name, grid) = if elems <= WARP_REDUCE_MAX_ELEMS && splits >= 32 {
+        (
+            format!("gemm_skinny_reduce_w_{d}"),
+            elems.div_ceil(8).clamp(1, sms * 8),
+        )
+    } else {
+        (
+            format!("gemm_skinny_reduce_{d}"),
+            elems.div_ceil(256).clamp(1, sms * 8),
+        )
+    };
     (
-        format!("gemm_skinny_reduce_{d}"),
+        name,
         Dims {
-            grid: (elems.div_ceil(256).clamp(1, sms * 8) as u32, 1, 1),
+            grid: (grid as u32, 1, 1),
             block: (256, 1, 1),
             smem: 0,
         },
@@ -154,6 +204,19 @@ pub fn prepare(
                 format!(
                     "gemm_skinny_m_{d}_{mt} (B streamed once; {gx}x{splits} CTAs, {kchunk} rows of B each{})",
                     if splits > 1 { ", split-K partials" } else { "" }
+                ),
+            )
+        }
+        Skinny::N if tensor_cores(case.dtype, &gpu.info.compute_capability) => {
+            let (nt, gx, splits, kchunk) = plan_ntc(m, n, k, sms);
+            (
+                format!("gemm_skinny_ntc_{d}_{nt}"),
+                gx,
+                SKT_WARPS * 32,
+                splits,
+                kchunk,
+                format!(
+                    "gemm_skinny_ntc_{d}_{nt} (A streamed once on tensor cores, mma.sync m16n8k16; {gx}x{splits} CTAs of {SKT_WARPS} warps x {SKT_ROWS} rows, {kchunk} columns of A each)"
                 ),
             )
         }
@@ -239,6 +302,34 @@ mod tests {
         }
         // 1×4096×4096 bf16 on 132 SMs: 2 column blocks, K in 32-row chunks over 128 splits.
         assert_eq!(plan_m(1, 4096, 4096, 2, 132), (1, 2, 128, 32));
+    }
+
+    #[test]
+    fn tensor_core_plans_give_every_warp_a_step() {
+        for &(m, n, k) in &[
+            (8192u64, 8u64, 8192u64),
+            (16, 16, 65536),
+            (2048, 3, 777),
+            (8192, 16, 4096),
+            (100_000, 1, 5),
+            (17, 9, 255),
+        ] {
+            let (nt, gx, splits, kchunk) = plan_ntc(m, n, k, 132);
+            assert!(nt >= n && (nt == 8 || nt == 16));
+            assert!(gx * SKT_ROWS >= m && (gx - 1) * SKT_ROWS < m);
+            assert_eq!(kchunk % (SKT_WARPS * SKT_STEP), 0);
+            assert!(
+                splits * kchunk >= k && (splits - 1) * kchunk < k,
+                "{m} {n} {k}"
+            );
+        }
+        // 8192×16×4096 on 132 SMs: 256 row groups, K in three splits of 1536 columns (the
+        // last 1024) for 768 CTAs, about four per SM at least.
+        assert_eq!(plan_ntc(8192, 16, 4096, 132), (16, 256, 3, 1536));
+        // 16×16×65536: one row group, K over 256 splits of one step per warp.
+        assert_eq!(plan_ntc(16, 16, 65536, 132), (16, 1, 256, 256));
+        assert!(tensor_cores(Dtype::Bf16, "9.0") && tensor_cores(Dtype::Fp16, "8.0"));
+        assert!(!tensor_cores(Dtype::Fp32, "9.0") && !tensor_cores(Dtype::Bf16, "7.5"));
     }
 
     #[test]
