@@ -14,6 +14,7 @@ pub mod charts;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod crossval;
 pub mod devices;
 pub mod error;
 pub mod family;

@@ -116,6 +116,15 @@ pub enum Command {
         /// GPU slugs under the baselines directory (default: all).
         gpus: Vec<String>,
     },
+    /// Replay the gate over the stored rounds, each machine in turn left out of its entries:
+    /// false regressions a new machine would see, and how often a 10% / 20% slowdown is caught.
+    Crossval {
+        /// GPU slugs under the baselines directory (default: all).
+        gpus: Vec<String>,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `kernelgate run`.
@@ -470,33 +479,32 @@ where
             Ok(ExitCode::SUCCESS)
         }),
         Command::Spread { gpus } => config().and_then(|cfg| {
-            let mut slugs = gpus;
-            if slugs.is_empty() {
-                let rd = std::fs::read_dir(&cfg.baseline_dir)
-                    .map_err(|e| Error::io("listing", &cfg.baseline_dir, e))?;
-                slugs = rd
-                    .flatten()
-                    .filter(|e| e.path().is_dir())
-                    .map(|e| e.file_name().to_string_lossy().to_string())
-                    .collect();
-                slugs.sort();
-            }
-            for slug in slugs {
-                let dir = cfg.baseline_dir.join(&slug);
-                let rd = std::fs::read_dir(&dir).map_err(|e| Error::io("listing", &dir, e))?;
-                let mut paths: Vec<PathBuf> = rd
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                    .collect();
-                paths.sort();
-                let mut files = Vec::new();
-                for p in paths {
-                    if let Some(f) = crate::baseline::load_file(&p)? {
-                        files.push(f);
-                    }
-                }
+            for (slug, files) in baseline_files(&cfg, gpus)? {
                 println!("{}", crate::sensitivity::render_spread(&slug, &files));
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Crossval { gpus, json } => config().and_then(|cfg| {
+            let rule = crate::gate::Rule {
+                tolerance: cfg
+                    .tolerance_pct
+                    .unwrap_or(crate::config::DEFAULT_TOLERANCE_PCT)
+                    / 100.0,
+                floor_ms: cfg.floor_us / 1e3,
+            };
+            let reports: Vec<crate::crossval::Report> = baseline_files(&cfg, gpus)?
+                .into_iter()
+                .map(|(slug, files)| crate::crossval::replay(&slug, &files, rule))
+                .collect();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&reports).expect("reports serialise")
+                );
+            } else {
+                for r in &reports {
+                    println!("{}", crate::crossval::render(r));
+                }
             }
             Ok(ExitCode::SUCCESS)
         }),
@@ -519,4 +527,42 @@ where
 /// Runs the process's command line.
 pub fn main() -> ExitCode {
     main_with(std::env::args_os())
+}
+
+/// The baseline files of each GPU slug in `gpus` (all slugs under the baselines directory when
+/// empty), sorted by slug and file name.
+fn baseline_files(
+    cfg: &crate::config::Config,
+    gpus: Vec<String>,
+) -> crate::Result<Vec<(String, Vec<crate::baseline::BaselineFile>)>> {
+    let mut slugs = gpus;
+    if slugs.is_empty() {
+        let rd = std::fs::read_dir(&cfg.baseline_dir)
+            .map_err(|e| Error::io("listing", &cfg.baseline_dir, e))?;
+        slugs = rd
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        slugs.sort();
+    }
+    let mut out = Vec::new();
+    for slug in slugs {
+        let dir = cfg.baseline_dir.join(&slug);
+        let rd = std::fs::read_dir(&dir).map_err(|e| Error::io("listing", &dir, e))?;
+        let mut paths: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        paths.sort();
+        let mut files = Vec::new();
+        for p in paths {
+            if let Some(f) = crate::baseline::load_file(&p)? {
+                files.push(f);
+            }
+        }
+        out.push((slug, files));
+    }
+    Ok(out)
 }

@@ -1,0 +1,195 @@
+//! Leave-one-machine-out replay of the stored-baseline gate (`kernelgate crossval`).
+//!
+//! For every entry whose rounds come from at least two machines, each machine in turn is held
+//! out: the entry is rebuilt from the other machines' rounds exactly as the store builds it
+//! ([`Entry::from_rounds`], so the pinned batch, the window shift and the spreads are the
+//! current rules), and the held-out machine's median round is compared with it as the gate
+//! would compare a fresh run ([`gate::compare_with`] after [`gate::overhead_shift_ms`], the
+//! arithmetic of `runner::stored_compare` with the machine factor off). That answers, from data
+//! already committed, how often a machine the baseline has never seen would be failed although
+//! nothing changed, and whether a real 10% or 20% slowdown on it would still be called.
+//!
+//! The replay is conservative: the gate re-measures a suspected regression in fresh rounds and
+//! keeps the best, which a stored round cannot do.
+
+use crate::baseline::{BaselineFile, Entry, Round};
+use crate::gate::{self, Change, Rule};
+use crate::stats::Stats;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One held-out machine of one entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trial {
+    /// Case name (`family::backend::shape`).
+    pub case: String,
+    /// The held-out machine.
+    pub machine: String,
+    /// Held-out median over the baseline the other machines give (after the window shift).
+    pub ratio: f64,
+    /// The gate's call at the held-out machine's true speed.
+    pub same_speed: Change,
+    /// The call with the held-out median 10% slower.
+    pub slower_10: Change,
+    /// The call with the held-out median 20% slower.
+    pub slower_20: Change,
+}
+
+/// The trials of one backend on one GPU model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Tally {
+    /// Held-out trials.
+    pub trials: usize,
+    /// Trials failed at their true speed: false regressions.
+    pub false_regressions: usize,
+    /// Trials beyond tolerance at their true speed but within noise or floor.
+    pub ambiguous: usize,
+    /// Trials whose 10% slowdown was called a regression.
+    pub caught_10: usize,
+    /// Trials whose 20% slowdown was called a regression.
+    pub caught_20: usize,
+}
+
+/// The replay of one GPU model's baselines.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// GPU slug (the baselines directory).
+    pub gpu: String,
+    /// Per backend (`cuda`, `cublas`, `torch`, …).
+    pub backends: BTreeMap<String, Tally>,
+    /// Entries skipped because their rounds come from one machine.
+    pub single_machine: usize,
+    /// The false regressions, worst first (at most 10).
+    pub worst: Vec<Trial>,
+}
+
+/// The held-out trials of one entry under `rule` (empty when its rounds come from fewer than
+/// two machines).
+pub fn replay_entry(case: &str, entry: &Entry, rule: Rule) -> Vec<Trial> {
+    let mut machines: Vec<&str> = entry.rounds.iter().map(|r| r.machine.as_str()).collect();
+    machines.sort_unstable();
+    machines.dedup();
+    if machines.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for m in machines {
+        let train: Vec<Round> = entry
+            .rounds
+            .iter()
+            .filter(|r| r.machine != m)
+            .cloned()
+            .collect();
+        // Stats only feed the representative percentiles, which the gate does not read.
+        let Some(st) = Stats::from_samples(&[train[0].median_ms; 2]) else {
+            continue;
+        };
+        let base = Entry::from_rounds(&st, train, entry.env.clone());
+        let mut held: Vec<&Round> = entry
+            .rounds
+            .iter()
+            .filter(|r| r.machine == m && (base.batch.is_none() || r.batch == base.batch))
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        held.sort_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
+        let now = held[(held.len() - 1) / 2];
+        let shift = gate::overhead_shift_ms(
+            base.overhead_ms,
+            base.ceilings(),
+            now.ceilings,
+            now.batch.unwrap_or(1),
+        )
+        .unwrap_or(0.0);
+        let centre = base.median_ms + shift;
+        let call = |f: f64| {
+            gate::compare_with(now.median_ms * f, now.noise, centre, base.noise, rule).change
+        };
+        out.push(Trial {
+            case: case.to_string(),
+            machine: m.to_string(),
+            ratio: now.median_ms / centre,
+            same_speed: call(1.0),
+            slower_10: call(1.10),
+            slower_20: call(1.20),
+        });
+    }
+    out
+}
+
+/// The replay of one GPU model's baseline files.
+pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
+    let mut report = Report {
+        gpu: gpu.to_string(),
+        backends: BTreeMap::new(),
+        single_machine: 0,
+        worst: Vec::new(),
+    };
+    let mut false_ones = Vec::new();
+    for f in files {
+        for (case, e) in &f.entries {
+            let trials = replay_entry(case, e, rule);
+            if trials.is_empty() {
+                report.single_machine += 1;
+                continue;
+            }
+            let backend = case.split("::").nth(1).unwrap_or("?").to_string();
+            let t = report.backends.entry(backend).or_default();
+            for tr in trials {
+                t.trials += 1;
+                t.false_regressions += usize::from(tr.same_speed == Change::Slow);
+                t.ambiguous += usize::from(tr.same_speed == Change::Ambiguous);
+                t.caught_10 += usize::from(tr.slower_10 == Change::Slow);
+                t.caught_20 += usize::from(tr.slower_20 == Change::Slow);
+                if tr.same_speed == Change::Slow {
+                    false_ones.push(tr);
+                }
+            }
+        }
+    }
+    false_ones.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+    false_ones.truncate(10);
+    report.worst = false_ones;
+    report
+}
+
+/// The report as a Markdown table.
+pub fn render(r: &Report) -> String {
+    let pct = |n: usize, d: usize| {
+        if d == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}%", 100.0 * n as f64 / d as f64)
+        }
+    };
+    let mut s = format!(
+        "## {} (leave one machine out)\n\n| backend | trials | false regressions | ambiguous | +10% caught | +20% caught |\n|---|---|---|---|---|---|\n",
+        r.gpu
+    );
+    for (b, t) in &r.backends {
+        let _ = writeln!(
+            s,
+            "| {b} | {} | {} ({}) | {} | {} | {} |",
+            t.trials,
+            t.false_regressions,
+            pct(t.false_regressions, t.trials),
+            pct(t.ambiguous, t.trials),
+            pct(t.caught_10, t.trials),
+            pct(t.caught_20, t.trials)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{} entries from a single machine not replayed.",
+        r.single_machine
+    );
+    if !r.worst.is_empty() {
+        let _ = writeln!(s, "\nfalse regressions, worst first:");
+        for t in &r.worst {
+            let _ = writeln!(s, "- {} on {}: {:.3}x", t.case, t.machine, t.ratio);
+        }
+    }
+    s
+}

@@ -1,0 +1,142 @@
+//! `kernelgate crossval`: the leave-one-machine-out replay of the gate over stored rounds.
+
+use kernelgate::baseline::{load_file, BaselineFile, Entry, Provenance, Round, SCHEMA};
+use kernelgate::crossval::{render, replay, replay_entry};
+use kernelgate::gate::{Change, Rule};
+use kernelgate::stats::Stats;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn env() -> Provenance {
+    Provenance {
+        gpu: "NVIDIA H200".into(),
+        compute_capability: "9.0".into(),
+        driver: "580.159.04".into(),
+        cuda: "13.0".into(),
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 3201,
+        date: "2026-11-25T03:00:00Z".into(),
+        source_hash: "abc".into(),
+    }
+}
+
+/// A round of `median_us` on `machine`, noise 0.3%, batch 1.
+fn round(median_us: f64, machine: &str) -> Round {
+    Round {
+        median_ms: median_us * 1e-3,
+        noise: 0.003,
+        n: 50,
+        machine: machine.into(),
+        host: "vm".into(),
+        date: "2026-11-25T03:00:00Z".into(),
+        ceilings: None,
+        batch: Some(1),
+    }
+}
+
+fn entry(rounds: Vec<Round>) -> Entry {
+    let st = Stats::from_samples(&[rounds[0].median_ms; 20]).unwrap();
+    Entry::from_rounds(&st, rounds, env())
+}
+
+fn file(entries: Vec<(&str, Entry)>) -> BaselineFile {
+    BaselineFile {
+        schema: SCHEMA,
+        kernel: "gemm".into(),
+        gpu: "NVIDIA H200".into(),
+        entries: entries
+            .into_iter()
+            .map(|(c, e)| (c.to_string(), e))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+const RULE: Rule = Rule {
+    tolerance: 0.05,
+    floor_ms: 0.65e-3,
+};
+
+#[test]
+fn identical_machines_pass_and_a_slowdown_is_caught() {
+    let e = entry(vec![
+        round(200.0, "GPU-a"),
+        round(200.4, "GPU-b"),
+        round(199.8, "GPU-c"),
+    ]);
+    let trials = replay_entry("gemm::cuda::m4096_n4096_k4096_bf16", &e, RULE);
+    assert_eq!(trials.len(), 3);
+    for t in &trials {
+        assert_eq!(t.same_speed, Change::Same, "{t:?}");
+        assert_eq!(t.slower_10, Change::Slow, "{t:?}");
+        assert_eq!(t.slower_20, Change::Slow, "{t:?}");
+        assert!((t.ratio - 1.0).abs() < 0.01, "{t:?}");
+    }
+}
+
+#[test]
+fn a_machine_unlike_the_others_is_a_false_regression() {
+    // Machine c runs 30% slower than a and b: left out, it is failed although nothing changed.
+    let e = entry(vec![
+        round(100.0, "GPU-a"),
+        round(100.2, "GPU-b"),
+        round(130.0, "GPU-c"),
+    ]);
+    let trials = replay_entry("gemm::cublas::m8192_n8192_k8192_bf16", &e, RULE);
+    let c = trials.iter().find(|t| t.machine == "GPU-c").unwrap();
+    assert_eq!(c.same_speed, Change::Slow);
+    assert!(c.ratio > 1.25, "{c:?}");
+    // Left out, a and b face a baseline whose between-machine spread covers 30%: no call.
+    let a = trials.iter().find(|t| t.machine == "GPU-a").unwrap();
+    assert_ne!(a.same_speed, Change::Slow, "{a:?}");
+    let r = replay(
+        "nvidia-h200",
+        &[file(vec![("gemm::cublas::m8192_n8192_k8192_bf16", e)])],
+        RULE,
+    );
+    assert_eq!(r.backends["cublas"].trials, 3);
+    assert_eq!(r.backends["cublas"].false_regressions, 1);
+    assert_eq!(r.worst.len(), 1);
+    assert_eq!(r.worst[0].machine, "GPU-c");
+    let text = render(&r);
+    assert!(text.contains("| cublas | 3 | 1 (33.3%) |"), "{text}");
+    assert!(
+        text.contains("gemm::cublas::m8192_n8192_k8192_bf16 on GPU-c"),
+        "{text}"
+    );
+}
+
+#[test]
+fn single_machine_entries_and_other_batches_are_skipped() {
+    let one = entry(vec![round(50.0, "GPU-a"), round(50.1, "GPU-a")]);
+    assert!(replay_entry("gemm::cuda::x", &one, RULE).is_empty());
+    // b's only round was timed with another batch than the pinned one: nothing to replay for b,
+    // and a left out faces b's rounds alone, whose own batch then rules.
+    let mut other = round(40.0, "GPU-b");
+    other.batch = Some(2);
+    let e = entry(vec![round(50.0, "GPU-a"), round(50.2, "GPU-a"), other]);
+    let trials = replay_entry("gemm::cuda::x", &e, RULE);
+    assert!(trials.iter().all(|t| t.machine == "GPU-a"), "{trials:?}");
+    let r = replay("nvidia-h200", &[file(vec![("gemm::cuda::y", one)])], RULE);
+    assert_eq!((r.single_machine, r.backends.len()), (1, 0));
+}
+
+#[test]
+fn the_committed_baselines_replay() {
+    // Every GPU model with committed baselines yields trials; a corrupt file is an error that
+    // names it (load_file), never a silent skip.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines");
+    for slug in ["nvidia-h100-80gb-hbm3", "nvidia-h200"] {
+        let mut files = Vec::new();
+        for name in ["gemm.json", "mha.json", "rmsnorm.json"] {
+            files.push(load_file(&root.join(slug).join(name)).unwrap().unwrap());
+        }
+        let r = replay(slug, &files, RULE);
+        let trials: usize = r.backends.values().map(|t| t.trials).sum();
+        assert!(trials > 100, "{slug}: {trials} trials");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("gemm.json");
+    std::fs::write(&bad, "{ not json").unwrap();
+    let e = load_file(&bad).unwrap_err().to_string();
+    assert!(e.contains("gemm.json"), "{e}");
+}
