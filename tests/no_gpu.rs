@@ -5,7 +5,7 @@ mod common;
 
 use kernelgate::case::{Case, Dtype, Shape};
 use kernelgate::config::Config;
-use kernelgate::runner::{case_seed, Session};
+use kernelgate::runner::{case_config, case_seed, Session};
 use kernelgate::suite::Suite;
 use kernelgate::Error;
 use libtest_mimic::Arguments;
@@ -181,4 +181,77 @@ fn several_devices_without_a_device_report_no_gpu() {
         assert_eq!(names, want);
     }
     assert!(!dir.path().join("results").exists());
+}
+
+#[test]
+fn each_case_is_timed_with_its_baselines_batch_and_compute_bound_ones_soak() {
+    use kernelgate::baseline::{Entry, Provenance, Round};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.timing.soak_ms = 300.0;
+    let round = |batch: usize, machine: &str| Round {
+        median_ms: 0.02,
+        noise: 0.002,
+        n: 40,
+        machine: machine.into(),
+        host: "vm".into(),
+        date: "2026-11-25T03:00:00Z".into(),
+        ceilings: None,
+        batch: Some(batch),
+    };
+    let env = Provenance {
+        gpu: "NVIDIA H100 80GB HBM3".into(),
+        compute_capability: "9.0".into(),
+        driver: "580.159.04".into(),
+        cuda: "13.0".into(),
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 2619,
+        date: "2026-11-25T03:00:00Z".into(),
+        source_hash: "abc".into(),
+    };
+    let st = kernelgate::stats::Stats::from_samples(&[0.02; 20]).unwrap();
+    let stored = Entry::from_rounds(
+        &st,
+        vec![round(2, "GPU-a"), round(1, "GPU-b"), round(2, "GPU-c")],
+        env,
+    );
+    assert_eq!(stored.batch, Some(2));
+    let gemm_fam = kernelgate::family::by_name("gemm").unwrap();
+    let case = gemm("cuda", 8, Dtype::Bf16);
+    // The stored batch is pinned, the soak kept for a compute-bound family.
+    let c = case_config(&cfg, gemm_fam, &case, Some(&stored));
+    assert_eq!((c.timing.batch, c.timing.soak_ms), (Some(2), 300.0));
+    // No baseline yet: the batch is chosen by duration.
+    assert_eq!(case_config(&cfg, gemm_fam, &case, None).timing.batch, None);
+    // KERNELGATE_ADAPTIVE_BATCH=1: never pinned.
+    let mut adaptive = cfg.clone();
+    adaptive.adaptive_batch = true;
+    assert_eq!(
+        case_config(&adaptive, gemm_fam, &case, Some(&stored))
+            .timing
+            .batch,
+        None
+    );
+    // Memory-bound families and the spin kernel get no soak (their clocks do not matter).
+    let rms = kernelgate::family::by_name("rmsnorm").unwrap();
+    let rcase = Case {
+        kernel: "rmsnorm".into(),
+        backend: "cuda".into(),
+        dtype: Dtype::Bf16,
+        shape: Shape::new([("m", 4096), ("n", 1000)]),
+        tolerance_pct: None,
+        flush_l2: true,
+    };
+    let r = case_config(&cfg, rms, &rcase, Some(&stored));
+    assert_eq!((r.timing.batch, r.timing.soak_ms), (Some(2), 0.0));
+    let spin = kernelgate::family::by_name("spin").unwrap();
+    let scase = Case {
+        kernel: "spin".into(),
+        backend: "cuda".into(),
+        dtype: Dtype::Fp32,
+        shape: Shape::new([("us", 100)]),
+        tolerance_pct: None,
+        flush_l2: true,
+    };
+    assert_eq!(case_config(&cfg, spin, &scase, None).timing.soak_ms, 0.0);
 }
