@@ -60,6 +60,20 @@ pub struct Round {
     /// Launches per sample of the round (absent in rounds from before it was stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<usize>,
+    /// How the L2 was flushed before each sample (absent: not flushed, or a round from before
+    /// the mode was recorded, when every flush was a `write`; see [`same_flush`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_flush: Option<crate::timing::FlushMode>,
+}
+
+/// Whether a stored round flushed the L2 the way a new round does, so both time the same
+/// thing: equal modes, or a round from before the mode was recorded (`None`, when every flush
+/// was a memset) joined by a `write` round.
+pub fn same_flush(
+    stored: Option<crate::timing::FlushMode>,
+    new: Option<crate::timing::FlushMode>,
+) -> bool {
+    stored == new || (stored.is_none() && new == Some(crate::timing::FlushMode::Write))
 }
 
 /// One case's stored latency.
@@ -220,6 +234,7 @@ impl Round {
             date: date.to_string(),
             ceilings: None,
             batch: None,
+            l2_flush: None,
         }
     }
 }
@@ -540,10 +555,11 @@ pub fn import_results(
                 date: r.date.clone(),
                 ceilings: f.ceilings,
                 batch: (r.batch > 0).then_some(r.batch),
+                l2_flush: r.l2_flush,
             };
             let mut rounds = store
                 .entry(&r.gpu_model, &r.kernel, &r.case)?
-                .map(|e| rounds_to_keep(e, &r.source_hash))
+                .map(|e| rounds_to_keep(e, &r.source_hash, r.l2_flush))
                 .unwrap_or_default();
             if rounds
                 .iter()
@@ -579,13 +595,23 @@ pub fn import_results(
     Ok(added)
 }
 
-/// The rounds of `old` that a new round of code `source_hash` joins: all of them when the entry
-/// timed the same code, none when its source hash differs (the kernel changed: its old rounds
-/// timed other code, and keeping them would put the change itself into the baseline's spread).
-/// An entry without a recorded hash keeps its rounds.
-pub fn rounds_to_keep(old: Entry, source_hash: &str) -> Vec<Round> {
+/// The rounds of `old` that a new round of code `source_hash`, timed after an L2 flush of
+/// `l2_flush`, joins: all of them when the entry timed the same code the same way, none when
+/// its source hash differs (the kernel changed: its old rounds timed other code, and keeping
+/// them would put the change itself into the baseline's spread); of the rest, only those whose
+/// flush was the same (see [`same_flush`]: a write flush leaves dirty lines that the timed
+/// launch pays for, so its rounds time more than the kernel). An entry without a recorded hash
+/// keeps its rounds of the same flush.
+pub fn rounds_to_keep(
+    old: Entry,
+    source_hash: &str,
+    l2_flush: Option<crate::timing::FlushMode>,
+) -> Vec<Round> {
     if old.env.source_hash.is_empty() || old.env.source_hash == source_hash {
         old.rounds
+            .into_iter()
+            .filter(|r| same_flush(r.l2_flush, l2_flush))
+            .collect()
     } else {
         Vec::new()
     }

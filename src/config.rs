@@ -17,6 +17,7 @@
 //! | `KERNELGATE_EXCLUSIVE_TIMING=1` | with several devices (or several processes on one host): the timed phase of each case (warm-up and samples) holds a host-wide lock, so no two cases are timed at once; checks, inputs, references and compilation still overlap (default off) |
 //! | `KERNELGATE_WARMUP_MS` | warm-up time per case (default 50) |
 //! | `KERNELGATE_SOAK_MS` | compute-bound families: after warm-up, run samples exactly as timed (flush, hold, launch), discarded, for this long, so the GPU's power management settles before the kept samples (default [`DEFAULT_SOAK_MS`]) |
+//! | `KERNELGATE_L2_FLUSH` | how the L2 is emptied before each sample of a flushed case: `read` (default: a read sweep of twice the L2, which leaves it cold and clean) or `write` (a memset, as before session 11 and as nvbench/triton do, which leaves it full of dirty lines the timed launch writes back); recorded per result and baseline round, and rounds of the other mode are not mixed into an entry |
 //! | `KERNELGATE_ADAPTIVE_BATCH=1` | choose every case's batch from its duration, even where a stored baseline recorded one (default: the gate and `UPDATE_BASELINES=append` time with the baseline's batch) |
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
 //! | `KERNELGATE_DEVICE_CHECK_MB` | outputs above this size (MiB, default 256; 0 = all) are scanned for NaN/Inf on the device and only the sampled spans are copied to the host |
@@ -237,6 +238,13 @@ impl Config {
             timing.hold_us = v;
         }
         timing.soak_ms = num("KERNELGATE_SOAK_MS")?.unwrap_or(DEFAULT_SOAK_MS);
+        if let Some(v) = var("KERNELGATE_L2_FLUSH") {
+            timing.l2_flush = crate::timing::FlushMode::parse(&v).ok_or_else(|| Error::Env {
+                var: "KERNELGATE_L2_FLUSH",
+                value: v.clone(),
+                message: "must be `read` (the default) or `write`".into(),
+            })?;
+        }
         // timing::measure turns these into durations and comparisons: NaN, negative or
         // huge values would panic (Duration) or silently disable the policy.
         for (var, v) in [

@@ -300,6 +300,9 @@ pub struct Gpu {
     pub info: GpuInfo,
     modules: HashMap<String, Module>,
     flush: Option<DeviceBuffer>,
+    flush_fn: Option<Func>,
+    /// How [`Gpu::flush_l2`] empties the L2 (set from the timing policy by `timing::measure`).
+    pub l2_flush: crate::timing::FlushMode,
     cache_dir: PathBuf,
     /// The kernel sources `module` compiles from (switched for A/B comparisons and the self-test).
     pub kernel_set: KernelSet,
@@ -454,6 +457,8 @@ impl Gpu {
             info,
             modules: HashMap::new(),
             flush: None,
+            flush_fn: None,
+            l2_flush: crate::timing::FlushMode::default(),
             cache_dir: cache_dir.to_path_buf(),
             kernel_set: KernelSet::plain(kernels_dir),
             cublas: None,
@@ -472,6 +477,7 @@ impl Gpu {
         }
         self.modules.clear();
         self.flush = None;
+        self.flush_fn = None;
     }
 
     /// The NVRTC target for this device: `sm_90a` on Hopper (for wgmma/setmaxnreg), else `sm_XY`.
@@ -943,16 +949,56 @@ impl Gpu {
         })
     }
 
-    /// Writes over a buffer twice the L2 size so the next sample starts with a cold cache.
+    /// Empties the L2 so the next sample starts cold, by [`Gpu::l2_flush`]: `read` sweeps a
+    /// buffer twice the L2 size with loads (`kg_l2_sweep`), leaving the L2 cold and clean (the
+    /// previous sample's dirty lines are written back here, outside the timed window); `write`
+    /// memsets it, leaving the L2 full of dirty lines that the timed launch writes back.
     pub fn flush_l2(&mut self) -> Result<()> {
         if self.flush.is_none() {
-            let bytes = (self.info.l2_bytes as usize * 2).max(1 << 20);
-            self.flush = Some(self.alloc(bytes, "L2 flush buffer")?);
+            let bytes = (self.info.l2_bytes as usize * 2)
+                .max(1 << 20)
+                .next_multiple_of(16);
+            let buf = self.alloc(bytes, "L2 flush buffer")?;
+            // Defined contents (and backed pages) before the first read sweep.
+            // SAFETY: buf is a live allocation of buf.bytes bytes in this context.
+            unsafe { dres::memset_d8_async(buf.ptr, 0x5a, buf.bytes, self.stream.cu_stream()) }
+                .map_err(|e| Error::driver("initialising the L2 flush buffer", e))?;
+            self.flush = Some(buf);
         }
-        let buf = self.flush.as_ref().expect("allocated above");
-        // SAFETY: buf is a live allocation of buf.bytes bytes in this context.
-        unsafe { dres::memset_d8_async(buf.ptr, 0x5a, buf.bytes, self.stream.cu_stream()) }
-            .map_err(|e| Error::driver("flushing L2", e))
+        let (ptr, bytes) = {
+            let buf = self.flush.as_ref().expect("allocated above");
+            (buf.ptr, buf.bytes)
+        };
+        match self.l2_flush {
+            crate::timing::FlushMode::Write => {
+                // SAFETY: ptr is a live allocation of `bytes` bytes in this context.
+                unsafe { dres::memset_d8_async(ptr, 0x5a, bytes, self.stream.cu_stream()) }
+                    .map_err(|e| Error::driver("flushing L2", e))
+            }
+            crate::timing::FlushMode::Read => {
+                let f = match self.flush_fn {
+                    Some(f) => f,
+                    None => {
+                        let f = self.probe_function("kg_l2_sweep")?;
+                        self.flush_fn = Some(f);
+                        f
+                    }
+                };
+                let dims = Dims {
+                    grid: (self.info.sm_count.max(1) * 8, 1, 1),
+                    block: (256, 1, 1),
+                    smem: 0,
+                };
+                // The sink is never written (the kernel stores only for an impossible value);
+                // pointing it into the flush buffer keeps it a valid address all the same.
+                let args = [
+                    KernelArg::Ptr(ptr),
+                    KernelArg::U64((bytes / 16) as u64),
+                    KernelArg::Ptr(ptr),
+                ];
+                self.launch(f, dims, &args)
+            }
+        }
     }
 
     /// The module compiled from `<kernel set>/<file>`, compiling (or loading from the cache)

@@ -46,6 +46,24 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             sh * 1e3
         );
     }
+    if r.baseline_ms.is_some() && r.l2_flushed {
+        if let Ok(Some(e)) = store.entry(gpu, &r.kernel, &r.case) {
+            if let Some(last) = e.rounds.last() {
+                if !crate::baseline::same_flush(last.l2_flush, r.l2_flush) {
+                    let name = |f: Option<crate::timing::FlushMode>| {
+                        f.map_or("write (unrecorded)", |f| f.as_str())
+                    };
+                    machines += &format!(
+                        "; baseline timed after a {} L2 flush, this run after a {} one \
+                         (a write flush's dirty lines are written back inside the timed window: \
+                         refresh with UPDATE_BASELINES=append)",
+                        name(last.l2_flush),
+                        name(r.l2_flush)
+                    );
+                }
+            }
+        }
+    }
     if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {
         let base = ab.base_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
         return match (r.verdict, ab.paired) {

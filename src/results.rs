@@ -91,6 +91,10 @@ pub struct Record {
     pub graph: bool,
     /// Whether L2 was flushed before each sample.
     pub l2_flushed: bool,
+    /// How (`read`: cold and clean, `write`: cold and dirty); absent when not flushed, in
+    /// results from before it was recorded (then `write`), or from a worker that did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_flush: Option<crate::timing::FlushMode>,
     /// The hold kernel in front of each sample, µs (raised from the policy's on a slow host).
     #[serde(default)]
     pub hold_us: f64,

@@ -863,6 +863,7 @@ fn external_round(
             min_sample_us: t.min_sample_us,
             max_batch: t.max_batch,
             flush_l2: case.flush_l2,
+            l2_flush: t.l2_flush,
             hold_us: t.hold_us,
             batch: t.batch,
             soak_ms: t.soak_ms,
@@ -909,6 +910,7 @@ fn external_round(
             batch: reply.batch,
             graph: reply.graph,
             flushed: reply.flushed,
+            l2_flush: if reply.flushed { reply.l2_flush } else { None },
             warmup_launches: 0,
             hold_us: reply.hold_us,
             host_enqueue_us: reply.host_enqueue_us,
@@ -1019,6 +1021,7 @@ pub fn run_case(
         batch: 0,
         graph: false,
         l2_flushed: false,
+        l2_flush: None,
         hold_us: 0.0,
         host_enqueue_us: 0.0,
         late_samples: 0,
@@ -1073,7 +1076,7 @@ pub fn run_case(
         host: gpu.info.host.clone(),
         ceilings,
     };
-    let stored_round = |st: &Stats, batch: usize| crate::baseline::Round {
+    let stored_round = |st: &Stats, s: &Samples| crate::baseline::Round {
         median_ms: st.median_ms,
         noise: st.noise,
         n: st.n,
@@ -1081,9 +1084,10 @@ pub fn run_case(
         host: machine.host.clone(),
         date: crate::timefmt::now_rfc3339(),
         ceilings: machine.ceilings,
-        batch: Some(batch),
+        batch: Some(s.batch),
+        l2_flush: s.l2_flush,
     };
-    let mut rounds = vec![stored_round(&stats, samples.batch)];
+    let mut rounds = vec![stored_round(&stats, &samples)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
     let next_round =
         |gpu: &mut Gpu, record: &mut Record, ext: &mut Externals| -> Result<Option<Round>> {
@@ -1138,7 +1142,7 @@ pub fn run_case(
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2, s2.batch));
+            rounds.push(stored_round(&st2, &s2));
             let meds: Vec<f64> = rounds.iter().map(|r| r.median_ms).collect();
             if (st2.median_ms - median(&meds)).abs() < (stats.median_ms - median(&meds)).abs() {
                 samples = s2;
@@ -1181,7 +1185,7 @@ pub fn run_case(
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2, s2.batch));
+            rounds.push(stored_round(&st2, &s2));
             let Some(next) = r.ab else { break };
             cur = (next, s2, st2);
         }
@@ -1202,7 +1206,7 @@ pub fn run_case(
                 return Ok(Outcome::Ran(Box::new(record)));
             };
             let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2, s2.batch));
+            rounds.push(stored_round(&st2, &s2));
             if st2.median_ms < stats.median_ms {
                 c = stored_compare(&st2, b, factor, shift(b, s2.batch), cfg, rule);
                 samples = s2;
@@ -1225,7 +1229,8 @@ pub fn run_case(
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds = crate::baseline::rounds_to_keep(old, &first.source_hash);
+                all_rounds =
+                    crate::baseline::rounds_to_keep(old, &first.source_hash, samples.l2_flush);
             }
         }
         all_rounds.extend(rounds.iter().cloned());
@@ -1278,6 +1283,7 @@ pub fn run_case(
     record.batch = samples.batch;
     record.graph = samples.graph;
     record.l2_flushed = samples.flushed;
+    record.l2_flush = samples.l2_flush;
     record.hold_us = samples.hold_us;
     record.host_enqueue_us = samples.host_enqueue_us;
     record.late_samples = samples.late_samples;

@@ -44,10 +44,53 @@ pub struct Policy {
     /// compute-bound families only).
     #[serde(default)]
     pub soak_ms: f64,
+    /// How the L2 is flushed before each sample of a case that asks for a cold L2
+    /// (`KERNELGATE_L2_FLUSH`; a policy stored before the field existed read `write`).
+    #[serde(default = "legacy_flush")]
+    pub l2_flush: FlushMode,
 }
 
 fn default_hold_us() -> f64 {
     HOLD_US
+}
+
+fn legacy_flush() -> FlushMode {
+    FlushMode::Write
+}
+
+/// How the L2 is emptied before each sample (see `docs/gate/README.md`, "A clean L2 flush").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlushMode {
+    /// Read a buffer twice the L2's size (`kg_l2_sweep` in `kernels/probe.cu`): the lines the
+    /// last sample left dirty are written back during the flush, and the timed launch starts
+    /// with a cold and *clean* L2, so it pays only for its own traffic. The default.
+    #[default]
+    Read,
+    /// Write (memset) a buffer twice the L2's size, as nvbench and triton's `do_bench` do and
+    /// kernelgate did before: cold, but the L2 is left full of the flush's dirty lines, which
+    /// the timed launch writes back as it evicts them. Measured on an H100: a read-only kernel
+    /// over 25 MB ran at 0.63 of copy bandwidth after it against 1.05 after a read flush.
+    Write,
+}
+
+impl FlushMode {
+    /// The name used in results, baselines, the worker protocol and `KERNELGATE_L2_FLUSH`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlushMode::Read => "read",
+            FlushMode::Write => "write",
+        }
+    }
+
+    /// Parses [`FlushMode::as_str`]'s names.
+    pub fn parse(s: &str) -> Option<FlushMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "read" => Some(FlushMode::Read),
+            "write" | "memset" => Some(FlushMode::Write),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Policy {
@@ -64,6 +107,7 @@ impl Default for Policy {
             hold_us: HOLD_US,
             batch: None,
             soak_ms: 0.0,
+            l2_flush: FlushMode::Read,
         }
     }
 }
@@ -79,6 +123,10 @@ pub struct Samples {
     pub graph: bool,
     /// Whether L2 was flushed before each sample.
     pub flushed: bool,
+    /// How it was flushed (`None`: not flushed, or a worker that does not say: see
+    /// [`crate::backend::worker::RunReply::l2_flush`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_flush: Option<FlushMode>,
     /// Warm-up launches run.
     pub warmup_launches: usize,
     /// The hold in front of each sample, µs: the policy's, raised when the host's enqueue of a
@@ -325,14 +373,15 @@ impl Timed<'_> {
         Ok(Some(ms / self.batch as f64))
     }
 
-    fn into_samples(self, ms: Vec<f64>, flushed: bool) -> Samples {
+    fn into_samples(self, ms: Vec<f64>, flush: Option<FlushMode>) -> Samples {
         let mut e = self.enqueue_us;
         e.sort_by(f64::total_cmp);
         Samples {
             ms,
             batch: self.batch,
             graph: self.graph.is_some(),
-            flushed,
+            flushed: flush.is_some(),
+            l2_flush: flush,
             warmup_launches: self.warmup_launches,
             hold_us: self.hold_us,
             host_enqueue_us: if e.is_empty() {
@@ -366,6 +415,7 @@ pub fn measure(
     launch: &mut dyn FnMut(&Gpu) -> Result<()>,
 ) -> Result<Samples> {
     let hang = Duration::from_secs_f64(policy.hang_limit_s);
+    gpu.l2_flush = policy.l2_flush;
     let ev = events(gpu)?;
     let mut t = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, launch)?;
     let mut ms = Vec::new();
@@ -385,7 +435,7 @@ pub fn measure(
             break;
         }
     }
-    Ok(t.into_samples(ms, flush_l2))
+    Ok(t.into_samples(ms, flush_l2.then_some(policy.l2_flush)))
 }
 
 /// Times two launchers of the same case in alternation (same buffers, same warm device state):
@@ -401,6 +451,7 @@ pub fn measure_pair(
     new: &mut dyn FnMut(&Gpu) -> Result<()>,
 ) -> Result<(Samples, Samples)> {
     let hang = Duration::from_secs_f64(policy.hang_limit_s);
+    gpu.l2_flush = policy.l2_flush;
     let ev = events(gpu)?;
     let mut a = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, base)?;
     let mut b = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, new)?;
@@ -437,7 +488,8 @@ pub fn measure_pair(
             }
         }
     }
-    Ok((a.into_samples(ma, flush_l2), b.into_samples(mb, flush_l2)))
+    let mode = flush_l2.then_some(policy.l2_flush);
+    Ok((a.into_samples(ma, mode), b.into_samples(mb, mode)))
 }
 
 /// Captures `n` launches into a graph; `None` if capture is not possible for this launch.

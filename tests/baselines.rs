@@ -42,6 +42,7 @@ fn round(median: f64, machine: &str) -> Round {
         date: "2026-04-20T10:00:00Z".into(),
         ceilings: None,
         batch: None,
+        l2_flush: None,
     }
 }
 
@@ -256,6 +257,7 @@ fn entry_from_stats() {
             date: env().date,
             ceilings: None,
             batch: None,
+            l2_flush: None,
         }]
     );
     assert_eq!((e.within, e.between, e.machines), (st.noise, 0.0, 1));
@@ -306,6 +308,7 @@ fn entry_from_rounds() {
         date: env().date,
         ceilings: None,
         batch: None,
+        l2_flush: None,
     };
     assert_eq!(
         Entry::new(&st, env()),
@@ -971,13 +974,72 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     let st = Stats::from_samples(&[1.0; 20]).unwrap();
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
     // Same code: the new round joins the old ones.
-    assert_eq!(rounds_to_keep(e.clone(), &e.env.source_hash).len(), 2);
+    assert_eq!(rounds_to_keep(e.clone(), &e.env.source_hash, None).len(), 2);
     // The kernel changed: its old rounds timed other code.
-    assert!(rounds_to_keep(e.clone(), "fedcba").is_empty());
+    assert!(rounds_to_keep(e.clone(), "fedcba", None).is_empty());
     // No hash recorded (hand-made or very old entries): kept.
     let mut unknown = e;
     unknown.env.source_hash.clear();
-    assert_eq!(rounds_to_keep(unknown, "fedcba").len(), 2);
+    assert_eq!(rounds_to_keep(unknown, "fedcba", None).len(), 2);
+}
+
+#[test]
+fn rounds_of_another_l2_flush_are_not_mixed_into_an_entry() {
+    use kernelgate::baseline::{rounds_to_keep, same_flush};
+    use kernelgate::timing::FlushMode::{Read, Write};
+    let st = Stats::from_samples(&[1.0; 20]).unwrap();
+    let flushed = |m: f64, machine: &str, f| Round {
+        l2_flush: f,
+        ..round(m, machine)
+    };
+    // Rounds from before the mode was recorded (every flush a memset), then two write rounds.
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            round(1.2, "a"),
+            flushed(1.2, "b", Some(Write)),
+            flushed(1.0, "c", Some(Read)),
+        ],
+        env(),
+    );
+    let h = e.env.source_hash.clone();
+    // A read round joins only the read rounds: the write rounds timed the flush's write-back too.
+    let kept = rounds_to_keep(e.clone(), &h, Some(Read));
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].machine, "c");
+    // A write round joins the write rounds and those from before the mode was recorded.
+    let kept = rounds_to_keep(e.clone(), &h, Some(Write));
+    assert_eq!(
+        kept.iter().map(|r| r.machine.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    // An unflushed case's round (None) joins the unrecorded rounds only.
+    assert_eq!(rounds_to_keep(e, &h, None).len(), 1);
+    assert!(same_flush(None, Some(Write)));
+    assert!(!same_flush(None, Some(Read)));
+    assert!(!same_flush(Some(Write), Some(Read)));
+    assert!(!same_flush(Some(Read), None));
+}
+
+#[test]
+fn the_l2_flush_mode_is_stored_with_a_round_and_older_rounds_read_without_it() {
+    use kernelgate::timing::FlushMode;
+    let r = Round {
+        l2_flush: Some(FlushMode::Read),
+        ..round(1.0, "a")
+    };
+    let j = serde_json::to_string(&r).unwrap();
+    assert!(j.contains(r#""l2_flush":"read""#), "{j}");
+    let back: Round = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, r);
+    // A round written before the field existed has no flush recorded.
+    let old = serde_json::to_string(&round(1.0, "a")).unwrap();
+    assert!(!old.contains("l2_flush"));
+    let back: Round = serde_json::from_str(&old).unwrap();
+    assert_eq!(back.l2_flush, None);
+    assert_eq!(FlushMode::parse("memset"), Some(FlushMode::Write));
+    assert_eq!(FlushMode::parse(" Read "), Some(FlushMode::Read));
+    assert_eq!(FlushMode::parse("clean"), None);
 }
 
 proptest::proptest! {

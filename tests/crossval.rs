@@ -31,6 +31,7 @@ fn round(median_us: f64, machine: &str) -> Round {
         date: "2026-11-25T03:00:00Z".into(),
         ceilings: None,
         batch: Some(1),
+        l2_flush: None,
     }
 }
 

@@ -204,6 +204,7 @@ fn store_median(store: &Store, gpu: &str, c: &Case, ms: f64) {
         date: "2026-04-20T10:00:00Z".into(),
         ceilings: None,
         batch: None,
+        l2_flush: None,
     };
     store
         .update(

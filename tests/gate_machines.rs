@@ -51,6 +51,7 @@ fn round(median_ms: f64, noise: f64, machine: &str) -> Round {
         date: "2026-04-20T10:00:00Z".into(),
         ceilings: None,
         batch: None,
+        l2_flush: None,
     }
 }
 

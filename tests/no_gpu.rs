@@ -198,6 +198,7 @@ fn each_case_is_timed_with_its_baselines_batch_and_compute_bound_ones_soak() {
         date: "2026-11-25T03:00:00Z".into(),
         ceilings: None,
         batch: Some(batch),
+        l2_flush: None,
     };
     let env = Provenance {
         gpu: "NVIDIA H100 80GB HBM3".into(),

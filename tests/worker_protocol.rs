@@ -30,6 +30,7 @@ fn request() -> RunRequest {
             min_sample_us: 20.0,
             max_batch: 8,
             flush_l2: true,
+            l2_flush: kernelgate::timing::FlushMode::Read,
             hold_us: 20.0,
             batch: None,
             soak_ms: 0.0,

@@ -841,6 +841,21 @@ static double bytes_of(const Case& c) {  // src/family/norms.rs bytes()
 static void* g_flush = nullptr;
 static bool g_do_flush = true;
 static int g_samples = 30;
+// --flush memset (the harness's flush until session 11: leaves the L2 full of dirty lines) or read
+// (a read of the whole flush buffer: the earlier dirty lines are written back during the flush and
+// the L2 is left cold and clean); --flush-mult: the flush buffer in multiples of the L2 size.
+static bool g_flush_read = false;
+static int g_flush_mult = 2;
+static unsigned* g_flush_sink = nullptr;
+
+static void flush_l2() {
+    if (!g_do_flush) return;
+    const size_t bytes = (size_t)g_flush_mult * g_l2;
+    if (g_flush_read)
+        rb_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)g_flush, g_flush_sink, (long long)(bytes / 16), 0);
+    else
+        CK(cudaMemsetAsync(g_flush, 0x5a, bytes, g_s));
+}
 
 static double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -868,7 +883,7 @@ static double time_plan(const Plan& p, int* batch_out) {
     if (single < 20.0) batch = std::min(256, std::max(2, (int)std::ceil(20.0 / std::max(single, 1e-3))));
     std::vector<double> us;
     for (int i = 0; i < g_samples; ++i) {
-        if (g_do_flush) CK(cudaMemsetAsync(g_flush, 0x5a, 2 * g_l2, g_s));
+        flush_l2();
         rb_hold<<<1, 1, 0, g_s>>>((unsigned long long)((20.0 + 3.0 * batch) * 1e3));
         CK(cudaEventRecord(a, g_s));
         for (int k = 0; k < batch; ++k) launch(p);
@@ -929,14 +944,17 @@ static void speed(const std::vector<int>& fams) {
     double mc, kc;
     const double copy = copy_bandwidth(&mc, &kc);
     printf("\n== speed (bf16, w32; median of %d samples, %s)\n", g_samples,
-           g_do_flush ? "memset flush of 2 x L2 + 20 us hold before each sample, as the harness" : "NO flush");
+           !g_do_flush ? "NO flush" : g_flush_read ? "read flush (clean L2) + 20 us hold before each sample" : "memset flush (dirty L2) + 20 us hold before each sample");
+    printf("flush buffer: %d x L2\n", g_flush_mult);
     printf("copy bandwidth: cudaMemcpy D2D %.0f GB/s, copy kernel %.0f GB/s -> reference %.0f GB/s\n", mc, kc, copy);
     printf("columns: us and fraction of copy bandwidth (GB/s in the launch column) of old (_v/_s), _p, _r\n"
            "(cross_entropy's _r: the _p kernel with L2 evict-first loads);\n"
            "auto = what KERNELGATE_ROWS_KERNEL=auto runs (rows_variant), best = the fastest measured,\n"
            "vs old = old us / auto us (>= 1: auto no slower than old). '-' = no such kernel for the shape.\n");
     g_flush = nullptr;
-    CK(cudaMalloc(&g_flush, 2 * g_l2));
+    CK(cudaMalloc(&g_flush, (size_t)g_flush_mult * g_l2));
+    CK(cudaMemset(g_flush, 0x5a, (size_t)g_flush_mult * g_l2));
+    CK(cudaMalloc(&g_flush_sink, (size_t)g_sms * 8 * 4));
     printf("%-18s %6s %6s | %8s %5s | %8s %5s | %8s %5s | %4s %4s %6s %5s | %s\n", "family", "M", "N", "old us", "frac",
            "_p us", "frac", "_r us", "frac", "auto", "best", "vs old", "bar", "auto launch, GB/s");
     int bars_met = 0, bars_total = 0, auto_slower = 0, auto_not_best = 0;
@@ -1047,6 +1065,7 @@ static void speed(const std::vector<int>& fams) {
            bars_met, bars_total);
     printf("auto > 1.02x old on %d shapes; auto > 1.02x the best variant on %d shapes\n", auto_slower, auto_not_best);
     CK(cudaFree(g_flush));
+    CK(cudaFree(g_flush_sink));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1059,13 +1078,20 @@ int main(int argc, char** argv) {
         if (a == "--check-only") spd = false;
         else if (a == "--speed-only") check = false;
         else if (a == "--no-flush") g_do_flush = false;
+        else if (a == "--flush" && i + 1 < argc) {
+            const std::string m = argv[++i];
+            if (m == "read") g_flush_read = true;
+            else if (m == "memset") g_flush_read = false;
+            else if (m == "none") g_do_flush = false;
+            else { printf("--flush: memset, read or none, not %s\n", m.c_str()); return 2; }
+        } else if (a == "--flush-mult" && i + 1 < argc) g_flush_mult = std::max(1, atoi(argv[++i]));
         else if (a == "--samples" && i + 1 < argc) g_samples = atoi(argv[++i]);
         else if (a == "--fam" && i + 1 < argc) {
             const std::string f = argv[++i];
             for (int k = 0; k < NFAM; ++k)
                 if (f == FAM[k]) fams.push_back(k);
         } else {
-            printf("usage: %s [--check-only|--speed-only] [--no-flush] [--samples N] [--fam NAME]...\n", argv[0]);
+            printf("usage: %s [--check-only|--speed-only] [--no-flush] [--flush memset|read|none] [--flush-mult K] [--samples N] [--fam NAME]...\n", argv[0]);
             return 2;
         }
     }

@@ -16,7 +16,11 @@
 //!      "outputs":[{"name":"C","path":"/dev/shm/kg-1-0/out0.bin","dtype":"bf16","len":4096,"alias":null}],
 //!      "timing":{"warmup_ms":50,"min_samples":20,"max_samples":2000,"max_time_ms":2000,
 //!                "target_noise":0.005,"min_sample_us":20,"max_batch":256,"flush_l2":true,
-//!                "hold_us":20,"batch":2,"soak_ms":300}}`.
+//!                "l2_flush":"read","hold_us":20,"batch":2,"soak_ms":300}}`.
+//!    `l2_flush` (optional; absent means `write`) says how to empty the L2 before each sample:
+//!    `read` = read a buffer of twice the L2's size (the L2 is left cold and clean), `write` =
+//!    write it (cold, but full of dirty lines the timed op then writes back). The reply echoes
+//!    the mode it used as `"l2_flush"`.
 //!    `batch` (optional) pins the calls per sample to the stored baseline's, so the gate compares
 //!    like with like; without it the worker picks the batch from the op's duration by the
 //!    harness's rule (`timing::batch_for`, mirrored in `worker_common.batch_for`). `soak_ms`
@@ -29,7 +33,7 @@
 //!    op), then times the op with the same policy as the harness (warm-up by time, soak, L2 flush
 //!    before each sample, CUDA events, batches for short ops, stop when the median's 95% CI
 //!    half-width is under `target_noise` or after `max_time_ms`) and replies
-//!    `{"ok":true,"samples_ms":[...],"batch":1,"graph":true,"flushed":true,
+//!    `{"ok":true,"samples_ms":[...],"batch":1,"graph":true,"flushed":true,"l2_flush":"read",
 //!      "graph_error":null,"variant":"torch.matmul","compile_s":0.0}`.
 //!    Timing is on the device, not the host: the outputs are written first (from a plain
 //!    call, never from a graph replay), then the worker always tries to capture the op in a
@@ -38,7 +42,7 @@
 //!    framework overhead) stays out of the samples; `graph` says whether samples replayed a
 //!    graph. Where capture fails the worker times eager launches with CUDA events instead and
 //!    says why in `graph_error` (`null` when a graph was used). `graph`, `flushed`,
-//!    `graph_error`, `variant` and `compile_s` are optional: a user worker may omit them.
+//!    `l2_flush`, `graph_error`, `variant` and `compile_s` are optional: a user worker may omit them.
 //!    The harness then applies the same references and tolerances as for its own backends.
 //! 3. Errors: `{"ok":false,"error":"what went wrong"}`; the case fails with that message.
 //!    A case the worker declines because it lies outside what its library implements with
@@ -144,6 +148,11 @@ pub struct TimingRequest {
     pub max_batch: usize,
     /// Flush L2 before each sample.
     pub flush_l2: bool,
+    /// How: `read` (a read sweep of twice the L2: cold and clean) or `write` (a memset: cold,
+    /// full of dirty lines). Optional in the protocol; a worker that ignores it says so by
+    /// leaving `l2_flush` out of its reply.
+    #[serde(default = "legacy_flush")]
+    pub l2_flush: crate::timing::FlushMode,
     /// Hold in front of each sample, µs (optional in the protocol; workers default to 20).
     #[serde(default = "default_hold_us")]
     pub hold_us: f64,
@@ -155,6 +164,10 @@ pub struct TimingRequest {
     /// (optional; 0 or absent: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub soak_ms: f64,
+}
+
+fn legacy_flush() -> crate::timing::FlushMode {
+    crate::timing::FlushMode::Write
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -203,6 +216,9 @@ pub struct RunReply {
     /// Whether L2 was flushed before each sample.
     #[serde(default)]
     pub flushed: bool,
+    /// How it was flushed (the request's `l2_flush`, echoed); absent: the worker did not say.
+    #[serde(default)]
+    pub l2_flush: Option<crate::timing::FlushMode>,
     /// Implementation that ran (e.g. `torch.matmul`, `sdpa[flash]`).
     #[serde(default)]
     pub variant: String,

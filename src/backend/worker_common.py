@@ -254,6 +254,26 @@ def batch_for(single_ms, forced, min_sample_us, max_batch):
     return 1
 
 
+def flush_mode(pol):
+    """The request's L2 flush mode: "read" or "write" (absent: "write", the protocol's first
+    meaning of flush_l2)."""
+    mode = pol.get("l2_flush", "write")
+    if mode not in ("read", "write"):
+        raise ValueError(f"timing.l2_flush must be 'read' or 'write', not {mode!r}")
+    return mode
+
+
+def flush_l2(buf, mode):
+    """Empties the L2 before a sample. "read": a reduction reads the whole buffer (twice the L2),
+    so the L2 is left cold and clean and the previous sample's dirty lines are written back here,
+    not in the timed window (as the harness's kg_l2_sweep). "write": a fill, which leaves the L2
+    full of dirty lines that the timed op writes back."""
+    if mode == "read":
+        buf.max()
+    else:
+        buf.fill_(0x5A5A5A5A)
+
+
 def measure(fn, pol):
     """Times fn on the device: a CUDA graph of `batch` calls replayed between CUDA events, so host
     dispatch (Python, autograd, Dynamo guards) stays out of the samples. Ops shorter than
@@ -266,15 +286,16 @@ def measure(fn, pol):
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     flush = None
+    mode = flush_mode(pol)
     if pol["flush_l2"]:
         l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-        flush = torch.empty(max(2 * l2, 1 << 20), dtype=torch.int8, device="cuda")
+        flush = torch.full((max(2 * l2, 1 << 20) // 8,), 0x5A5A5A5A, dtype=torch.int64, device="cuda")
 
     def region(n, do_flush, replay=None):
         """One timed window: n eager calls, or one replay of a captured graph; returns the event
         time (ms) and the host's enqueue time after the hold (µs)."""
         if do_flush and flush is not None:
-            flush.fill_(0x5A)
+            flush_l2(flush, mode)
         hold(1 if replay else 1 + n, hold_us)
         t_host = time.perf_counter()
         start.record()
@@ -480,8 +501,9 @@ def _run_on_stream(w, fam, req, dtype):
         write_output(f, x)
     # The checked outputs come from the plain first call above, never from a graph replay.
     samples, batch, graph, flushed, graph_error, timing = measure(fn, req["timing"])
+    flushed_how = {"l2_flush": flush_mode(req["timing"])} if flushed else {}
     return {"ok": True, "samples_ms": samples, "batch": batch, "graph": graph, "flushed": flushed,
-            "graph_error": graph_error, "variant": variant, "compile_s": compile_s, **timing}
+            **flushed_how, "graph_error": graph_error, "variant": variant, "compile_s": compile_s, **timing}
 
 
 def serve(w):
