@@ -844,7 +844,7 @@ static int g_samples = 30;
 // --flush memset (the harness's flush until session 11: leaves the L2 full of dirty lines) or read
 // (a read of the whole flush buffer: the earlier dirty lines are written back during the flush and
 // the L2 is left cold and clean); --flush-mult: the flush buffer in multiples of the L2 size.
-static bool g_flush_read = false;
+static bool g_flush_read = true;
 static int g_flush_mult = 2;
 static unsigned* g_flush_sink = nullptr;
 
