@@ -187,7 +187,8 @@ __device__ __forceinline__ uint4 kg_ld_stream(const uint4* p) {
 #endif
 }
 
-// The same load with L2::evict_first (kg_cross_entropy_*_r): the logits are read once, so their
+// The same load with L2::evict_first (kernels/dev/rows_bench.cu's read ceiling; until session 11
+// also kg_cross_entropy_*_r, which measured the same as the plain loads): the logits are read once, so their
 // lines are the first the L2 replaces. A read-only kernel otherwise evicts whatever the L2 held
 // (in the harness's timing, the dirty lines of its memset flush, written back during the timed
 // launch: about 20-40 MB more DRAM traffic on an H100, with no writes of the kernel's own left in
@@ -403,10 +404,7 @@ __device__ __forceinline__ void ce_bwd_p(const T* __restrict__ x, const int* __r
 // (U * 16 bytes in flight), takes their packed max, rescales its running sum only when the
 // max grows, then adds one FFMA + EX2 per element into two interleaved sums. Not persistent:
 // a row per (threadIdx.y, block), blockDim.x threads on it (32 = a warp per row, no barrier).
-// EF: the loads are L2::evict_first (kg_ld_stream_ef; kg_cross_entropy_*_r), else plain
-// streaming loads (kg_cross_entropy_*_p); nothing else differs (same launch, same arithmetic,
-// bit-identical results).
-template <typename T, int V, int U, bool EF = false>
+template <typename T, int V, int U>
 __device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __restrict__ tgt, float* __restrict__ loss,
                                          float* __restrict__ lse, int m, int n) {
     __shared__ float red[KG_SMEM_ROWS * 32 * 2];
@@ -425,7 +423,7 @@ __device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __r
         uint4 q[U];
 #pragma unroll
         for (int u = 0; u < U; ++u)
-            if (v + u * tpr < nv) q[u] = EF ? kg_ld_stream_ef(xr + v + u * tpr) : kg_ld_stream(xr + v + u * tpr);
+            if (v + u * tpr < nv) q[u] = kg_ld_stream(xr + v + u * tpr);
         float cm = __int_as_float(0xff800000);
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -462,6 +460,135 @@ __device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __r
     }
 }
 
+// Cross-entropy forward with whole rows staged in shared memory by the bulk-copy engine
+// (cp.async.bulk, sm_90+; `kg_cross_entropy_*_r`). A warp owns a row at a time and a ring of
+// KG_CE_B_STAGES row buffers of its own, each with an mbarrier: lane 0 asks the copy engine for
+// the warp's next rows (one instruction per row, completion counted in bytes on the buffer's
+// mbarrier), so a warp has KG_CE_B_STAGES rows in flight without holding them in registers and
+// a short grid (M = 4096: about two rows per warp) requests its whole input at once. The warp
+// then reads the row from shared memory twice: the max (packed 16-bit max), then
+// sum(exp(x - max)) as one FFMA + EX2 per element; the target logit comes from the staged row.
+// Persistent: warp w of the grid takes rows w, w + warps, ...; the host sizes the grid by the
+// occupancy of the dynamic shared memory (kg_ce_b_smem_bytes) and launches it only on sm_90+
+// for vectorised rows (n * sizeof(T) a multiple of 16) of at most KG_CE_B_MAX_ROW_BYTES.
+// Dynamic shared memory: 128 bytes of mbarriers (8 per warp per stage), then for each warp its
+// stages of ceil(row bytes / 128) * 128 bytes.
+#ifndef KG_CE_B_STAGES
+#define KG_CE_B_STAGES 2
+#endif
+#define KG_CE_B_THREADS 128
+#define KG_CE_B_MAX_ROW_BYTES 24576
+
+__host__ __device__ constexpr unsigned kg_ce_b_stage_bytes(unsigned row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
+// Row buffers per warp: KG_CE_B_STAGES for rows of at most 8 KB; one for longer rows, whose
+// buffers would otherwise leave one warp per scheduler (too few to hide the arithmetic's
+// latency), so more warps alternate instead.
+#ifndef KG_CE_B_TWO_STAGE_MAX
+#define KG_CE_B_TWO_STAGE_MAX 8192u
+#endif
+__host__ __device__ constexpr int kg_ce_b_stages(unsigned row_bytes) {
+    return row_bytes <= KG_CE_B_TWO_STAGE_MAX ? KG_CE_B_STAGES : 1;
+}
+__host__ __device__ constexpr unsigned kg_ce_b_smem_bytes(unsigned row_bytes, int threads) {
+    return 128u + (unsigned)(threads / 32) * (unsigned)kg_ce_b_stages(row_bytes) * kg_ce_b_stage_bytes(row_bytes);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void ce_fwd_b(const T* __restrict__ x, const int* __restrict__ tgt, float* __restrict__ loss,
+                                         float* __restrict__ lse, int m, int n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char kg_b_buf[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+    const unsigned row_bytes = (unsigned)n * (unsigned)sizeof(T);
+    const int S = kg_ce_b_stages(row_bytes);
+    const unsigned stage_bytes = kg_ce_b_stage_bytes(row_bytes);
+    const int nv = n / V;
+    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_b_buf) + (unsigned)(warp * KG_CE_B_STAGES * 8);
+    unsigned char* mine = kg_b_buf + 128 + (size_t)warp * S * stage_bytes;
+    const unsigned mine_s = (unsigned)__cvta_generic_to_shared(mine);
+    const long long warps = (long long)gridDim.x * wpb;
+    const long long first = (long long)blockIdx.x * wpb + warp;
+    if (lane == 0) {
+        for (int st = 0; st < S; ++st)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncwarp();
+    // Lane 0: row `row` into stage st (its mbarrier expects row_bytes).
+    auto issue = [&](long long row, int st) {
+        const unsigned bar = bars + 8 * st;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(row_bytes) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         mine_s + st * stage_bytes),
+                     "l"(x + row * n), "r"(row_bytes), "r"(bar)
+                     : "memory");
+    };
+    if (lane == 0)
+        for (int st = 0; st < S; ++st)
+            if (first + st * warps < m) issue(first + st * warps, st);
+    unsigned phase = 0;  // bit st: the parity stage st waits for next
+    int st = 0;
+    for (long long row = first; row < m; row += warps) {
+        const unsigned bar = bars + 8 * st;
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                         "selp.u32 %0, 1, 0, p;\n\t}"
+                         : "=r"(done)
+                         : "r"(bar), "r"((phase >> st) & 1u)
+                         : "memory");
+        phase ^= 1u << st;
+        const uint4* sr = reinterpret_cast<const uint4*>(mine + st * stage_bytes);
+        // Independent chains (two maxima, V sums) so one warp per scheduler still issues.
+        float m0 = __int_as_float(0xff800000), m1 = m0;
+        int v = lane;
+        for (; v + 32 < nv; v += 64) {
+            m0 = fmaxf(m0, kg_max16<T>(sr[v]));
+            m1 = fmaxf(m1, kg_max16<T>(sr[v + 32]));
+        }
+        if (v < nv) m0 = fmaxf(m0, kg_max16<T>(sr[v]));
+        float mx = fmaxf(m0, m1);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        const float mb = mx * KG_LOG2E;
+        float acc[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = 0.f;
+        for (v = lane; v < nv; v += 32) {
+            float f[V];
+            kg_unpack16<T, V>(sr[v], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] += kg_exp_shift<T>(f[j], mx, mb);
+        }
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < V; ++j) sum += acc[j];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0) {
+            const int t = tgt[row];
+            const float l = mx + logf(sum);
+            float out;
+            if (t == KG_IGNORE_INDEX) out = 0.f;
+            else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
+            else out = l - kg_to_f<T>(reinterpret_cast<const T*>(mine + st * stage_bytes)[t]);
+            loss[row] = out;
+            lse[row] = l;
+        }
+        // Every lane is done with the buffer before the copy engine refills it (the generic
+        // proxy's reads ordered before the async proxy's writes).
+        __syncwarp();
+        if (lane == 0 && row + S * warps < m) {
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            issue(row + S * warps, st);
+        }
+        st = st + 1 == S ? 0 : st + 1;
+    }
+#else
+    __trap();  // the host launches the _r cross-entropy only on sm_90 and newer
+#endif
+}
+
 #define KG_SOFTMAX_P(TN, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(512, 2) kg_softmax_##TN##_p(const T* x, T* y, int m, int n) { \
         softmax_p<T, 16 / sizeof(T)>(x, y, m, n);                                                  \
@@ -474,11 +601,10 @@ __device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __r
         const T* x, const int* tgt, float* loss, float* lse, int m, int n) {                       \
         ce_fwd_p<T, 16 / sizeof(T), 8>(x, tgt, loss, lse, m, n);                                   \
     }                                                                                              \
-    /* (512, 2): at most 64 registers, as the _p kernel (4 blocks of 256 per SM: one wave at */ \
-    /* M = 4096).                                                                           */ \
-    extern "C" __global__ void __launch_bounds__(512, 2) kg_cross_entropy_##TN##_r(                   \
+    /* Rows staged whole by the bulk-copy engine (sm_90+; ce_fwd_b). */                          \
+    extern "C" __global__ void __launch_bounds__(KG_CE_B_THREADS) kg_cross_entropy_##TN##_r(          \
         const T* x, const int* tgt, float* loss, float* lse, int m, int n) {                       \
-        ce_fwd_p<T, 16 / sizeof(T), 8, true>(x, tgt, loss, lse, m, n);                             \
+        ce_fwd_b<T, 16 / sizeof(T)>(x, tgt, loss, lse, m, n);                                      \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(512, 2) kg_cross_entropy_bwd_##TN##_p(               \
         const T* x, const int* tgt, const float* dloss, T* dx, int m, int n) {                     \

@@ -387,3 +387,32 @@ fn worker_batch_rule_matches_the_harness() {
         .collect();
     assert_eq!(got, want.join(" "));
 }
+
+#[test]
+fn worker_flush_mode_follows_the_request() {
+    // worker_common.flush_mode: the request's l2_flush, "write" when absent (the protocol's
+    // first meaning of flush_l2), and a clear error for anything else.
+    let script = "import sys\nsys.path.insert(0, 'src/backend')\nimport worker_common as wc\n\
+        out = [wc.flush_mode({}), wc.flush_mode({'l2_flush': 'read'}), wc.flush_mode({'l2_flush': 'write'})]\n\
+        try:\n    wc.flush_mode({'l2_flush': 'clean'})\n    out.append('accepted')\n\
+        except ValueError as e:\n    out.append('rejected' if 'clean' in str(e) else 'vague')\n\
+        wc._PROTO.write(' '.join(out))\nwc._PROTO.flush()\n";
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "write read write rejected"
+    );
+    // The harness sends the mode with every run request.
+    let j = serde_json::to_string(&request()).unwrap();
+    assert!(j.contains(r#""l2_flush":"read""#), "{j}");
+}

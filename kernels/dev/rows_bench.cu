@@ -16,20 +16,22 @@
 //
 // Speed (--speed-only, or second): every family on the dsv3 shapes (M in {4096, 16384, 65536} x
 // N in {6144, 7168, 8192}; cross-entropy N in {3072, 6144, 8192, 12288}) and 65536 x 4096, bf16,
-// fp32 weights (w32), old and new. Each sample as the harness's timing: a memset of 2 x L2 bytes
-// (the harness's L2 flush), a 20 us + 3 us per launch spin kernel holding the stream (so the
+// fp32 weights (w32), old and new. Each sample as the harness's timing: an L2 flush over 2 x L2
+// bytes (--flush read, the default and the harness's since session 11: a read sweep, which
+// leaves the L2 cold and clean; --flush memset: the write flush used before, which leaves it full
+// of dirty lines), a 20 us + 3 us per launch spin kernel holding the stream (so the
 // host's enqueue is not timed), CUDA events around `batch` launches; batch = 1 unless a warm
-// launch takes < 20 us (then ceil(20 us / warm time), at most 256, as the harness). The L2 is
-// therefore cold but dirty (the flush's lines are written back during the timed launch, as in
-// the harness); the M = 4096 inputs (25-100 MB) are about the size of the L2 (50 MB H100,
-// 60 MB H200). Median of --samples (default 30) samples per case. Bytes are the harness's
+// launch takes < 20 us (then ceil(20 us / warm time), at most 256, as the harness). After a
+// memset flush the timed launch writes the flush's dirty lines back as it evicts them, which
+// weighs most on the M = 4096 inputs (25-100 MB, about the size of the L2: 50 MB H100, 60 MB
+// H200) and on read-only kernels. Median of --samples (default 30) samples per case. Bytes are the harness's
 // (src/family/norms.rs bytes()); "frac" = (bytes / median) / copy bandwidth, where copy
 // bandwidth is the better of cudaMemcpyDeviceToDevice (1 GiB, what the harness measures) and a
 // vectorised copy kernel, measured in this run. Each speed case's outputs are also checked
-// against the CPU reference on three rows. cross_entropy's _r column is its _p kernel with L2
-// evict-first loads; under each cross_entropy shape, the read-only ceiling of its logits (rb_read,
-// same timing and flush, plain and evict-first loads) shows what a read-only kernel can reach
-// there (the flush's dirty L2 lines are written back during a read-only launch).
+// against the CPU reference on three rows. cross_entropy's _r column is its bulk-staged kernel
+// (rows staged whole in shared memory by cp.async.bulk); under each cross_entropy shape, the
+// read-only ceiling of its logits (rb_read, same timing and flush, plain and evict-first loads)
+// shows what a read-only kernel can reach there.
 //
 // Exit status 1 if any check failed.
 #include <cuda_runtime.h>
@@ -187,10 +189,10 @@ static bool has_new(Fam f) { return f != RMS && f != FADD; }
 // Families with a register-resident (_r) kernel.
 static bool has_r(Fam f) { return f == SM || f == CE_BWD || f == LN || f == CE || f == RMS_BWD; }
 // Whether the _r kernel of family f serves rows of n elements of es bytes (cross_entropy: the
-// evict-first streamed kernel, any vectorised row; the others: r_layout).
+// bulk-staged kernel, rows of 16-byte multiples up to KG_CE_B_MAX_ROW_BYTES; the others: r_layout).
 static bool r_applies(Fam f, long long n, int es) {
     RowLayout rl;
-    return has_r(f) && (f == CE ? row_layout(n, es).vec > 1 : r_layout(n, es, &rl));
+    return has_r(f) && (f == CE ? ce_b_applies(n, es) : r_layout(n, es, &rl));
 }
 // Whether variant var (RV_OLD, RV_P, RV_R) is a distinct kernel of family f.
 static bool has_var(Fam f, int var) { return var == RV_OLD || (var == RV_P && has_new(f)) || (var == RV_R && has_r(f)); }
@@ -349,9 +351,16 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         break;
     }
     case CE: {
-        const bool pk = nw && lay.vec > 1;  // _p and _r (reg): the same launch, loads differ
+        const bool pk = nw && lay.vec > 1;  // _p: the streamed kernel, same launch as old
         name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
+        if (reg) {  // the bulk-staged kernel: persistent blocks of KG_CE_B_THREADS, a warp per row
+            s.block = dim3(KG_CE_B_THREADS, 1, 1);
+            s.smem = kg_ce_b_smem_bytes((unsigned)(c.n * es), KG_CE_B_THREADS);
+            s.grid = dim3(persistent_grid(s.f, KG_CE_B_THREADS, s.smem, (c.m + KG_CE_B_THREADS / 32 - 1) / (KG_CE_B_THREADS / 32), g_sms), 1, 1);
+            per_sm = (int)((s.grid.x + g_sms - 1) / g_sms);
+            lay.tpr = KG_CE_B_THREADS, lay.rpb = 1;
+        }
         s.arg(t.in[0]), s.arg((void*)t.tgt), s.arg(t.out[0]), s.arg(t.out[1]), s.arg(mi), s.arg(ni);
         break;
     }
@@ -948,7 +957,7 @@ static void speed(const std::vector<int>& fams) {
     printf("flush buffer: %d x L2\n", g_flush_mult);
     printf("copy bandwidth: cudaMemcpy D2D %.0f GB/s, copy kernel %.0f GB/s -> reference %.0f GB/s\n", mc, kc, copy);
     printf("columns: us and fraction of copy bandwidth (GB/s in the launch column) of old (_v/_s), _p, _r\n"
-           "(cross_entropy's _r: the _p kernel with L2 evict-first loads);\n"
+           "(cross_entropy's _r: the bulk-staged kernel, rows of 16-byte multiples up to 24 KB);\n"
            "auto = what KERNELGATE_ROWS_KERNEL=auto runs (rows_variant), best = the fastest measured,\n"
            "vs old = old us / auto us (>= 1: auto no slower than old). '-' = no such kernel for the shape.\n");
     g_flush = nullptr;

@@ -99,8 +99,22 @@ enum RowsChoice { RC_OLD, RC_AUTO, RC_ALL, RC_REG };
 //  * softmax_bwd: _p on short grids (m <= 8192) of rows of >= 4096 elements, else old;
 //  * rmsnorm_bwd: _p on long grids (m >= 16384) when the old kernel's block has < 224 threads
 //    (row_layout tpr * rpb: 2 such blocks per SM leave it < 14 warps), else old;
-//  * cross_entropy (vectorised rows): _p (H200 1.05-1.24x old; H100 0.97-0.98x old from
-//    2^28 elements, 1.03-1.21x below).
+//  * cross_entropy (vectorised rows): the bulk-staged _r kernel where ce_b_auto says (session 11:
+//    rows of 4-6 KB, or of at most 16 KB on grids of 16384+ rows and at most 2^28 bytes), else _p
+//    (H200 1.05-1.24x old; H100 0.97-0.98x old from 2^28 elements, 1.03-1.21x below).
+// The bulk-staged cross-entropy forward (kg_cross_entropy_*_r) takes rows of 16-byte multiples
+// of at most KG_CE_B_MAX_ROW_BYTES (norms.rs ce_b_applies; sm_90+, which the bench assumes).
+static inline bool ce_b_applies(long long n, int elem) {
+    return n > 0 && (n * elem) % 16 == 0 && n * elem <= KG_CE_B_MAX_ROW_BYTES;
+}
+
+// Where auto runs it (norms.rs ce_b_auto): rows of 4-6 KB, or rows of at most 16 KB on grids of
+// at least 16384 rows holding at most 2^28 bytes.
+static inline bool ce_b_auto(long long m, long long row_bytes) {
+    return (row_bytes >= 4096 && row_bytes <= 6144) ||
+           (row_bytes <= 16384 && m >= 16384 && m * row_bytes <= (1ll << 28));
+}
+
 static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long long m, long long n, int elem) {
     const std::string f = fam;
     RowLayout l;
@@ -113,7 +127,7 @@ static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long 
         p_applies = vec;
     const bool r_applies = ((f == "softmax" || f == "cross_entropy_bwd" || f == "layernorm" || f == "rmsnorm_bwd") &&
                             r_layout(n, elem, &l)) ||
-                           (f == "cross_entropy" && vec);
+                           (f == "cross_entropy" && ce_b_applies(n, elem));
     switch (choice) {
     case RC_OLD: return RV_OLD;
     case RC_ALL: return p_applies ? RV_P : RV_OLD;
@@ -124,7 +138,7 @@ static inline RowsVariant rows_variant(RowsChoice choice, const char* fam, long 
         if (f == "cross_entropy_bwd") return r_applies ? RV_R : RV_OLD;
         if (f == "softmax_bwd") return p_applies && m <= 8192 && n >= 4096 ? RV_P : RV_OLD;
         if (f == "rmsnorm_bwd") return p_applies && m >= 16384 && rl.tpr * rl.rpb < 224 ? RV_P : RV_OLD;
-        if (f == "cross_entropy") return p_applies ? RV_P : RV_OLD;
+        if (f == "cross_entropy") return r_applies && ce_b_auto(m, n * elem) ? RV_R : p_applies ? RV_P : RV_OLD;
         return RV_OLD;
     }
     return RV_OLD;

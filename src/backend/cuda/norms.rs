@@ -16,8 +16,14 @@
 //! row groups in registers: the next group's loads are in flight while it reduces and stores the
 //! current one (`KERNELGATE_ROWS_KERNEL=reg`; not yet in the default rule).
 //!
-//! `cross_entropy`'s `_r` kernel is its streamed `_p` kernel with `L2::evict_first` loads (the
-//! logits are read once; their lines replace each other instead of the rest of the L2).
+//! `cross_entropy`'s `_r` kernel stages whole rows in shared memory with the sm_90 bulk-copy
+//! engine (`cp.async.bulk` on an mbarrier per row buffer, [`ce_b_smem_bytes`]): a persistent
+//! grid of 4-warp blocks, a warp per row, [`ce_b_stages`] rows in flight per warp without
+//! registers holding them, so a short grid asks for its whole input at once (M = 4096 × 3072 bf16:
+//! H100 0.74 → 0.84 of copy bandwidth, H200 0.58 → 0.62). Rows of 16-byte multiples up to
+//! [`CE_B_MAX_ROW_BYTES`] on compute capability 9.0+; [`ce_b_auto`] says where `auto` runs it.
+//! (Until session 11 the `_r` name was the streamed `_p` kernel with `L2::evict_first` loads,
+//! which measured the same as `_p`.)
 //!
 //! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default per [`rows_variant`],
 //! everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
@@ -81,6 +87,53 @@ pub const P_CACHE: usize = 4;
 /// Stages of the `_p` kernels' shared buffer (`KG_P_STAGES`).
 pub const P_STAGES: usize = 2;
 
+/// Threads per block of the bulk-staged cross-entropy forward (`kg_cross_entropy_*_r`,
+/// `KG_CE_B_THREADS`): four warps, each on its own rows.
+pub const CE_B_THREADS: u32 = 128;
+/// Row buffers per warp of that kernel for rows of at most 8 KB (`KG_CE_B_STAGES`); longer
+/// rows get one (see [`ce_b_stages`]).
+pub const CE_B_STAGES: usize = 2;
+
+/// Row buffers per warp for rows of `row_bytes` (`kg_ce_b_stages`): [`CE_B_STAGES`] up to
+/// 8 KB, else one, so that longer rows still leave several warps per scheduler.
+pub fn ce_b_stages(row_bytes: usize) -> usize {
+    if row_bytes <= 8192 {
+        CE_B_STAGES
+    } else {
+        1
+    }
+}
+/// Longest row (bytes) it stages (`KG_CE_B_MAX_ROW_BYTES`); longer rows stream (`_p`).
+pub const CE_B_MAX_ROW_BYTES: usize = 24_576;
+
+/// Dynamic shared memory of the bulk-staged cross-entropy forward for rows of `row_bytes` in
+/// blocks of `threads` (`kg_ce_b_smem_bytes`): 128 bytes of mbarriers, then [`ce_b_stages`]
+/// buffers of the row rounded up to 128 bytes per warp.
+pub fn ce_b_smem_bytes(row_bytes: usize, threads: u32) -> u32 {
+    let stage = row_bytes.div_ceil(128) * 128;
+    (128 + (threads as usize / 32) * ce_b_stages(row_bytes) * stage) as u32
+}
+
+/// Where `auto` runs the bulk-staged cross-entropy forward rather than the streamed `_p` one
+/// (measured session 11, bench and harness, H100 GPU-0f8172f5/GPU-8acddf77 and H200
+/// GPU-b29d356a, `docs/kernels/session11/`): rows of 4–6 KB at any `m` (N = 3072 bf16: H200
+/// 1.08× `_p` at M = 4096, 1.09× at 16384, 1.07× at 65536; H100 1.14×, 1.02×, 0.98×), and rows
+/// of at most 16 KB on grids of at least 16384 rows holding at most 2^28 bytes (16384 × 6144 and
+/// × 8192: H200 1.01–1.03×, H100 1.00–1.01×). Elsewhere `_p` was as fast or faster: 65536-row
+/// grids of longer rows (0.98–0.99×), M = 4096 with rows of 12 KB or more (H100 0.93×, H200
+/// 0.91×), 4096 × 1000 (0.95×).
+pub fn ce_b_auto(m: usize, row_bytes: usize) -> bool {
+    (4096..=6144).contains(&row_bytes)
+        || (row_bytes <= 16_384 && m >= 16_384 && m * row_bytes <= 1 << 28)
+}
+
+/// Whether the bulk-staged cross-entropy forward takes rows of `n` elements of `elem` bytes:
+/// vectorised rows (16-byte multiples, as the bulk copy needs) of at most
+/// [`CE_B_MAX_ROW_BYTES`]. It also needs compute capability 9.0 or newer (the launcher checks).
+pub fn ce_b_applies(n: usize, elem: usize) -> bool {
+    n > 0 && (n * elem).is_multiple_of(16) && n * elem <= CE_B_MAX_ROW_BYTES
+}
+
 /// Environment variable that picks the row kernels: `old` runs the `_v`/`_s` kernels
 /// everywhere; unset, empty or `auto` the per-shape rule of [`rows_variant`]; `all` the `_p`
 /// kernels wherever they apply; `reg` the `_r` kernels wherever they apply.
@@ -143,8 +196,8 @@ pub const LAYERNORM_R_FROM_N: usize = 2048;
 
 /// Which kernels family `kind` runs on an `m` × `n` case of `elem`-byte elements under `choice`
 /// (the kernel set having `rows_p.cu` and its `_r` kernels; the caller falls back to
-/// [`RowsVariant::Old`] otherwise). `_r` of `cross_entropy` is its streamed `_p` kernel with
-/// `L2::evict_first` loads (same launch, any vectorised row). The default (`auto`) rule,
+/// [`RowsVariant::Old`] otherwise). `_r` of `cross_entropy` is its bulk-staged kernel (rows
+/// [`ce_b_applies`] takes; the launcher falls back to `_p` below compute capability 9.0). The default (`auto`) rule,
 /// mirrored by `kernels/dev/rows_launch.h` (`rows_variant`), from the session-8 runs of
 /// `kernels/dev/run_rows_bench.sh` on an H100 (GPU-e2f46ae1) and an H200 (GPU-042d82ef) over
 /// the dsv3 shapes, 65536 × 4096 and the default-suite rows (`docs/kernels/session8/`):
@@ -161,9 +214,9 @@ pub const LAYERNORM_R_FROM_N: usize = 2048;
 /// - `rmsnorm_bwd`: `_p` on long grids (`m` ≥ 16384) when the old kernel's block ([`row_layout`]
 ///   tpr × rpb) has fewer than 224 threads (two such blocks per SM leave it under 14 warps:
 ///   N = 6144, `_p` 2.4–2.9% faster), else the old kernel;
-/// - `cross_entropy` (vectorised rows): `_p` (H200 1.05–1.24× the old kernel everywhere; H100
-///   1.03–1.21× below 2^28 elements, 0.97–0.98× above, where both pass the bar; its `_r`
-///   twin with evict-first loads measured the same as `_p`).
+/// - `cross_entropy` (vectorised rows): the bulk-staged `_r` kernel where [`ce_b_auto`] says
+///   (session 11), else `_p` (H200 1.05–1.24× the old kernel everywhere; H100 1.03–1.21× below
+///   2^28 elements, 0.97–0.98× above, where both pass the bar).
 pub fn rows_variant(
     choice: RowsKernel,
     kind: &str,
@@ -181,7 +234,7 @@ pub fn rows_variant(
         _ => false,
     };
     let r_applies = if kind == "cross_entropy" {
-        vec
+        ce_b_applies(n, elem)
     } else {
         R_FAMILIES.contains(&kind) && r_layout(n, elem).is_some()
     };
@@ -191,6 +244,7 @@ pub fn rows_variant(
         "cross_entropy_bwd" if r_applies => RowsVariant::R,
         "softmax_bwd" if p_applies && m <= 8192 && n >= 4096 => RowsVariant::P,
         "rmsnorm_bwd" if p_applies && m >= 16_384 && rl.tpr * rl.rpb < 224 => RowsVariant::P,
+        "cross_entropy" if r_applies && ce_b_auto(m, n * elem) => RowsVariant::R,
         "cross_entropy" if p_applies => RowsVariant::P,
         _ => RowsVariant::Old,
     };
@@ -316,6 +370,19 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     if variant != RowsVariant::Old && !gpu.kernel_set.dir.join(P_FILE).is_file() {
         variant = RowsVariant::Old;
     }
+    // The bulk-staged cross-entropy needs the sm_90 copy engine: elsewhere it streams (`_p`).
+    if variant == RowsVariant::R
+        && kind == "cross_entropy"
+        && gpu
+            .info
+            .compute_capability
+            .split('.')
+            .next()
+            .and_then(|x| x.parse::<u32>().ok())
+            < Some(9)
+    {
+        variant = RowsVariant::P;
+    }
     if variant == RowsVariant::R {
         let probe = if kind == "layernorm" || kind == "rmsnorm_bwd" {
             format!("kg_{kind}_{tn}_w{wn}_r")
@@ -360,12 +427,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             "registers: one reduction of sums of x - x[0] and its square (1 barrier)".to_string()
         }
         "softmax" | "cross_entropy_bwd" => "online max+sum, 1 reduction, row cached".to_string(),
-        "cross_entropy" if use_r && lay.tpr == 32 && lay.rpb == 8 => {
-            "online max+sum streamed (packed max, FFMA+EX2, L2 evict-first loads), warp per row"
-                .to_string()
-        }
         "cross_entropy" if use_r => {
-            "online max+sum streamed (packed max, FFMA+EX2, L2 evict-first loads)".to_string()
+            format!("bulk-staged: whole rows copied to shared memory by cp.async.bulk, {} per warp in flight, max then sum (FFMA+EX2), warp per row", ce_b_stages(n * dt.size()))
         }
         "cross_entropy" if ce_p && lay.tpr == 32 && lay.rpb == 8 => {
             "online max+sum streamed (packed max, FFMA+EX2), warp per row".to_string()
@@ -541,6 +604,21 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             args.extend([KernelArg::I32(mi), KernelArg::I32(ni)]);
             let name = row(kind);
             let dims = match kind {
+                "cross_entropy" if use_r => {
+                    let smem = ce_b_smem_bytes(n * dt.size(), CE_B_THREADS);
+                    let f = gpu.module(P_FILE)?.function(&name)?;
+                    gpu.set_max_dynamic_smem(f, smem)?;
+                    let per_sm = gpu.max_active_blocks(f, CE_B_THREADS, smem)? as usize;
+                    let warps = (CE_B_THREADS / 32) as usize;
+                    let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
+                    scheme +=
+                        &format!(", persistent {blocks} blocks of {warps} warps ({per_sm}/SM)");
+                    Dims {
+                        grid: (blocks as u32, 1, 1),
+                        block: (CE_B_THREADS, 1, 1),
+                        smem,
+                    }
+                }
                 _ if !staged => row_dims,
                 "softmax_bwd" => staged_dims(gpu, &name, 2, "1 reduction")?,
                 _ => staged_dims(
@@ -621,12 +699,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let variant = if file == "elementwise.cu" {
         names.join(" + ")
     } else {
+        let block = steps
+            .first()
+            .map_or((lay.tpr, lay.rpb, 1), |(_, d, _)| d.block);
         format!(
             "{} (vec {}, {}x{} threads, {scheme})",
             names.join(" + "),
             lay.vec,
-            lay.tpr,
-            lay.rpb
+            block.0,
+            block.1
         )
     };
     super::launch_sequence(gpu, file, steps, workspace, variant)
@@ -722,7 +803,7 @@ mod tests {
                     assert_eq!(rows_variant(All, k, m, n, 2), V::P, "{k} {n}");
                     assert_eq!(rows_variant(Old, k, m, n, 2), V::Old, "{k} {n}");
                 }
-                assert_eq!(rows_variant(Reg, "cross_entropy", m, n, 2), V::R);
+                assert_eq!(rows_variant(Reg, "cross_entropy", m, n, 2), V::R, "{n}");
                 assert_eq!(rows_variant(All, "cross_entropy", m, n, 2), V::P);
                 for k in ["softmax_bwd", "rmsnorm", "fused_add_rmsnorm"] {
                     assert_eq!(rows_variant(Reg, k, m, n, 2), V::Old, "{k} {n}");
@@ -764,20 +845,40 @@ mod tests {
                 assert_eq!(auto("rmsnorm_bwd", m, n), V::Old, "{m} {n}");
             }
         }
-        // cross_entropy: the streamed _p kernel on every vectorised row.
+        // cross_entropy: the bulk-staged _r kernel on rows of 4-6 KB and on the mid-size grids of
+        // rows up to 16 KB, the streamed _p kernel on every other vectorised row.
+        for (m, n) in [
+            (4096, 3072),
+            (16_384, 3072),
+            (65_536, 3072),
+            (16_384, 6144),
+            (16_384, 8192),
+        ] {
+            assert_eq!(auto("cross_entropy", m, n), V::R, "{m} {n}");
+        }
         for (m, n) in [
             (4096, 1000),
-            (4096, 3072),
+            (4096, 6144),
+            (4096, 8192),
             (4096, 12288),
             (16_384, 12288),
-            (65_536, 3072),
             (65_536, 4096),
             (65_536, 6144),
+            (65_536, 8192),
             (65_536, 12288),
             (4096, 131_072),
         ] {
             assert_eq!(auto("cross_entropy", m, n), V::P, "{m} {n}");
         }
+        // Rows the bulk copy cannot take (not 16-byte multiples, or over 24 KB) never get it.
+        assert!(!ce_b_applies(1001, 2) && !ce_b_applies(12_290, 2) && !ce_b_applies(0, 2));
+        assert!(ce_b_applies(12_288, 2) && ce_b_applies(6144, 4) && !ce_b_applies(12_289, 2));
+        assert_eq!(rows_variant(Reg, "cross_entropy", 4096, 131_072, 2), V::Old);
+        // Its shared memory: 128 bytes of barriers, two buffers per warp up to 8 KB rows, one above.
+        assert_eq!(ce_b_smem_bytes(6144, 128), 128 + 4 * 2 * 6144);
+        assert_eq!(ce_b_smem_bytes(8192, 128), 128 + 4 * 2 * 8192);
+        assert_eq!(ce_b_smem_bytes(2000, 128), 128 + 4 * 2 * 2048);
+        assert_eq!(ce_b_smem_bytes(16_384, 128), 128 + 4 * 16_384);
         // Scalar rows and rows longer than the register cache keep the old kernels.
         for k in R_FAMILIES {
             assert_eq!(rows_variant(Auto, k, 4096, 1001, 2), V::Old);
