@@ -4,9 +4,13 @@
 //!
 //! Cases are matched by name; when either file spans several GPUs, by (GPU, name). Cases in
 //! only one file, or without a latency (wrong output) in either, are listed but not called.
+//! A case timed after different L2 flushes in A and B (see [`crate::timing::FlushMode`]: a
+//! `write` flush's write-back lands in the timed window, a `read` one's does not) is still
+//! called, but marked, and the summary says how many such cases there are.
 
 use crate::gate::{self, Change, Comparison};
 use crate::results::{Record, ResultsFile};
+use crate::timing::FlushMode;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -57,10 +61,22 @@ pub struct Row {
     pub cmp: Option<Comparison>,
     /// The call.
     pub status: Status,
+    /// The L2 flush of A and B when they differ (`None`: the same, or not both timed).
+    pub flush_differs: Option<(Option<FlushMode>, Option<FlushMode>)>,
 }
 
 fn noise(r: &Record) -> f64 {
     r.stats.as_ref().map(|s| s.noise).unwrap_or(0.0)
+}
+
+/// How a record's samples were flushed: `None` when not flushed; a flushed record from before
+/// the mode was recorded was flushed by a `write`.
+fn flush_of(r: &Record) -> Option<FlushMode> {
+    r.l2_flushed.then(|| r.l2_flush.unwrap_or(FlushMode::Write))
+}
+
+fn flush_word(f: Option<FlushMode>) -> &'static str {
+    f.map_or("none", FlushMode::as_str)
 }
 
 /// Compares B against A at `tolerance_pct` percent.
@@ -104,12 +120,19 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 },
                 (None, None) => unreachable!("key comes from one of the files"),
             };
+            let flush_differs = match (ra, rb) {
+                (Some(ra), Some(rb)) if cmp.is_some() && flush_of(ra) != flush_of(rb) => {
+                    Some((flush_of(ra), flush_of(rb)))
+                }
+                _ => None,
+            };
             Row {
                 key: k.clone(),
                 a_ms,
                 b_ms,
                 cmp,
                 status,
+                flush_differs,
             }
         })
         .collect()
@@ -131,7 +154,7 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}",
+            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}",
             r.key,
             ms(r.a_ms),
             ms(r.b_ms),
@@ -141,7 +164,10 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
             r.cmp
                 .map(|c| format!("±{:.1}%", c.noise * 100.0))
                 .unwrap_or_else(|| "-".into()),
-            r.status.word()
+            r.status.word(),
+            r.flush_differs
+                .map(|(a, b)| format!(" (L2 flush {} -> {})", flush_word(a), flush_word(b)))
+                .unwrap_or_default()
         );
     }
     let mut counts: Vec<String> = Vec::new();
@@ -164,5 +190,14 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
         "\n{} (tolerance {tolerance_pct}%, and beyond both runs' noise)",
         counts.join(", ")
     );
+    let mixed = rows.iter().filter(|r| r.flush_differs.is_some()).count();
+    if mixed > 0 {
+        let _ = writeln!(
+            s,
+            "{mixed} case(s) were timed after different L2 flushes in A and B: not like for like \
+             (a write flush leaves dirty lines that the timed kernel writes back; \
+             KERNELGATE_L2_FLUSH sets the mode)"
+        );
+    }
     s
 }

@@ -113,3 +113,42 @@ fn malformed_input_is_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("b.json"));
 }
+
+#[test]
+fn cases_timed_after_different_l2_flushes_are_marked() {
+    use kernelgate::timing::FlushMode;
+    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    // B: the first case after a read flush (A's records predate the field: a write flush), the
+    // second after a write flush recorded as such (the same as A's), the third not flushed.
+    b.results[0].l2_flush = Some(FlushMode::Read);
+    b.results[1].l2_flush = Some(FlushMode::Write);
+    b.results[2].l2_flushed = false;
+    let rows = compare(&a, &b, 5.0);
+    let row = |case: &str| rows.iter().find(|r| r.key == case).unwrap();
+    assert!(a
+        .results
+        .iter()
+        .take(3)
+        .all(|r| r.l2_flushed && r.l2_flush.is_none()));
+    assert_eq!(
+        row(&a.results[0].case).flush_differs,
+        Some((Some(FlushMode::Write), Some(FlushMode::Read)))
+    );
+    assert_eq!(row(&a.results[1].case).flush_differs, None);
+    assert_eq!(
+        row(&a.results[2].case).flush_differs,
+        Some((Some(FlushMode::Write), None))
+    );
+    assert!(rows.iter().skip(3).all(|r| r.flush_differs.is_none()));
+    let out = kernelgate::compare::render(&rows, 5.0);
+    assert!(out.contains("(L2 flush write -> read)"), "{out}");
+    assert!(out.contains("(L2 flush write -> none)"), "{out}");
+    assert!(
+        out.contains("2 case(s) were timed after different L2 flushes"),
+        "{out}"
+    );
+    // Runs of one flush say nothing about it.
+    let same = kernelgate::compare::render(&compare(&a, &a, 5.0), 5.0);
+    assert!(!same.contains("L2 flush"), "{same}");
+}
