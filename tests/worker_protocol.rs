@@ -369,18 +369,7 @@ fn worker_batch_rule_matches_the_harness() {
         script += &format!("out.append(wc.batch_for({single:?}, {f}, 20.0, 256))\n");
     }
     script += "wc._PROTO.write(' '.join(map(str, out)))\nwc._PROTO.flush()\n";
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(&script)
-        .current_dir(root())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let got = worker_common_says(&script);
     let want: Vec<String> = cases
         .iter()
         .map(|(s, f)| kernelgate::timing::batch_for(*s, *f, 20.0, 256).to_string())
@@ -397,6 +386,15 @@ fn worker_flush_mode_follows_the_request() {
         try:\n    wc.flush_mode({'l2_flush': 'clean'})\n    out.append('accepted')\n\
         except ValueError as e:\n    out.append('rejected' if 'clean' in str(e) else 'vague')\n\
         wc._PROTO.write(' '.join(out))\nwc._PROTO.flush()\n";
+    assert_eq!(worker_common_says(script), "write read write rejected");
+    // The harness sends the mode with every run request.
+    let j = serde_json::to_string(&request()).unwrap();
+    assert!(j.contains(r#""l2_flush":"read""#), "{j}");
+}
+
+/// Runs a Python script from the repo root (it imports `worker_common`, which keeps stdout for
+/// the protocol: the script writes its answer to `wc._PROTO`) and returns that answer, trimmed.
+fn worker_common_says(script: &str) -> String {
     let out = std::process::Command::new("python3")
         .arg("-c")
         .arg(script)
@@ -408,11 +406,5 @@ fn worker_flush_mode_follows_the_request() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "write read write rejected"
-    );
-    // The harness sends the mode with every run request.
-    let j = serde_json::to_string(&request()).unwrap();
-    assert!(j.contains(r#""l2_flush":"read""#), "{j}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
