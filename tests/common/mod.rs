@@ -100,7 +100,7 @@ pub fn record(
         batch: 1,
         graph: false,
         l2_flushed: true,
-        l2_flush: None,
+        l2_flush: Some(kernelgate::timing::FlushMode::Read),
         hold_us: 20.0,
         host_enqueue_us: 4.0,
         late_samples: 0,
