@@ -524,7 +524,9 @@ impl Drop for LockFile {
 /// that measured them (`kernelgate baselines import`): a CI gate run's results can widen the
 /// baseline's machine spread without re-measuring. Records without a latency, without stats or
 /// verified `false`, and rounds already stored (same machine and date), are skipped. Returns
-/// the number of rounds added.
+/// the number of rounds added. A record timed after another L2 flush than the entry's newest
+/// round restarts the entry when it is newer than that round ([`rounds_to_keep`]) and is skipped
+/// when it is older.
 ///
 /// With `retire_unwindowed`, an entry that receives a round knowing its window cost drops its
 /// rounds that do not (measured before the window was), so its centre and spreads can be put
@@ -546,6 +548,10 @@ pub fn import_results(
             } else {
                 r.machine.clone()
             };
+            // A flushed record from before the mode was recorded was flushed by a memset.
+            let flush = r
+                .l2_flushed
+                .then(|| r.l2_flush.unwrap_or(crate::timing::FlushMode::Write));
             let round = Round {
                 median_ms: stats.median_ms,
                 noise: stats.noise,
@@ -555,11 +561,18 @@ pub fn import_results(
                 date: r.date.clone(),
                 ceilings: f.ceilings,
                 batch: (r.batch > 0).then_some(r.batch),
-                l2_flush: r.l2_flush,
+                l2_flush: flush,
             };
-            let mut rounds = store
-                .entry(&r.gpu_model, &r.kernel, &r.case)?
-                .map(|e| rounds_to_keep(e, &r.source_hash, r.l2_flush))
+            let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
+            // A record timed after another L2 flush than the entry's newest round, and older
+            // than it, is not imported: it would restart the entry on the older way of timing.
+            if let Some(last) = old.as_ref().and_then(|e| e.rounds.last()) {
+                if !same_flush(last.l2_flush, flush) && round.date < last.date {
+                    continue;
+                }
+            }
+            let mut rounds = old
+                .map(|e| rounds_to_keep(e, &r.source_hash, flush))
                 .unwrap_or_default();
             if rounds
                 .iter()

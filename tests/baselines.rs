@@ -1063,3 +1063,85 @@ proptest::proptest! {
         proptest::prop_assert!((sp.center_ms - (kernel_us * 1e-3 + typical)).abs() < 1e-12);
     }
 }
+
+#[test]
+fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = kernelgate::results::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
+    )
+    .unwrap();
+    file.results
+        .retain(|r| r.verified && r.stats.is_some() && r.l2_flushed);
+    file.results.truncate(1);
+    let rec = file.results[0].clone();
+    assert_eq!(
+        rec.l2_flush, None,
+        "a results file from before the mode was recorded"
+    );
+    let entry_of = |date: &str| {
+        let read = Round {
+            l2_flush: Some(FlushMode::Read),
+            date: date.into(),
+            ..round(0.0062, "GPU-read")
+        };
+        Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![read],
+            Provenance {
+                source_hash: rec.source_hash.clone(),
+                ..env()
+            },
+        )
+    };
+    // The entry's read-flush round is newer than the record: the record is skipped.
+    store
+        .update(
+            &rec.gpu_model,
+            &rec.kernel,
+            &rec.case,
+            entry_of("2999-01-01T00:00:00Z"),
+        )
+        .unwrap();
+    assert_eq!(import_results(&store, &[file.clone()], false).unwrap(), 0);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.rounds.len(), 1);
+    assert_eq!(e.rounds[0].l2_flush, Some(FlushMode::Read));
+    // Older than the record: the record (a write flush) restarts the entry, as an append would.
+    store
+        .update(
+            &rec.gpu_model,
+            &rec.kernel,
+            &rec.case,
+            entry_of("2000-01-01T00:00:00Z"),
+        )
+        .unwrap();
+    assert_eq!(import_results(&store, &[file.clone()], false).unwrap(), 1);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.rounds.len(), 1);
+    assert_eq!(e.rounds[0].l2_flush, Some(FlushMode::Write));
+    // A read-flush record joins read-flush rounds.
+    store
+        .update(
+            &rec.gpu_model,
+            &rec.kernel,
+            &rec.case,
+            entry_of("2999-01-01T00:00:00Z"),
+        )
+        .unwrap();
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    assert_eq!(import_results(&store, &[file], false).unwrap(), 1);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.rounds.len(), 2);
+}
