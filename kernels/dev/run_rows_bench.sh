@@ -2,7 +2,8 @@
 # Correctness + speed of the memory-bound row kernels (kernels/norms.cu, kernels/softmax.cu):
 # the old kernels (_v/_s), the pipelined ones (_p) and the register-resident ones (_r), same run, on a CUDA GPU (sm_80 or newer;
 # the speed table is meant for H100/H200). Run from anywhere:  bash kernels/dev/run_rows_bench.sh
-# Extra arguments go to the bench (--check-only, --speed-only, --no-flush, --samples N,
+# Extra arguments go to the bench (--check-only, --speed-only, --flush read|memset|none (default
+# read, as the harness), --flush-mult K, --no-flush, --samples N,
 # --fam NAME ...). Builds kernels/dev/rows_bench.cu with nvcc (NVCC=..., else
 # /usr/local/cuda/bin/nvcc, else nvcc on PATH) for the GPU's own architecture, then runs it.
 # Prints PASS/FAIL counts and a table per family x shape; exit status 1 on any failure.
