@@ -35,6 +35,7 @@
 //! | `KERNELGATE_ROWS_KERNEL` | `old` runs the previous row kernels (`_v`/`_s`) everywhere; unset or `auto` runs the pipelined `_p` kernels (`kernels/rows_p.cu`) of `cross_entropy` and `cross_entropy_bwd`, the families where they measured faster; `all` runs them also for softmax, softmax_bwd, layernorm and rmsnorm_bwd (slower on some shapes: docs/kernels/README.md) |
 //! | `KERNELGATE_GEMM_FP32` | which of our kernels runs fp32 `gemm`: `tiled` (default: the register-tiled SIMT kernel `gemm_sgemm_*`, tile chosen by shape), a forced tile of it (`128x128`, `128x64`, `64x64`), or `simple` (the first kernel, `gemm_simt_fp32`); the record's `variant` names it |
 //! | `KERNELGATE_NSA_KERNEL` | `grouped` or `tiled`: which of our kernels runs `nsa` (default `tiled`, kernels/nsa_tiled.cu, for G = hq/h ≤ 4 where its shared memory fits, else `grouped`, kernels/nsa.cu; forcing `tiled` where it cannot run is an error) |
+//! | `KERNELGATE_RMSNORM_BWD` | `bulk` opts `rmsnorm_bwd` into its bulk-staged kernel (`kernels/rmsnorm_bwd_bulk.cu`: x and dy rows copied to shared memory by `cp.async.bulk` two rows ahead, w and the dw sums in registers, 2 blocks of up to 1024 threads per SM); written in session 11 and **not yet measured**, so not in the default rule; forcing it below compute capability 9.0 or on rows it cannot take is an error |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
 use crate::error::{Error, Result};

@@ -82,6 +82,8 @@ pub const MAX_TPR: usize = 512;
 
 /// The file of the pipelined (`_p`) kernels.
 pub const P_FILE: &str = "rows_p.cu";
+/// The module of the bulk-staged rmsnorm_bwd kernel ([`RMSNORM_BWD_ENV`]).
+pub const RB_FILE: &str = "rmsnorm_bwd_bulk.cu";
 /// 16-byte vectors of each staged row per thread in the `_p` kernels (`KG_P_CACHE`).
 pub const P_CACHE: usize = 4;
 /// Stages of the `_p` kernels' shared buffer (`KG_P_STAGES`).
@@ -138,6 +140,44 @@ pub fn ce_b_applies(n: usize, elem: usize) -> bool {
 /// everywhere; unset, empty or `auto` the per-shape rule of [`rows_variant`]; `all` the `_p`
 /// kernels wherever they apply; `reg` the `_r` kernels wherever they apply.
 pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
+
+/// Environment variable that opts `rmsnorm_bwd` into its bulk-staged kernel
+/// (`kernels/rmsnorm_bwd_bulk.cu`, `kg_rmsnorm_bwd_*_b`): `bulk`; unset, empty or `auto` the
+/// kernels of [`rows_variant`]. Forcing `bulk` where it cannot run (below compute capability
+/// 9.0, rows that are not 16-byte multiples or longer than [`RB_C`] × 1024 vectors) is an error.
+/// Not yet measured (written in session 11): opt-in until it is.
+pub const RMSNORM_BWD_ENV: &str = "KERNELGATE_RMSNORM_BWD";
+
+/// 16-byte vectors per thread of the bulk-staged rmsnorm_bwd kernel (`KG_RB_C`).
+pub const RB_C: usize = 2;
+/// Row buffers per block of it (`KG_RB_STAGES`).
+pub const RB_STAGES: usize = 2;
+
+/// Dynamic shared memory of the bulk-staged rmsnorm_bwd kernel for rows of `row_bytes`
+/// (`kg_rb_smem_bytes`): 128 bytes of mbarriers, then per stage the x and the dy row, each
+/// rounded up to 128 bytes.
+pub fn rb_smem_bytes(row_bytes: usize) -> u32 {
+    (128 + RB_STAGES * 2 * row_bytes.div_ceil(128) * 128) as u32
+}
+
+/// Threads per block of the bulk-staged rmsnorm_bwd kernel for rows of `n` elements of `elem`
+/// bytes: the row's 16-byte vectors over [`RB_C`] per thread, rounded up to a warp; `None` where
+/// it cannot run (rows that are not 16-byte multiples, or need more than 1024 threads).
+pub fn rb_threads(n: usize, elem: usize) -> Option<u32> {
+    if n == 0 || !(n * elem).is_multiple_of(16) {
+        return None;
+    }
+    let nv = n * elem / 16;
+    let t = nv.div_ceil(RB_C).div_ceil(32) * 32;
+    (t <= 1024).then_some(t as u32)
+}
+
+/// Parses a `KERNELGATE_RMSNORM_BWD` value: `Some(true)` for `bulk`, `Some(false)` for unset,
+/// empty or `auto`.
+pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<bool, String> {
+    super::parse_choice(RMSNORM_BWD_ENV, value, &[("bulk", true), ("auto", false)])
+        .map(|b| b.unwrap_or(false))
+}
 
 /// Which row kernels a run allows (`KERNELGATE_ROWS_KERNEL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -506,6 +546,64 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             } else {
                 "norms.cu"
             }
+        }
+        "rmsnorm_bwd" if super::from_env(case, RMSNORM_BWD_ENV, parse_rmsnorm_bwd)? => {
+            // Opted in: the bulk-staged kernel, a block per row at a time on a persistent grid.
+            let threads = rb_threads(n, dt.size())
+                .filter(|_| gpu.info.compute_capability.split('.').next().and_then(|x| x.parse::<u32>().ok()) >= Some(9))
+                .ok_or_else(|| Error::Case {
+                    case: case.name(),
+                    message: format!(
+                        "{RMSNORM_BWD_ENV}=bulk needs compute capability 9.0 or newer and rows of 16-byte multiples of at most {} vectors (here: compute capability {}, rows of {} bytes)",
+                        RB_C * 1024,
+                        gpu.info.compute_capability,
+                        n * dt.size()
+                    ),
+                })?;
+            let name = format!("kg_rmsnorm_bwd_{tn}_w{wn}_b");
+            let smem = rb_smem_bytes(n * dt.size());
+            let f = gpu.module(RB_FILE)?.function(&name)?;
+            gpu.set_max_dynamic_smem(f, smem)?;
+            let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
+            let blocks = m.min(sms as usize * per_sm).max(1);
+            scheme = format!(
+                "bulk-staged: x and dy rows copied to shared memory by cp.async.bulk, {RB_STAGES} rows ahead, persistent {blocks} blocks ({per_sm}/SM), w and dw sums in registers, 1 reduction per row"
+            );
+            let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
+            steps.push((
+                name,
+                Dims {
+                    grid: (blocks as u32, 1, 1),
+                    block: (threads, 1, 1),
+                    smem,
+                },
+                vec![
+                    KernelArg::Ptr(i[0]),
+                    KernelArg::Ptr(i[1]),
+                    KernelArg::Ptr(i[2]),
+                    KernelArg::Ptr(o[0]),
+                    KernelArg::Ptr(ws.ptr()),
+                    KernelArg::I32(mi),
+                    KernelArg::I32(ni),
+                    eps,
+                ],
+            ));
+            steps.push((
+                format!("kg_rmsnorm_dw_{wn}_b"),
+                Dims {
+                    grid: (n.div_ceil(32) as u32, 1, 1),
+                    block: (32, 16, 1),
+                    smem: 0,
+                },
+                vec![
+                    KernelArg::Ptr(ws.ptr()),
+                    KernelArg::Ptr(o[1]),
+                    KernelArg::I32(blocks as i32),
+                    KernelArg::I32(ni),
+                ],
+            ));
+            workspace = Some(ws);
+            RB_FILE
         }
         "rmsnorm_bwd" => {
             // A persistent grid: as many blocks as fit at once (the occupancy of the compiled
@@ -893,6 +991,36 @@ mod tests {
                 assert_eq!(r_layout(n, elem), p_layout(n, elem), "n {n} elem {elem}");
             }
         }
+    }
+
+    #[test]
+    fn the_bulk_rmsnorm_bwd_takes_vectorised_rows_up_to_1024_threads() {
+        // bf16 rows: N / 8 vectors, two per thread, rounded up to a warp.
+        assert_eq!(rb_threads(8192, 2), Some(512));
+        assert_eq!(rb_threads(6144, 2), Some(384));
+        assert_eq!(rb_threads(7168, 2), Some(448));
+        assert_eq!(rb_threads(1000, 2), Some(64));
+        assert_eq!(rb_threads(16_384, 2), Some(1024));
+        assert_eq!(rb_threads(16_392, 2), None, "over 1024 threads");
+        assert_eq!(rb_threads(1001, 2), None, "not a 16-byte multiple");
+        assert_eq!(rb_threads(0, 2), None);
+        assert_eq!(rb_threads(4096, 4), Some(512));
+        // Every thread count it gives is a whole number of warps and covers the row.
+        for n in (8..=16_384).step_by(8) {
+            let t = rb_threads(n, 2).unwrap() as usize;
+            assert!(
+                t.is_multiple_of(32) && t <= 1024 && t * RB_C >= n / 8,
+                "{n}"
+            );
+        }
+        assert_eq!(rb_smem_bytes(16_384), 128 + 2 * 2 * 16_384);
+        assert_eq!(rb_smem_bytes(2000), 128 + 2 * 2 * 2048);
+        assert_eq!(parse_rmsnorm_bwd(None), Ok(false));
+        assert_eq!(parse_rmsnorm_bwd(Some("")), Ok(false));
+        assert_eq!(parse_rmsnorm_bwd(Some("auto")), Ok(false));
+        assert_eq!(parse_rmsnorm_bwd(Some("bulk")), Ok(true));
+        let e = parse_rmsnorm_bwd(Some("fast")).unwrap_err();
+        assert!(e.contains(RMSNORM_BWD_ENV) && e.contains("`bulk`"), "{e}");
     }
 
     #[test]
