@@ -1096,52 +1096,29 @@ fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
             },
         )
     };
+    // Store an entry whose read-flush round has `date`, import `file`, return the entry.
+    let import_over = |date: &str, file: &kernelgate::results::ResultsFile| {
+        store
+            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry_of(date))
+            .unwrap();
+        let added = import_results(&store, std::slice::from_ref(file), false).unwrap();
+        let e = store
+            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+            .unwrap()
+            .unwrap();
+        (added, e)
+    };
     // The entry's read-flush round is newer than the record: the record is skipped.
-    store
-        .update(
-            &rec.gpu_model,
-            &rec.kernel,
-            &rec.case,
-            entry_of("2999-01-01T00:00:00Z"),
-        )
-        .unwrap();
-    assert_eq!(import_results(&store, &[file.clone()], false).unwrap(), 0);
-    let e = store
-        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
-        .unwrap()
-        .unwrap();
-    assert_eq!(e.rounds.len(), 1);
+    let (added, e) = import_over("2999-01-01T00:00:00Z", &file);
+    assert_eq!((added, e.rounds.len()), (0, 1));
     assert_eq!(e.rounds[0].l2_flush, Some(FlushMode::Read));
     // Older than the record: the record (a write flush) restarts the entry, as an append would.
-    store
-        .update(
-            &rec.gpu_model,
-            &rec.kernel,
-            &rec.case,
-            entry_of("2000-01-01T00:00:00Z"),
-        )
-        .unwrap();
-    assert_eq!(import_results(&store, &[file.clone()], false).unwrap(), 1);
-    let e = store
-        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
-        .unwrap()
-        .unwrap();
-    assert_eq!(e.rounds.len(), 1);
+    let (added, e) = import_over("2000-01-01T00:00:00Z", &file);
+    assert_eq!((added, e.rounds.len()), (1, 1));
     assert_eq!(e.rounds[0].l2_flush, Some(FlushMode::Write));
     // A read-flush record joins read-flush rounds.
-    store
-        .update(
-            &rec.gpu_model,
-            &rec.kernel,
-            &rec.case,
-            entry_of("2999-01-01T00:00:00Z"),
-        )
-        .unwrap();
     file.results[0].l2_flush = Some(FlushMode::Read);
-    assert_eq!(import_results(&store, &[file], false).unwrap(), 1);
-    let e = store
-        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
-        .unwrap()
-        .unwrap();
+    let (added, e) = import_over("2999-01-01T00:00:00Z", &file);
+    assert_eq!(added, 1);
     assert_eq!(e.rounds.len(), 2);
 }

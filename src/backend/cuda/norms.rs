@@ -569,39 +569,14 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             scheme = format!(
                 "bulk-staged: x and dy rows copied to shared memory by cp.async.bulk, {RB_STAGES} rows ahead, persistent {blocks} blocks ({per_sm}/SM), w and dw sums in registers, 1 reduction per row"
             );
-            let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
-            steps.push((
-                name,
-                Dims {
-                    grid: (blocks as u32, 1, 1),
-                    block: (threads, 1, 1),
-                    smem,
-                },
-                vec![
-                    KernelArg::Ptr(i[0]),
-                    KernelArg::Ptr(i[1]),
-                    KernelArg::Ptr(i[2]),
-                    KernelArg::Ptr(o[0]),
-                    KernelArg::Ptr(ws.ptr()),
-                    KernelArg::I32(mi),
-                    KernelArg::I32(ni),
-                    eps,
-                ],
-            ));
-            steps.push((
-                format!("kg_rmsnorm_dw_{wn}_b"),
-                Dims {
-                    grid: (n.div_ceil(32) as u32, 1, 1),
-                    block: (32, 16, 1),
-                    smem: 0,
-                },
-                vec![
-                    KernelArg::Ptr(ws.ptr()),
-                    KernelArg::Ptr(o[1]),
-                    KernelArg::I32(blocks as i32),
-                    KernelArg::I32(ni),
-                ],
-            ));
+            let dims = Dims {
+                grid: (blocks as u32, 1, 1),
+                block: (threads, 1, 1),
+                smem,
+            };
+            let dw = format!("kg_rmsnorm_dw_{wn}_b");
+            let (two, ws) = rmsnorm_bwd_steps(gpu, case, name, dims, dw, i, o, n, eps)?;
+            steps.extend(two);
             workspace = Some(ws);
             RB_FILE
         }
@@ -651,39 +626,12 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                     ..row_dims
                 }
             };
-            let blocks = dims.grid.0 as usize;
-            let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
-            steps.push((
-                name,
-                dims,
-                vec![
-                    KernelArg::Ptr(i[0]),
-                    KernelArg::Ptr(i[1]),
-                    KernelArg::Ptr(i[2]),
-                    KernelArg::Ptr(o[0]),
-                    KernelArg::Ptr(ws.ptr()),
-                    KernelArg::I32(mi),
-                    KernelArg::I32(ni),
-                    eps,
-                ],
-            ));
-            steps.push((
-                format!(
-                    "kg_rmsnorm_dw_{wn}{}",
-                    if staged || use_r { "_p" } else { "" }
-                ),
-                Dims {
-                    grid: (n.div_ceil(32) as u32, 1, 1),
-                    block: (32, 16, 1),
-                    smem: 0,
-                },
-                vec![
-                    KernelArg::Ptr(ws.ptr()),
-                    KernelArg::Ptr(o[1]),
-                    KernelArg::I32(blocks as i32),
-                    KernelArg::I32(ni),
-                ],
-            ));
+            let dw = format!(
+                "kg_rmsnorm_dw_{wn}{}",
+                if staged || use_r { "_p" } else { "" }
+            );
+            let (two, ws) = rmsnorm_bwd_steps(gpu, case, name, dims, dw, i, o, n, eps)?;
+            steps.extend(two);
             workspace = Some(ws);
             if staged || use_r {
                 P_FILE
@@ -809,6 +757,47 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         )
     };
     super::launch_sequence(gpu, file, steps, workspace, variant)
+}
+
+/// The two launches of an rmsnorm_bwd case: `name` over `dims` (x, w, dy → dx, one fp32 row of
+/// dw partial sums per block into a workspace of `dims.grid.0` rows), then `dw_name` adding the
+/// rows in a fixed order into dw. Returns them and the workspace, which must outlive them.
+#[allow(clippy::too_many_arguments)]
+fn rmsnorm_bwd_steps(
+    gpu: &mut Gpu,
+    case: &Case,
+    name: String,
+    dims: Dims,
+    dw_name: String,
+    inputs: &[u64],
+    outputs: &[u64],
+    n: usize,
+    eps: KernelArg,
+) -> Result<(Vec<super::Step>, crate::gpu::DeviceBuffer)> {
+    let (m, blocks) = (case.shape.us("m") as i32, dims.grid.0 as usize);
+    let ws = gpu.alloc(blocks * n * 4, &format!("{} dw partial sums", case.name()))?;
+    let main = vec![
+        KernelArg::Ptr(inputs[0]),
+        KernelArg::Ptr(inputs[1]),
+        KernelArg::Ptr(inputs[2]),
+        KernelArg::Ptr(outputs[0]),
+        KernelArg::Ptr(ws.ptr()),
+        KernelArg::I32(m),
+        KernelArg::I32(n as i32),
+        eps,
+    ];
+    let dw_dims = Dims {
+        grid: (n.div_ceil(32) as u32, 1, 1),
+        block: (32, 16, 1),
+        smem: 0,
+    };
+    let dw = vec![
+        KernelArg::Ptr(ws.ptr()),
+        KernelArg::Ptr(outputs[1]),
+        KernelArg::I32(blocks as i32),
+        KernelArg::I32(n as i32),
+    ];
+    Ok((vec![(name, dims, main), (dw_name, dw_dims, dw)], ws))
 }
 
 #[cfg(test)]
