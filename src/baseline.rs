@@ -548,10 +548,7 @@ pub fn import_results(
             } else {
                 r.machine.clone()
             };
-            // A flushed record from before the mode was recorded was flushed by a memset.
-            let flush = r
-                .l2_flushed
-                .then(|| r.l2_flush.unwrap_or(crate::timing::FlushMode::Write));
+            let flush = r.l2_flush_mode();
             let round = Round {
                 median_ms: stats.median_ms,
                 noise: stats.noise,

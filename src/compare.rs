@@ -69,12 +69,6 @@ fn noise(r: &Record) -> f64 {
     r.stats.as_ref().map(|s| s.noise).unwrap_or(0.0)
 }
 
-/// How a record's samples were flushed: `None` when not flushed; a flushed record from before
-/// the mode was recorded was flushed by a `write`.
-fn flush_of(r: &Record) -> Option<FlushMode> {
-    r.l2_flushed.then(|| r.l2_flush.unwrap_or(FlushMode::Write))
-}
-
 fn flush_word(f: Option<FlushMode>) -> &'static str {
     f.map_or("none", FlushMode::as_str)
 }
@@ -121,8 +115,10 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 (None, None) => unreachable!("key comes from one of the files"),
             };
             let flush_differs = match (ra, rb) {
-                (Some(ra), Some(rb)) if cmp.is_some() && flush_of(ra) != flush_of(rb) => {
-                    Some((flush_of(ra), flush_of(rb)))
+                (Some(ra), Some(rb))
+                    if cmp.is_some() && ra.l2_flush_mode() != rb.l2_flush_mode() =>
+                {
+                    Some((ra.l2_flush_mode(), rb.l2_flush_mode()))
                 }
                 _ => None,
             };

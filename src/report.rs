@@ -46,22 +46,15 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             sh * 1e3
         );
     }
-    if r.baseline_ms.is_some() && r.l2_flushed {
-        if let Ok(Some(e)) = store.entry(gpu, &r.kernel, &r.case) {
-            if let Some(last) = e.rounds.last() {
-                if !crate::baseline::same_flush(last.l2_flush, r.l2_flush) {
-                    let name = |f: Option<crate::timing::FlushMode>| {
-                        f.map_or("write (unrecorded)", |f| f.as_str())
-                    };
-                    machines += &format!(
-                        "; baseline timed after a {} L2 flush, this run after a {} one \
-                         (a write flush's dirty lines are written back inside the timed window: \
-                         refresh with UPDATE_BASELINES=append)",
-                        name(last.l2_flush),
-                        name(r.l2_flush)
-                    );
-                }
-            }
+    if let (Some(then), Some(now)) = (r.baseline_l2_flush, r.l2_flush) {
+        if then != now {
+            machines += &format!(
+                "; baseline timed after a {} L2 flush, this run after a {} one \
+                 (a write flush's dirty lines are written back inside the timed window: \
+                 refresh with UPDATE_BASELINES=append)",
+                then.as_str(),
+                now.as_str()
+            );
         }
     }
     if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {

@@ -145,6 +145,11 @@ pub struct Record {
     /// Physical machines the baseline was built from.
     #[serde(default)]
     pub baseline_machines: Option<usize>,
+    /// How the baseline's newest round flushed the L2 (a round from before the mode was
+    /// recorded: `write`), for a flushed case compared with a baseline; the verdict says when it
+    /// differs from this run's [`Record::l2_flush`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_l2_flush: Option<crate::timing::FlushMode>,
     /// The ratio a uniformly faster or slower machine alone would explain (baseline ceilings
     /// over this machine's; applied to the gate only with `KERNELGATE_MACHINE_FACTOR=1`).
     #[serde(default)]
@@ -166,6 +171,15 @@ pub struct Record {
     /// Why an external worker could not time its op by CUDA-graph replay (timed eagerly instead).
     #[serde(default)]
     pub capture_error: Option<String>,
+}
+
+impl Record {
+    /// How this record's samples were flushed: `None` when not flushed; a flushed record from
+    /// before the mode was recorded was flushed by a `write`.
+    pub fn l2_flush_mode(&self) -> Option<crate::timing::FlushMode> {
+        self.l2_flushed
+            .then(|| self.l2_flush.unwrap_or(crate::timing::FlushMode::Write))
+    }
 }
 
 /// The A/B part of a record.

@@ -1043,6 +1043,7 @@ pub fn run_case(
         speedup_vs: None,
         machine: String::new(),
         baseline_machines: None,
+        baseline_l2_flush: None,
         machine_factor: None,
         window_shift_ms: None,
         floor_ms: None,
@@ -1290,6 +1291,11 @@ pub fn run_case(
     record.stats = Some(stats);
     record.baseline_ms = base.as_ref().map(|b| b.median_ms);
     record.baseline_machines = base.as_ref().map(|b| b.machines);
+    record.baseline_l2_flush = base
+        .as_ref()
+        .filter(|_| samples.flushed)
+        .and_then(|b| b.rounds.last())
+        .map(|x| x.l2_flush.unwrap_or(crate::timing::FlushMode::Write));
     record.machine = machine.key.clone();
     record.machine_factor = factor;
     record.window_shift_ms = base

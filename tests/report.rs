@@ -173,52 +173,26 @@ fn summary_table_empty() {
 
 #[test]
 fn message_says_when_the_baseline_was_timed_after_another_l2_flush() {
-    use kernelgate::baseline::{Entry, Provenance, Round};
-    use kernelgate::stats::Stats;
     use kernelgate::timing::FlushMode;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path());
-    let r = example(Verdict::Pass);
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Pass);
     assert_eq!(r.l2_flush, Some(FlushMode::Read));
-    let store_with = |flush: Option<FlushMode>| {
-        let round = Round {
-            l2_flush: flush,
-            ..Round::unknown_machine(0.2301, 0.002, 40, "2026-11-25T00:00:00Z")
-        };
-        let env = Provenance {
-            gpu: GPU.into(),
-            compute_capability: "9.0".into(),
-            driver: "580".into(),
-            cuda: "13.0".into(),
-            sm_clock_mhz: 0,
-            mem_clock_mhz: 0,
-            date: "2026-11-25T00:00:00Z".into(),
-            source_hash: String::new(),
-        };
-        let st = Stats::from_samples(&[0.2301; 20]).unwrap();
-        store
-            .update(
-                GPU,
-                &r.kernel,
-                &r.case,
-                Entry::from_rounds(&st, vec![round], env),
-            )
-            .unwrap();
+    let with = |r: &kernelgate::results::Record, then: Option<FlushMode>| {
+        let mut r = r.clone();
+        r.baseline_l2_flush = then;
         verdict_message(&r, GPU, &store)
     };
-    // A baseline from before the mode was recorded: every flush was a memset.
-    let msg = store_with(None);
+    // A baseline of write-flush rounds (or rounds from before the mode was recorded).
+    let msg = with(&r, Some(FlushMode::Write));
     assert!(
-        msg.contains(
-            "baseline timed after a write (unrecorded) L2 flush, this run after a read one"
-        ) && msg.contains("UPDATE_BASELINES=append"),
+        msg.contains("baseline timed after a write L2 flush, this run after a read one")
+            && msg.contains("UPDATE_BASELINES=append"),
         "{msg}"
     );
-    let msg = store_with(Some(FlushMode::Write));
-    assert!(
-        msg.contains("after a write L2 flush, this run after a read one"),
-        "{msg}"
-    );
-    // The same flush: nothing said.
-    assert!(!store_with(Some(FlushMode::Read)).contains("L2 flush"));
+    // The same flush, or a baseline the gate did not read: nothing said.
+    assert!(!with(&r, Some(FlushMode::Read)).contains("L2 flush"));
+    assert!(!with(&r, None).contains("L2 flush"));
+    // A run whose worker did not say how it flushed: nothing said either.
+    r.l2_flush = None;
+    assert!(!with(&r, Some(FlushMode::Write)).contains("L2 flush"));
 }

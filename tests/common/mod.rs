@@ -121,6 +121,7 @@ pub fn record(
         speedup_vs: None,
         machine: String::new(),
         baseline_machines: None,
+        baseline_l2_flush: None,
         machine_factor: None,
         window_shift_ms: None,
         floor_ms: None,

@@ -92,6 +92,8 @@ pub const P_STAGES: usize = 2;
 /// Threads per block of the bulk-staged cross-entropy forward (`kg_cross_entropy_*_r`,
 /// `KG_CE_B_THREADS`): four warps, each on its own rows.
 pub const CE_B_THREADS: u32 = 128;
+/// Longest row (bytes) the bulk-staged cross-entropy forward stages (`KG_CE_B_MAX_ROW_BYTES`); longer rows stream (`_p`).
+pub const CE_B_MAX_ROW_BYTES: usize = 24_576;
 /// Row buffers per warp of that kernel for rows of at most 8 KB (`KG_CE_B_STAGES`); longer
 /// rows get one (see [`ce_b_stages`]).
 pub const CE_B_STAGES: usize = 2;
@@ -105,8 +107,6 @@ pub fn ce_b_stages(row_bytes: usize) -> usize {
         1
     }
 }
-/// Longest row (bytes) it stages (`KG_CE_B_MAX_ROW_BYTES`); longer rows stream (`_p`).
-pub const CE_B_MAX_ROW_BYTES: usize = 24_576;
 
 /// Dynamic shared memory of the bulk-staged cross-entropy forward for rows of `row_bytes` in
 /// blocks of `threads` (`kg_ce_b_smem_bytes`): 128 bytes of mbarriers, then [`ce_b_stages`]
@@ -411,16 +411,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         variant = RowsVariant::Old;
     }
     // The bulk-staged cross-entropy needs the sm_90 copy engine: elsewhere it streams (`_p`).
-    if variant == RowsVariant::R
-        && kind == "cross_entropy"
-        && gpu
-            .info
-            .compute_capability
-            .split('.')
-            .next()
-            .and_then(|x| x.parse::<u32>().ok())
-            < Some(9)
-    {
+    if variant == RowsVariant::R && kind == "cross_entropy" && !has_bulk_copy(gpu) {
         variant = RowsVariant::P;
     }
     if variant == RowsVariant::R {
@@ -550,7 +541,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         "rmsnorm_bwd" if super::from_env(case, RMSNORM_BWD_ENV, parse_rmsnorm_bwd)? => {
             // Opted in: the bulk-staged kernel, a block per row at a time on a persistent grid.
             let threads = rb_threads(n, dt.size())
-                .filter(|_| gpu.info.compute_capability.split('.').next().and_then(|x| x.parse::<u32>().ok()) >= Some(9))
+                .filter(|_| has_bulk_copy(gpu))
                 .ok_or_else(|| Error::Case {
                     case: case.name(),
                     message: format!(
@@ -757,6 +748,13 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         )
     };
     super::launch_sequence(gpu, file, steps, workspace, variant)
+}
+
+/// Whether the device has the bulk-copy engine (`cp.async.bulk`, compute capability 9.0+) that
+/// the `_r` cross-entropy and the `_b` rmsnorm_bwd kernels stage their rows with.
+fn has_bulk_copy(gpu: &Gpu) -> bool {
+    let major = gpu.info.compute_capability.split('.').next();
+    major.and_then(|x| x.parse::<u32>().ok()) >= Some(9)
 }
 
 /// The two launches of an rmsnorm_bwd case: `name` over `dims` (x, w, dy → dx, one fp32 row of
