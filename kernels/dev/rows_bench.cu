@@ -51,6 +51,7 @@
 #include "../norms.cu"
 #include "../rows_p.cu"
 #include "../softmax.cu"
+#include "../cross_entropy_bulk.cu"
 #include "rows_launch.h"
 
 #define CK(x)                                                                                                  \
@@ -141,6 +142,7 @@ static std::map<std::string, const void*> g_k;
     REG(kg_cross_entropy_##TN##_s);                                                                    \
     REG(kg_cross_entropy_##TN##_p);                                                                    \
     REG(kg_cross_entropy_##TN##_r);                                                                    \
+    REG(kg_cross_entropy_##TN##_b);                                                                    \
     REG(kg_cross_entropy_bwd_##TN##_v);                                                                \
     REG(kg_cross_entropy_bwd_##TN##_s);                                                                \
     REG(kg_cross_entropy_bwd_##TN##_p);                                                                \
@@ -354,7 +356,18 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         const bool pk = nw && lay.vec > 1;  // _p: the streamed kernel, same launch as old
         name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
-        if (reg) {  // the bulk-staged kernel: persistent blocks of KG_CE_B_THREADS, a warp per row
+        if (reg && getenv("CEB_VPT")) {  // the block-per-row kernel (cross_entropy_bulk.cu), CEB_VPT vectors per thread
+            const int vpt = atoi(getenv("CEB_VPT")), nv = (int)(c.n * es / 16);
+            int th = (nv + vpt - 1) / vpt;
+            th = std::min(1024, std::max(32, (th + 31) / 32 * 32));
+            name = "kg_cross_entropy_" + tn + "_b";
+            s.f = kfn(name);
+            s.block = dim3(th, 1, 1);
+            s.smem = kg_ceb_smem_bytes((unsigned)(c.n * es));
+            s.grid = dim3(persistent_grid(s.f, th, s.smem, c.m, g_sms), 1, 1);
+            per_sm = (int)((s.grid.x + g_sms - 1) / g_sms);
+            lay.tpr = th, lay.rpb = 1;
+        } else if (reg) {  // the bulk-staged kernel: persistent blocks of KG_CE_B_THREADS, a warp per row
             s.block = dim3(KG_CE_B_THREADS, 1, 1);
             s.smem = kg_ce_b_smem_bytes((unsigned)(c.n * es), KG_CE_B_THREADS);
             s.grid = dim3(persistent_grid(s.f, KG_CE_B_THREADS, s.smem, (c.m + KG_CE_B_THREADS / 32 - 1) / (KG_CE_B_THREADS / 32), g_sms), 1, 1);

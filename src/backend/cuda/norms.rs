@@ -141,12 +141,92 @@ pub fn ce_b_applies(n: usize, elem: usize) -> bool {
 /// kernels wherever they apply; `reg` the `_r` kernels wherever they apply.
 pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
 
-/// Environment variable that opts `rmsnorm_bwd` into its bulk-staged kernel
-/// (`kernels/rmsnorm_bwd_bulk.cu`, `kg_rmsnorm_bwd_*_b`): `bulk`; unset, empty or `auto` the
-/// kernels of [`rows_variant`]. Forcing `bulk` where it cannot run (below compute capability
-/// 9.0, rows that are not 16-byte multiples or longer than [`RB_C`] × 1024 vectors) is an error.
-/// Not yet measured (written in session 11): opt-in until it is.
+/// Environment variable choosing `rmsnorm_bwd`'s bulk-staged kernel
+/// (`kernels/rmsnorm_bwd_bulk.cu`, `kg_rmsnorm_bwd_*_b`): `bulk` forces it, `off` never runs it,
+/// unset, empty or `auto` runs it where [`rb_auto`] says. Forcing `bulk` where it cannot run
+/// (below compute capability 9.0, rows that are not 16-byte multiples or longer than [`RB_C`] ×
+/// 1024 vectors) is an error.
 pub const RMSNORM_BWD_ENV: &str = "KERNELGATE_RMSNORM_BWD";
+
+/// Environment variable choosing `cross_entropy`'s block-per-row kernel
+/// (`kernels/cross_entropy_bulk.cu`, `kg_cross_entropy_*_b`): `block` forces it, `off` never
+/// runs it, unset, empty or `auto` runs it where [`ceb_auto`] says. Forcing `block` where it
+/// cannot run (below compute capability 9.0, rows that are not 16-byte multiples or longer than
+/// [`CEB_MAX_ROW_BYTES`]) is an error.
+pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
+
+/// A choice between a kernel's default rule, forcing it and never running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The per-shape rule.
+    Auto,
+    /// The kernel wherever it can run; an error elsewhere.
+    Force,
+    /// Never the kernel.
+    Off,
+}
+
+/// Parses a [`RMSNORM_BWD_ENV`] value: `bulk`, `auto` (also unset or empty) or `off`.
+pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, String> {
+    super::parse_choice(
+        RMSNORM_BWD_ENV,
+        value,
+        &[("bulk", Pick::Force), ("auto", Pick::Auto), ("off", Pick::Off)],
+    )
+    .map(|b| b.unwrap_or(Pick::Auto))
+}
+
+/// Parses a [`CE_FWD_ENV`] value: `block`, `auto` (also unset or empty) or `off`.
+pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<Pick, String> {
+    super::parse_choice(
+        CE_FWD_ENV,
+        value,
+        &[("block", Pick::Force), ("auto", Pick::Auto), ("off", Pick::Off)],
+    )
+    .map(|b| b.unwrap_or(Pick::Auto))
+}
+
+/// The module of the block-per-row cross-entropy forward ([`CE_FWD_ENV`]).
+pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
+/// Row buffers per block of it (`KG_CEB_STAGES`).
+pub const CEB_STAGES: usize = 2;
+/// Longest row (bytes) it stages (`KG_CEB_MAX_ROW_BYTES`).
+pub const CEB_MAX_ROW_BYTES: usize = 49_152;
+/// 16-byte vectors of the row per thread it is launched with (so threads per block = the row's
+/// vectors over this, rounded up to a warp).
+pub const CEB_VPT: usize = 4;
+
+/// Dynamic shared memory of the block-per-row cross-entropy forward for rows of `row_bytes`
+/// (`kg_ceb_smem_bytes`): 128 bytes of mbarriers, then [`CEB_STAGES`] row buffers, each rounded
+/// up to 128 bytes.
+pub fn ceb_smem_bytes(row_bytes: usize) -> u32 {
+    (128 + CEB_STAGES * row_bytes.div_ceil(128) * 128) as u32
+}
+
+/// Threads per block of the block-per-row cross-entropy forward for rows of `n` elements of
+/// `elem` bytes: the row's 16-byte vectors over [`CEB_VPT`], rounded up to a warp, at least one
+/// warp; `None` where it cannot run (rows that are not 16-byte multiples or longer than
+/// [`CEB_MAX_ROW_BYTES`]).
+pub fn ceb_threads(n: usize, elem: usize) -> Option<u32> {
+    let bytes = n * elem;
+    if n == 0 || !bytes.is_multiple_of(16) || bytes > CEB_MAX_ROW_BYTES {
+        return None;
+    }
+    let t = (bytes / 16).div_ceil(CEB_VPT).div_ceil(32) * 32;
+    Some(t.clamp(32, 1024) as u32)
+}
+
+/// Where `auto` runs the block-per-row cross-entropy forward. Not yet measured (written in
+/// session 12): nowhere until it is.
+pub fn ceb_auto(_m: usize, _row_bytes: usize) -> bool {
+    false
+}
+
+/// Where `auto` runs the bulk-staged rmsnorm_bwd (given that it can run there). Not yet
+/// measured on an H100: nowhere until it is.
+pub fn rb_auto(_m: usize, _row_bytes: usize) -> bool {
+    false
+}
 
 /// 16-byte vectors per thread of the bulk-staged rmsnorm_bwd kernel (`KG_RB_C`).
 pub const RB_C: usize = 2;
@@ -172,12 +252,6 @@ pub fn rb_threads(n: usize, elem: usize) -> Option<u32> {
     (t <= 1024).then_some(t as u32)
 }
 
-/// Parses a `KERNELGATE_RMSNORM_BWD` value: `Some(true)` for `bulk`, `Some(false)` for unset,
-/// empty or `auto`.
-pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<bool, String> {
-    super::parse_choice(RMSNORM_BWD_ENV, value, &[("bulk", true), ("auto", false)])
-        .map(|b| b.unwrap_or(false))
-}
 
 /// Which row kernels a run allows (`KERNELGATE_ROWS_KERNEL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -433,6 +507,22 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         RowsVariant::R => "r",
         RowsVariant::Old => suffix(&lay),
     };
+    // The kernels of their own modules (sm_90+ bulk copies), each chosen by its variable.
+    let row_bytes = n * dt.size();
+    let rb_threads_pick = if kind == "rmsnorm_bwd" {
+        let pick = super::from_env(case, RMSNORM_BWD_ENV, parse_rmsnorm_bwd)?;
+        let t = rb_threads(n, dt.size());
+        own_kernel(case, gpu, pick, RMSNORM_BWD_ENV, RB_FILE, t, rb_auto(m, row_bytes))?
+    } else {
+        None
+    };
+    let ceb_threads_pick = if kind == "cross_entropy" {
+        let pick = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
+        let t = ceb_threads(n, dt.size());
+        own_kernel(case, gpu, pick, CE_FWD_ENV, CEB_FILE, t, ceb_auto(m, row_bytes))?
+    } else {
+        None
+    };
     let (mi, ni) = (m as i32, n as i32);
     let eps = KernelArg::F32(EPS as f32);
     let i = &bind.inputs;
@@ -538,19 +628,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 "norms.cu"
             }
         }
-        "rmsnorm_bwd" if super::from_env(case, RMSNORM_BWD_ENV, parse_rmsnorm_bwd)? => {
-            // Opted in: the bulk-staged kernel, a block per row at a time on a persistent grid.
-            let threads = rb_threads(n, dt.size())
-                .filter(|_| has_bulk_copy(gpu))
-                .ok_or_else(|| Error::Case {
-                    case: case.name(),
-                    message: format!(
-                        "{RMSNORM_BWD_ENV}=bulk needs compute capability 9.0 or newer and rows of 16-byte multiples of at most {} vectors (here: compute capability {}, rows of {} bytes)",
-                        RB_C * 1024,
-                        gpu.info.compute_capability,
-                        n * dt.size()
-                    ),
-                })?;
+        "rmsnorm_bwd" if rb_threads_pick.is_some() => {
+            // The bulk-staged kernel, a block per row at a time on a persistent grid.
+            let threads = rb_threads_pick.unwrap_or(32);
             let name = format!("kg_rmsnorm_bwd_{tn}_w{wn}_b");
             let smem = rb_smem_bytes(n * dt.size());
             let f = gpu.module(RB_FILE)?.function(&name)?;
@@ -629,6 +709,34 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             } else {
                 "norms.cu"
             }
+        }
+        "cross_entropy" if ceb_threads_pick.is_some() => {
+            // The block-per-row kernel: a block per row at a time on a persistent grid.
+            let threads = ceb_threads_pick.unwrap_or(32);
+            let name = format!("kg_cross_entropy_{tn}_b");
+            let smem = ceb_smem_bytes(n * dt.size());
+            let f = gpu.module(CEB_FILE)?.function(&name)?;
+            gpu.set_max_dynamic_smem(f, smem)?;
+            let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
+            let blocks = m.min(sms as usize * per_sm).max(1);
+            scheme = format!(
+                "bulk-staged, a block per row: whole rows copied to shared memory by cp.async.bulk, {CEB_STAGES} rows ahead, target loaded before the wait, max then sum (FFMA+EX2), 2 barriers per row, persistent {blocks} blocks ({per_sm}/SM)"
+            );
+            let dims = Dims {
+                grid: (blocks as u32, 1, 1),
+                block: (threads, 1, 1),
+                smem,
+            };
+            let args = vec![
+                KernelArg::Ptr(i[0]),
+                KernelArg::Ptr(i[1]),
+                KernelArg::Ptr(o[0]),
+                KernelArg::Ptr(o[1]),
+                KernelArg::I32(mi),
+                KernelArg::I32(ni),
+            ];
+            steps.push((name, dims, args));
+            CEB_FILE
         }
         // The row kernels of softmax.cu and rows_p.cu take every input, then every output, then
         // (m, n).
@@ -755,6 +863,41 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
 fn has_bulk_copy(gpu: &Gpu) -> bool {
     let major = gpu.info.compute_capability.split('.').next();
     major.and_then(|x| x.parse::<u32>().ok()) >= Some(9)
+}
+
+/// The block size of a kernel of its own module (`file`, staged by the bulk-copy engine) where
+/// `pick` of variable `var` runs it, else `None` (the [`rows_variant`] kernels). `threads` is its
+/// block for the case (`None` where the row does not suit it); `auto` its per-shape rule. It
+/// runs only on compute capability 9.0+ and with a kernel set that has `file` (a
+/// `KERNELGATE_BASE` revision from before it runs the other kernels); forcing it elsewhere is an
+/// error of the case.
+fn own_kernel(
+    case: &Case,
+    gpu: &Gpu,
+    pick: Pick,
+    var: &str,
+    file: &str,
+    threads: Option<u32>,
+    auto: bool,
+) -> Result<Option<u32>> {
+    let present = gpu.kernel_set.dir.join(file).is_file();
+    let runs = threads.filter(|_| has_bulk_copy(gpu) && present);
+    match pick {
+        Pick::Off => Ok(None),
+        Pick::Auto => Ok(runs.filter(|_| auto)),
+        Pick::Force => runs.map(Some).ok_or_else(|| {
+            let s = &case.shape;
+            Error::Case {
+                case: case.name(),
+                message: format!(
+                    "{var} forces kernels/{file}, which needs compute capability 9.0 or newer, the file in the kernel set, and rows its block can take (16-byte multiples, not too long); here: compute capability {}, {}, rows of {} bytes",
+                    gpu.info.compute_capability,
+                    if present { "file present" } else { "file missing" },
+                    s.us("n") * case.dtype.size()
+                ),
+            }
+        }),
+    }
 }
 
 /// The two launches of an rmsnorm_bwd case: `name` over `dims` (x, w, dy → dx, one fp32 row of
@@ -981,6 +1124,26 @@ mod tests {
     }
 
     #[test]
+    fn the_block_cross_entropy_takes_vectorised_rows_up_to_its_longest() {
+        // bf16 rows: N / 8 vectors, CEB_VPT per thread, rounded up to a warp.
+        assert_eq!(ceb_threads(3072, 2), Some(96));
+        assert_eq!(ceb_threads(6144, 2), Some(192));
+        assert_eq!(ceb_threads(8, 2), Some(32), "at least a warp");
+        assert_eq!(ceb_threads(24_576, 2), Some(768));
+        assert_eq!(ceb_threads(24_584, 2), None, "over CEB_MAX_ROW_BYTES");
+        assert_eq!(ceb_threads(1001, 2), None, "not a 16-byte multiple");
+        assert_eq!(ceb_threads(0, 4), None);
+        for n in (8..=24_576).step_by(8) {
+            let t = ceb_threads(n, 2).unwrap() as usize;
+            assert!(t.is_multiple_of(32) && t <= 1024 && t * CEB_VPT >= n / 8, "{n}");
+        }
+        assert_eq!(ceb_smem_bytes(6144), 128 + 2 * 6144);
+        assert_eq!(ceb_smem_bytes(2000), 128 + 2 * 2048);
+        // The row buffers of the longest row fit the 227 KB a block may have.
+        assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES) <= 227 * 1024);
+    }
+
+    #[test]
     fn the_bulk_rmsnorm_bwd_takes_vectorised_rows_up_to_1024_threads() {
         // bf16 rows: N / 8 vectors, two per thread, rounded up to a warp.
         assert_eq!(rb_threads(8192, 2), Some(512));
@@ -1002,10 +1165,15 @@ mod tests {
         }
         assert_eq!(rb_smem_bytes(16_384), 128 + 2 * 2 * 16_384);
         assert_eq!(rb_smem_bytes(2000), 128 + 2 * 2 * 2048);
-        assert_eq!(parse_rmsnorm_bwd(None), Ok(false));
-        assert_eq!(parse_rmsnorm_bwd(Some("")), Ok(false));
-        assert_eq!(parse_rmsnorm_bwd(Some("auto")), Ok(false));
-        assert_eq!(parse_rmsnorm_bwd(Some("bulk")), Ok(true));
+        assert_eq!(parse_rmsnorm_bwd(None), Ok(Pick::Auto));
+        assert_eq!(parse_rmsnorm_bwd(Some("")), Ok(Pick::Auto));
+        assert_eq!(parse_rmsnorm_bwd(Some("auto")), Ok(Pick::Auto));
+        assert_eq!(parse_rmsnorm_bwd(Some("off")), Ok(Pick::Off));
+        assert_eq!(parse_rmsnorm_bwd(Some("bulk")), Ok(Pick::Force));
+        assert_eq!(parse_ce_fwd(None), Ok(Pick::Auto));
+        assert_eq!(parse_ce_fwd(Some(" block ")), Ok(Pick::Force));
+        assert_eq!(parse_ce_fwd(Some("off")), Ok(Pick::Off));
+        assert!(parse_ce_fwd(Some("bulk")).unwrap_err().contains("KERNELGATE_CE_FWD"));
         let e = parse_rmsnorm_bwd(Some("fast")).unwrap_err();
         assert!(e.contains(RMSNORM_BWD_ENV) && e.contains("`bulk`"), "{e}");
     }
