@@ -8,16 +8,18 @@
 // Its own module (no header of its own), so no other module's hash, and no baseline, moves.
 //
 // The scheme (a persistent grid; one block works on one row at a time):
-//  * thread 0 asks the copy engine for the block's next rows (one cp.async.bulk per row,
-//    completion counted in bytes on the row buffer's mbarrier), KG_CEB_STAGES rows ahead, and
-//    loads the row's target before it waits for the row, so that load hides under the wait;
-//  * every thread takes the columns v = tid + k * blockDim.x of the staged row: the row max
-//    (packed 16-bit maxima, a warp butterfly, a slot per warp, one barrier), then the sum of
-//    exp(x - max) (FFMA + EX2, a butterfly, a slot per warp, a second barrier);
-//  * thread 0 adds the warps' sums in a fixed order (deterministic), writes loss and lse (the
-//    target's logit read from the staged row; ignore_index -100 gives loss 0, a target outside
-//    [0, n) gives NaN), then refills the buffer, which every thread finished reading before the
-//    second barrier.
+//  * each warp owns a contiguous chunk of every row (the row's 16-byte vectors split evenly over
+//    the warps): its lane 0 asks the copy engine for the chunk of the block's next rows (one
+//    cp.async.bulk per chunk, completion counted in bytes on the warp's own mbarrier for that
+//    buffer), KG_CEB_STAGES rows ahead, and refills a buffer as soon as its warp is done with it;
+//  * every thread loads the row's target before it waits, so that load hides under the wait;
+//  * a warp reduces its chunk as soon as the chunk lands, whatever the rest of the row does: the
+//    chunk max (packed 16-bit maxima, a butterfly), then the sum of exp(x - chunk max) (FFMA +
+//    EX2, a butterfly); lane 0 writes {max, sum} to a slot per warp (two sets, by row parity),
+//    and the warp whose chunk holds the target writes its logit;
+//  * one barrier per row; thread 0 rescales the warps' sums to the row max (one EX2 per warp)
+//    and adds them in a fixed order (deterministic), then writes loss and lse (ignore_index -100
+//    gives loss 0, a target outside [0, n) gives NaN).
 // KG_CEB_POLY=1 (a build option, for the bench): every other exponential on the FMA pipe (a
 // degree-5 polynomial of 2^f on [-0.5, 0.5], relative error below 3e-6 and an exponent add), the other half on MUFU.EX2.
 // Launch (src/backend/cuda/norms.rs, ceb_threads/ceb_smem_bytes): rows of n elements with
@@ -37,9 +39,11 @@
 #define KG_CEB_LOG2E 1.4426950408889634f
 
 __host__ __device__ constexpr unsigned kg_ceb_stage_bytes(unsigned row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
-// 128 bytes of mbarriers, then the row buffers.
+// Bytes of mbarriers at the start of the dynamic shared memory: KG_CEB_STAGES per warp.
+#define KG_CEB_BAR_BYTES (32 * KG_CEB_STAGES * 8)
+// The mbarriers, then the row buffers.
 __host__ __device__ constexpr unsigned kg_ceb_smem_bytes(unsigned row_bytes) {
-    return 128u + KG_CEB_STAGES * kg_ceb_stage_bytes(row_bytes);
+    return KG_CEB_BAR_BYTES + KG_CEB_STAGES * kg_ceb_stage_bytes(row_bytes);
 }
 
 // 2^x on MUFU.EX2 (ex2.approx.ftz: about 2 ulp; results below 2^-126 flush to 0).
@@ -113,103 +117,113 @@ __device__ __forceinline__ void ce_fwd_block(const T* __restrict__ x, const int*
                                              float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char kg_ceb_buf[];
-    __shared__ float red[2][32];  // [max, sum][warp]
-    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, warp = tid >> 5, warps = nt >> 5;
+    __shared__ float red[2][3][32];  // [row parity][max, sum, target logit][warp]
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const int nv = n / V;
+    // This warp's chunk of every row: vectors [v0, v1), copied and reduced by this warp alone.
+    const int cw = (nv + warps - 1) / warps;
+    const int v0 = min(nv, warp * cw), v1 = min(nv, v0 + cw);
+    const unsigned chunk_bytes = (unsigned)(v1 - v0) * 16u;
     const unsigned row_bytes = (unsigned)n * (unsigned)sizeof(T);
     const unsigned stage = kg_ceb_stage_bytes(row_bytes);
-    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf);
-    const unsigned rows_s = bars + 128;
-    if (tid == 0) {
+    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + (unsigned)(warp * KG_CEB_STAGES * 8);
+    const unsigned rows_s = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + KG_CEB_BAR_BYTES;
+    if (lane == 0 && chunk_bytes) {
 #pragma unroll
         for (int st = 0; st < KG_CEB_STAGES; ++st)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     }
-    __syncthreads();
-    // Thread 0: row `row` into buffer st (its mbarrier expects row_bytes).
+    __syncwarp();
+    // Lane 0: this warp's chunk of row `row` into buffer st (its mbarrier expects chunk_bytes).
     auto issue = [&](long long row, int st) {
         const unsigned bar = bars + 8 * st;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(row_bytes) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(chunk_bytes) : "memory");
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         rows_s + st * stage),
-                     "l"(x + row * n), "r"(row_bytes), "r"(bar)
+                         rows_s + st * stage + v0 * 16),
+                     "l"(reinterpret_cast<const uint4*>(x + row * n) + v0), "r"(chunk_bytes), "r"(bar)
                      : "memory");
     };
-    if (tid == 0)
+    if (lane == 0 && chunk_bytes)
 #pragma unroll
         for (int st = 0; st < KG_CEB_STAGES; ++st)
             if (blockIdx.x + (long long)st * gridDim.x < m) issue(blockIdx.x + (long long)st * gridDim.x, st);
     unsigned phase = 0;  // bit st: the parity buffer st waits for next
-    int st = 0;
+    int st = 0, par = 0;
     for (long long row = blockIdx.x; row < m; row += gridDim.x) {
-        int t = 0;
-        if (tid == 0) t = tgt[row];  // in flight while the row lands
-        const unsigned bar = bars + 8 * st;
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                         "selp.u32 %0, 1, 0, p;\n\t}"
-                         : "=r"(done)
-                         : "r"(bar), "r"((phase >> st) & 1u)
-                         : "memory");
-        phase ^= 1u << st;
-        const unsigned char* rowp = kg_ceb_buf + 128 + st * stage;
-        const uint4* sr = reinterpret_cast<const uint4*>(rowp);
-        float m0 = __int_as_float(0xff800000), m1 = m0;
-        int v = tid;
-        for (; v + nt < nv; v += 2 * nt) {
-            m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
-            m1 = fmaxf(m1, kg_ceb_max16<T>(sr[v + nt]));
-        }
-        if (v < nv) m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
-        float mx = fmaxf(m0, m1);
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        if (lane == 0) red[0][warp] = mx;
-        __syncthreads();
-        mx = red[0][0];
-        for (int w = 1; w < warps; ++w) mx = fmaxf(mx, red[0][w]);
-        const float mb = mx * KG_CEB_LOG2E;
-        float acc[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) acc[j] = 0.f;
-        for (v = tid; v < nv; v += nt) {
-            float f[V];
-            kg_ceb_unpack<T, V>(sr[v], f);
-#pragma unroll
-            for (int j = 0; j < V; ++j) {
-                // 16-bit inputs: one FFMA (its rounding is far below the input's own); fp32:
-                // subtract first (exact near the max), then scale.
-                const float a = sizeof(T) == 4 ? (f[j] - mx) * KG_CEB_LOG2E : fmaf(f[j], KG_CEB_LOG2E, -mb);
-                acc[j] += (KG_CEB_POLY && (j & 1)) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
+        const int t = tgt[row];  // in flight while the chunk lands (one line, shared by the warp)
+        float mx = __int_as_float(0xff800000), s = 0.f;
+        const unsigned char* rowp = kg_ceb_buf + KG_CEB_BAR_BYTES + st * stage;
+        if (chunk_bytes) {
+            const unsigned bar = bars + 8 * st;
+            unsigned done = 0;
+            while (!done)
+                asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                             "selp.u32 %0, 1, 0, p;\n\t}"
+                             : "=r"(done)
+                             : "r"(bar), "r"((phase >> st) & 1u)
+                             : "memory");
+            const uint4* sr = reinterpret_cast<const uint4*>(rowp);
+            float m0 = mx, m1 = mx;
+            int v = v0 + lane;
+            for (; v + 32 < v1; v += 64) {
+                m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
+                m1 = fmaxf(m1, kg_ceb_max16<T>(sr[v + 32]));
             }
+            if (v < v1) m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
+            mx = fmaxf(m0, m1);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            const float mb = mx * KG_CEB_LOG2E;
+            float acc[V];
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] = 0.f;
+            for (v = v0 + lane; v < v1; v += 32) {
+                float f[V];
+                kg_ceb_unpack<T, V>(sr[v], f);
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    // 16-bit inputs: one FFMA (its rounding is far below the input's own);
+                    // fp32: subtract first (exact near the max), then scale.
+                    const float a = sizeof(T) == 4 ? (f[j] - mx) * KG_CEB_LOG2E : fmaf(f[j], KG_CEB_LOG2E, -mb);
+                    acc[j] += (KG_CEB_POLY && (j & 1)) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < V; ++j) s += acc[j];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
         }
-        float s = 0.f;
-#pragma unroll
-        for (int j = 0; j < V; ++j) s += acc[j];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) red[1][warp] = s;
-        __syncthreads();
+        if (lane == 0) {
+            red[par][0][warp] = mx;
+            red[par][1][warp] = s;
+            // The target's logit, from the warp whose chunk holds it.
+            if (t >= v0 * V && t < v1 * V) red[par][2][0] = kg_to_f<T>(reinterpret_cast<const T*>(rowp)[t]);
+        }
+        // This warp is done with its chunk of buffer st: order its reads (generic proxy) before
+        // the copy engine's writes, then refill it with the row KG_CEB_STAGES ahead.
+        __syncwarp();
+        phase ^= 1u << st;
+        if (lane == 0 && chunk_bytes && row + (long long)KG_CEB_STAGES * gridDim.x < m) {
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            issue(row + (long long)KG_CEB_STAGES * gridDim.x, st);
+        }
+        __syncthreads();  // the warps' {max, sum} of this row are in red[par]
         if (tid == 0) {
-            float sum = 0.f;
-            for (int w = 0; w < warps; ++w) sum += red[1][w];
-            const float l = mx + logf(sum);
+            float big = red[par][0][0];
+            for (int w = 1; w < warps; ++w) big = fmaxf(big, red[par][0][w]);
+            float sum = 0.f;  // the warps' sums rescaled to the row max, added in a fixed order
+            for (int w = 0; w < warps; ++w) sum += red[par][1][w] * kg_ceb_ex2((red[par][0][w] - big) * KG_CEB_LOG2E);
+            const float l = big + logf(sum);
             float out;
             if (t == KG_CEB_IGNORE_INDEX) out = 0.f;
             else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
-            else out = l - kg_to_f<T>(reinterpret_cast<const T*>(rowp)[t]);
+            else out = l - red[par][2][0];
             loss[row] = out;
             lse[row] = l;
-            // Every thread finished reading the buffer before the barrier above; order those
-            // generic-proxy reads (and this thread's) before the copy engine's writes.
-            if (row + (long long)KG_CEB_STAGES * gridDim.x < m) {
-                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                issue(row + (long long)KG_CEB_STAGES * gridDim.x, st);
-            }
         }
         st = st + 1 == KG_CEB_STAGES ? 0 : st + 1;
+        par ^= 1;
     }
 #else
     __trap();  // the host launches the _b cross-entropy only on sm_90 and newer

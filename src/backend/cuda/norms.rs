@@ -171,7 +171,11 @@ pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, Strin
     super::parse_choice(
         RMSNORM_BWD_ENV,
         value,
-        &[("bulk", Pick::Force), ("auto", Pick::Auto), ("off", Pick::Off)],
+        &[
+            ("bulk", Pick::Force),
+            ("auto", Pick::Auto),
+            ("off", Pick::Off),
+        ],
     )
     .map(|b| b.unwrap_or(Pick::Auto))
 }
@@ -181,7 +185,11 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<Pick, String> {
     super::parse_choice(
         CE_FWD_ENV,
         value,
-        &[("block", Pick::Force), ("auto", Pick::Auto), ("off", Pick::Off)],
+        &[
+            ("block", Pick::Force),
+            ("auto", Pick::Auto),
+            ("off", Pick::Off),
+        ],
     )
     .map(|b| b.unwrap_or(Pick::Auto))
 }
@@ -197,10 +205,10 @@ pub const CEB_MAX_ROW_BYTES: usize = 49_152;
 pub const CEB_VPT: usize = 4;
 
 /// Dynamic shared memory of the block-per-row cross-entropy forward for rows of `row_bytes`
-/// (`kg_ceb_smem_bytes`): 128 bytes of mbarriers, then [`CEB_STAGES`] row buffers, each rounded
-/// up to 128 bytes.
+/// (`kg_ceb_smem_bytes`): [`CEB_STAGES`] mbarriers for each of up to 32 warps (8 bytes each),
+/// then [`CEB_STAGES`] row buffers, each rounded up to 128 bytes.
 pub fn ceb_smem_bytes(row_bytes: usize) -> u32 {
-    (128 + CEB_STAGES * row_bytes.div_ceil(128) * 128) as u32
+    (32 * CEB_STAGES * 8 + CEB_STAGES * row_bytes.div_ceil(128) * 128) as u32
 }
 
 /// Threads per block of the block-per-row cross-entropy forward for rows of `n` elements of
@@ -222,10 +230,13 @@ pub fn ceb_auto(_m: usize, _row_bytes: usize) -> bool {
     false
 }
 
-/// Where `auto` runs the bulk-staged rmsnorm_bwd (given that it can run there). Not yet
-/// measured on an H100: nowhere until it is.
-pub fn rb_auto(_m: usize, _row_bytes: usize) -> bool {
-    false
+/// Where `auto` runs the bulk-staged rmsnorm_bwd (given that it can run there): rows of 8–16 KB,
+/// where it was measured (session 12, harness, dsv3 and quack rmsnorm_bwd cases, bf16 N = 4096 to
+/// 8192). H200 GPU-aeba05c4: 0.77–0.94× the default kernels' time at every shape (0.96× at
+/// 131072 × 4096), which takes every dsv3 shape over issue 13's bars (0.80–0.98 of copy
+/// bandwidth); H100 GPU-0592762f: 0.85–0.95× at M ≤ 16384, 0.97–1.00× at M = 65536, never slower.
+pub fn rb_auto(_m: usize, row_bytes: usize) -> bool {
+    (8192..=16_384).contains(&row_bytes)
 }
 
 /// 16-byte vectors per thread of the bulk-staged rmsnorm_bwd kernel (`KG_RB_C`).
@@ -251,7 +262,6 @@ pub fn rb_threads(n: usize, elem: usize) -> Option<u32> {
     let t = nv.div_ceil(RB_C).div_ceil(32) * 32;
     (t <= 1024).then_some(t as u32)
 }
-
 
 /// Which row kernels a run allows (`KERNELGATE_ROWS_KERNEL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -512,14 +522,30 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let rb_threads_pick = if kind == "rmsnorm_bwd" {
         let pick = super::from_env(case, RMSNORM_BWD_ENV, parse_rmsnorm_bwd)?;
         let t = rb_threads(n, dt.size());
-        own_kernel(case, gpu, pick, RMSNORM_BWD_ENV, RB_FILE, t, rb_auto(m, row_bytes))?
+        own_kernel(
+            case,
+            gpu,
+            pick,
+            RMSNORM_BWD_ENV,
+            RB_FILE,
+            t,
+            rb_auto(m, row_bytes),
+        )?
     } else {
         None
     };
     let ceb_threads_pick = if kind == "cross_entropy" {
         let pick = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
         let t = ceb_threads(n, dt.size());
-        own_kernel(case, gpu, pick, CE_FWD_ENV, CEB_FILE, t, ceb_auto(m, row_bytes))?
+        own_kernel(
+            case,
+            gpu,
+            pick,
+            CE_FWD_ENV,
+            CEB_FILE,
+            t,
+            ceb_auto(m, row_bytes),
+        )?
     } else {
         None
     };
@@ -720,7 +746,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
             let blocks = m.min(sms as usize * per_sm).max(1);
             scheme = format!(
-                "bulk-staged, a block per row: whole rows copied to shared memory by cp.async.bulk, {CEB_STAGES} rows ahead, target loaded before the wait, max then sum (FFMA+EX2), 2 barriers per row, persistent {blocks} blocks ({per_sm}/SM)"
+                "bulk-staged, a block per row: each warp copies its chunk of the row to shared memory by cp.async.bulk, {CEB_STAGES} rows ahead, and reduces it as it lands (max then sum, FFMA+EX2), 1 barrier per row to combine the warps, persistent {blocks} blocks ({per_sm}/SM)"
             );
             let dims = Dims {
                 grid: (blocks as u32, 1, 1),
@@ -1135,10 +1161,13 @@ mod tests {
         assert_eq!(ceb_threads(0, 4), None);
         for n in (8..=24_576).step_by(8) {
             let t = ceb_threads(n, 2).unwrap() as usize;
-            assert!(t.is_multiple_of(32) && t <= 1024 && t * CEB_VPT >= n / 8, "{n}");
+            assert!(
+                t.is_multiple_of(32) && t <= 1024 && t * CEB_VPT >= n / 8,
+                "{n}"
+            );
         }
-        assert_eq!(ceb_smem_bytes(6144), 128 + 2 * 6144);
-        assert_eq!(ceb_smem_bytes(2000), 128 + 2 * 2048);
+        assert_eq!(ceb_smem_bytes(6144), 512 + 2 * 6144);
+        assert_eq!(ceb_smem_bytes(2000), 512 + 2 * 2048);
         // The row buffers of the longest row fit the 227 KB a block may have.
         assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES) <= 227 * 1024);
     }
@@ -1164,6 +1193,9 @@ mod tests {
             );
         }
         assert_eq!(rb_smem_bytes(16_384), 128 + 2 * 2 * 16_384);
+        // auto: rows of 8-16 KB, where it was measured.
+        assert!(rb_auto(4096, 8192) && rb_auto(65_536, 16_384) && rb_auto(16_384, 12_288));
+        assert!(!rb_auto(4096, 4096) && !rb_auto(65_536, 16_400));
         assert_eq!(rb_smem_bytes(2000), 128 + 2 * 2 * 2048);
         assert_eq!(parse_rmsnorm_bwd(None), Ok(Pick::Auto));
         assert_eq!(parse_rmsnorm_bwd(Some("")), Ok(Pick::Auto));
@@ -1173,7 +1205,9 @@ mod tests {
         assert_eq!(parse_ce_fwd(None), Ok(Pick::Auto));
         assert_eq!(parse_ce_fwd(Some(" block ")), Ok(Pick::Force));
         assert_eq!(parse_ce_fwd(Some("off")), Ok(Pick::Off));
-        assert!(parse_ce_fwd(Some("bulk")).unwrap_err().contains("KERNELGATE_CE_FWD"));
+        assert!(parse_ce_fwd(Some("bulk"))
+            .unwrap_err()
+            .contains("KERNELGATE_CE_FWD"));
         let e = parse_rmsnorm_bwd(Some("fast")).unwrap_err();
         assert!(e.contains(RMSNORM_BWD_ENV) && e.contains("`bulk`"), "{e}");
     }
