@@ -41,9 +41,9 @@
 __host__ __device__ constexpr unsigned kg_ceb_stage_bytes(unsigned row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
 // Bytes of mbarriers at the start of the dynamic shared memory: KG_CEB_STAGES per warp.
 #define KG_CEB_BAR_BYTES (32 * KG_CEB_STAGES * 8)
-// The mbarriers, then the row buffers.
-__host__ __device__ constexpr unsigned kg_ceb_smem_bytes(unsigned row_bytes) {
-    return KG_CEB_BAR_BYTES + KG_CEB_STAGES * kg_ceb_stage_bytes(row_bytes);
+// The mbarriers, then KG_CEB_STAGES row buffers per warp.
+__host__ __device__ constexpr unsigned kg_ceb_smem_bytes(unsigned row_bytes, int threads) {
+    return KG_CEB_BAR_BYTES + (unsigned)(threads / 32) * KG_CEB_STAGES * kg_ceb_stage_bytes(row_bytes);
 }
 
 // 2^x on MUFU.EX2 (ex2.approx.ftz: about 2 ulp; results below 2^-126 flush to 0).
@@ -113,117 +113,115 @@ template <> __device__ __forceinline__ void kg_ceb_unpack<__half, 8>(const uint4
 }
 
 template <typename T, int V>
-__device__ __forceinline__ void ce_fwd_block(const T* __restrict__ x, const int* __restrict__ tgt,
-                                             float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
+__device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* __restrict__ tgt,
+                                            float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char kg_ceb_buf[];
-    __shared__ float red[2][3][32];  // [row parity][max, sum, target logit][warp]
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
     const int nv = n / V;
-    // This warp's chunk of every row: vectors [v0, v1), copied and reduced by this warp alone.
-    const int cw = (nv + warps - 1) / warps;
-    const int v0 = min(nv, warp * cw), v1 = min(nv, v0 + cw);
-    const unsigned chunk_bytes = (unsigned)(v1 - v0) * 16u;
     const unsigned row_bytes = (unsigned)n * (unsigned)sizeof(T);
     const unsigned stage = kg_ceb_stage_bytes(row_bytes);
     const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + (unsigned)(warp * KG_CEB_STAGES * 8);
-    const unsigned rows_s = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + KG_CEB_BAR_BYTES;
-    if (lane == 0 && chunk_bytes) {
+    unsigned char* mine = kg_ceb_buf + KG_CEB_BAR_BYTES + (size_t)warp * KG_CEB_STAGES * stage;
+    const unsigned mine_s = (unsigned)__cvta_generic_to_shared(mine);
+    const long long warps = (long long)gridDim.x * wpb;
+    const long long first = (long long)blockIdx.x * wpb + warp;
+    if (lane == 0) {
 #pragma unroll
         for (int st = 0; st < KG_CEB_STAGES; ++st)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     }
     __syncwarp();
-    // Lane 0: this warp's chunk of row `row` into buffer st (its mbarrier expects chunk_bytes).
+    // Lane 0: row `row` into buffer st (its mbarrier expects row_bytes).
     auto issue = [&](long long row, int st) {
         const unsigned bar = bars + 8 * st;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(chunk_bytes) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(row_bytes) : "memory");
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         rows_s + st * stage + v0 * 16),
-                     "l"(reinterpret_cast<const uint4*>(x + row * n) + v0), "r"(chunk_bytes), "r"(bar)
+                         mine_s + st * stage),
+                     "l"(x + row * n), "r"(row_bytes), "r"(bar)
                      : "memory");
     };
-    if (lane == 0 && chunk_bytes)
+    if (lane == 0)
 #pragma unroll
         for (int st = 0; st < KG_CEB_STAGES; ++st)
-            if (blockIdx.x + (long long)st * gridDim.x < m) issue(blockIdx.x + (long long)st * gridDim.x, st);
+            if (first + st * warps < m) issue(first + st * warps, st);
+    // The target of the warp's next row, loaded a row ahead (lane 0).
+    int t_next = lane == 0 && first < m ? tgt[first] : 0;
     unsigned phase = 0;  // bit st: the parity buffer st waits for next
-    int st = 0, par = 0;
-    for (long long row = blockIdx.x; row < m; row += gridDim.x) {
-        const int t = tgt[row];  // in flight while the chunk lands (one line, shared by the warp)
-        float mx = __int_as_float(0xff800000), s = 0.f;
-        const unsigned char* rowp = kg_ceb_buf + KG_CEB_BAR_BYTES + st * stage;
-        if (chunk_bytes) {
-            const unsigned bar = bars + 8 * st;
-            unsigned done = 0;
-            while (!done)
-                asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                             "selp.u32 %0, 1, 0, p;\n\t}"
-                             : "=r"(done)
-                             : "r"(bar), "r"((phase >> st) & 1u)
-                             : "memory");
-            const uint4* sr = reinterpret_cast<const uint4*>(rowp);
-            float m0 = mx, m1 = mx;
-            int v = v0 + lane;
-            for (; v + 32 < v1; v += 64) {
-                m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
-                m1 = fmaxf(m1, kg_ceb_max16<T>(sr[v + 32]));
-            }
-            if (v < v1) m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
-            mx = fmaxf(m0, m1);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-            const float mb = mx * KG_CEB_LOG2E;
-            float acc[V];
-#pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] = 0.f;
-            for (v = v0 + lane; v < v1; v += 32) {
-                float f[V];
-                kg_ceb_unpack<T, V>(sr[v], f);
-#pragma unroll
-                for (int j = 0; j < V; ++j) {
-                    // 16-bit inputs: one FFMA (its rounding is far below the input's own);
-                    // fp32: subtract first (exact near the max), then scale.
-                    const float a = sizeof(T) == 4 ? (f[j] - mx) * KG_CEB_LOG2E : fmaf(f[j], KG_CEB_LOG2E, -mb);
-                    acc[j] += (KG_CEB_POLY && (j & 1)) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < V; ++j) s += acc[j];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        }
-        if (lane == 0) {
-            red[par][0][warp] = mx;
-            red[par][1][warp] = s;
-            // The target's logit, from the warp whose chunk holds it.
-            if (t >= v0 * V && t < v1 * V) red[par][2][0] = kg_to_f<T>(reinterpret_cast<const T*>(rowp)[t]);
-        }
-        // This warp is done with its chunk of buffer st: order its reads (generic proxy) before
-        // the copy engine's writes, then refill it with the row KG_CEB_STAGES ahead.
-        __syncwarp();
+    int st = 0;
+    for (long long row = first; row < m; row += warps) {
+        const int t = t_next;
+        if (lane == 0 && row + warps < m) t_next = tgt[row + warps];
+        const unsigned bar = bars + 8 * st;
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                         "selp.u32 %0, 1, 0, p;\n\t}"
+                         : "=r"(done)
+                         : "r"(bar), "r"((phase >> st) & 1u)
+                         : "memory");
         phase ^= 1u << st;
-        if (lane == 0 && chunk_bytes && row + (long long)KG_CEB_STAGES * gridDim.x < m) {
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            issue(row + (long long)KG_CEB_STAGES * gridDim.x, st);
+        const uint4* sr = reinterpret_cast<const uint4*>(mine + st * stage);
+        float m0 = __int_as_float(0xff800000), m1 = m0;
+        int v = lane;
+        for (; v + 32 < nv; v += 64) {
+            m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
+            m1 = fmaxf(m1, kg_ceb_max16<T>(sr[v + 32]));
         }
-        __syncthreads();  // the warps' {max, sum} of this row are in red[par]
-        if (tid == 0) {
-            float big = red[par][0][0];
-            for (int w = 1; w < warps; ++w) big = fmaxf(big, red[par][0][w]);
-            float sum = 0.f;  // the warps' sums rescaled to the row max, added in a fixed order
-            for (int w = 0; w < warps; ++w) sum += red[par][1][w] * kg_ceb_ex2((red[par][0][w] - big) * KG_CEB_LOG2E);
-            const float l = big + logf(sum);
+        if (v < nv) m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
+        float mx = fmaxf(m0, m1);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        const float mb = mx * KG_CEB_LOG2E;
+        // 16-bit inputs: one FFMA (its rounding is far below the input's own); fp32: subtract
+        // first (exact near the max), then scale.
+        auto ex = [&](float f, int j) {
+            const float a = sizeof(T) == 4 ? (f - mx) * KG_CEB_LOG2E : fmaf(f, KG_CEB_LOG2E, -mb);
+            return (KG_CEB_POLY && (j & 3) == 3) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
+        };
+        // Two vectors per step: 2 V independent EX2 chains per thread.
+        float acc[2][V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[0][j] = acc[1][j] = 0.f;
+        for (v = lane; v + 32 < nv; v += 64) {
+            float f[V], g[V];
+            kg_ceb_unpack<T, V>(sr[v], f);
+            kg_ceb_unpack<T, V>(sr[v + 32], g);
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                acc[0][j] += ex(f[j], j);
+                acc[1][j] += ex(g[j], j);
+            }
+        }
+        if (v < nv) {
+            float f[V];
+            kg_ceb_unpack<T, V>(sr[v], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[0][j] += ex(f[j], j);
+        }
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < V; ++j) sum += acc[0][j] + acc[1][j];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0) {
+            const float l = mx + logf(sum);
             float out;
             if (t == KG_CEB_IGNORE_INDEX) out = 0.f;
             else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
-            else out = l - red[par][2][0];
+            else out = l - kg_to_f<T>(reinterpret_cast<const T*>(mine + st * stage)[t]);
             loss[row] = out;
             lse[row] = l;
         }
+        // Every lane is done with the buffer before the copy engine refills it (the generic
+        // proxy's reads ordered before the async proxy's writes).
+        __syncwarp();
+        if (lane == 0 && row + KG_CEB_STAGES * warps < m) {
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            issue(row + KG_CEB_STAGES * warps, st);
+        }
         st = st + 1 == KG_CEB_STAGES ? 0 : st + 1;
-        par ^= 1;
     }
 #else
     __trap();  // the host launches the _b cross-entropy only on sm_90 and newer
@@ -233,7 +231,7 @@ __device__ __forceinline__ void ce_fwd_block(const T* __restrict__ x, const int*
 #define KG_CEB(TN, T)                                                                              \
     extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_b(                  \
         const T* x, const int* tgt, float* loss, float* lse, int m, int n) {                       \
-        ce_fwd_block<T, 16 / sizeof(T)>(x, tgt, loss, lse, m, n);                                  \
+        ce_fwd_warp<T, 16 / sizeof(T)>(x, tgt, loss, lse, m, n);                                    \
     }
 
 KG_CEB(bf16, __nv_bfloat16)

@@ -356,15 +356,13 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         const bool pk = nw && lay.vec > 1;  // _p: the streamed kernel, same launch as old
         name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
-        if (reg && getenv("CEB_VPT")) {  // the block-per-row kernel (cross_entropy_bulk.cu), CEB_VPT vectors per thread
-            const int vpt = atoi(getenv("CEB_VPT")), nv = (int)(c.n * es / 16);
-            int th = (nv + vpt - 1) / vpt;
-            th = std::min(1024, std::max(32, (th + 31) / 32 * 32));
+        if (reg && getenv("CEB_WARPS")) {  // cross_entropy_bulk.cu's warp-per-row kernel, CEB_WARPS warps per block
+            const int th = 32 * std::max(1, std::min(32, atoi(getenv("CEB_WARPS"))));
             name = "kg_cross_entropy_" + tn + "_b";
             s.f = kfn(name);
             s.block = dim3(th, 1, 1);
-            s.smem = kg_ceb_smem_bytes((unsigned)(c.n * es));
-            s.grid = dim3(persistent_grid(s.f, th, s.smem, c.m, g_sms), 1, 1);
+            s.smem = kg_ceb_smem_bytes((unsigned)(c.n * es), th);
+            s.grid = dim3(persistent_grid(s.f, th, s.smem, (c.m + th / 32 - 1) / (th / 32), g_sms), 1, 1);
             per_sm = (int)((s.grid.x + g_sms - 1) / g_sms);
             lay.tpr = th, lay.rpb = 1;
         } else if (reg) {  // the bulk-staged kernel: persistent blocks of KG_CE_B_THREADS, a warp per row

@@ -148,9 +148,9 @@ pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
 /// 1024 vectors) is an error.
 pub const RMSNORM_BWD_ENV: &str = "KERNELGATE_RMSNORM_BWD";
 
-/// Environment variable choosing `cross_entropy`'s block-per-row kernel
-/// (`kernels/cross_entropy_bulk.cu`, `kg_cross_entropy_*_b`): `block` forces it, `off` never
-/// runs it, unset, empty or `auto` runs it where [`ceb_auto`] says. Forcing `block` where it
+/// Environment variable choosing `cross_entropy`'s second bulk-staged kernel
+/// (`kernels/cross_entropy_bulk.cu`, `kg_cross_entropy_*_b`): `bulk` forces it, `off` never
+/// runs it, unset, empty or `auto` runs it where [`ceb_auto`] says. Forcing `bulk` where it
 /// cannot run (below compute capability 9.0, rows that are not 16-byte multiples or longer than
 /// [`CEB_MAX_ROW_BYTES`]) is an error.
 pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
@@ -180,13 +180,13 @@ pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, Strin
     .map(|b| b.unwrap_or(Pick::Auto))
 }
 
-/// Parses a [`CE_FWD_ENV`] value: `block`, `auto` (also unset or empty) or `off`.
+/// Parses a [`CE_FWD_ENV`] value: `bulk`, `auto` (also unset or empty) or `off`.
 pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<Pick, String> {
     super::parse_choice(
         CE_FWD_ENV,
         value,
         &[
-            ("block", Pick::Force),
+            ("bulk", Pick::Force),
             ("auto", Pick::Auto),
             ("off", Pick::Off),
         ],
@@ -194,34 +194,28 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<Pick, String> {
     .map(|b| b.unwrap_or(Pick::Auto))
 }
 
-/// The module of the block-per-row cross-entropy forward ([`CE_FWD_ENV`]).
+/// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
 pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
-/// Row buffers per block of it (`KG_CEB_STAGES`).
+/// Row buffers per warp of it (`KG_CEB_STAGES`).
 pub const CEB_STAGES: usize = 2;
 /// Longest row (bytes) it stages (`KG_CEB_MAX_ROW_BYTES`).
 pub const CEB_MAX_ROW_BYTES: usize = 49_152;
-/// 16-byte vectors of the row per thread it is launched with (so threads per block = the row's
-/// vectors over this, rounded up to a warp).
-pub const CEB_VPT: usize = 4;
+/// Threads per block it is launched with: four warps, each on its own rows.
+pub const CEB_THREADS: u32 = 128;
 
-/// Dynamic shared memory of the block-per-row cross-entropy forward for rows of `row_bytes`
-/// (`kg_ceb_smem_bytes`): [`CEB_STAGES`] mbarriers for each of up to 32 warps (8 bytes each),
-/// then [`CEB_STAGES`] row buffers, each rounded up to 128 bytes.
-pub fn ceb_smem_bytes(row_bytes: usize) -> u32 {
-    (32 * CEB_STAGES * 8 + CEB_STAGES * row_bytes.div_ceil(128) * 128) as u32
+/// Dynamic shared memory of the second bulk-staged cross-entropy forward for rows of
+/// `row_bytes` in blocks of `threads` (`kg_ceb_smem_bytes`): [`CEB_STAGES`] mbarriers for each
+/// of up to 32 warps (8 bytes each), then [`CEB_STAGES`] row buffers per warp, each rounded up to
+/// 128 bytes.
+pub fn ceb_smem_bytes(row_bytes: usize, threads: u32) -> u32 {
+    let warps = threads as usize / 32;
+    (32 * CEB_STAGES * 8 + warps * CEB_STAGES * row_bytes.div_ceil(128) * 128) as u32
 }
 
-/// Threads per block of the block-per-row cross-entropy forward for rows of `n` elements of
-/// `elem` bytes: the row's 16-byte vectors over [`CEB_VPT`], rounded up to a warp, at least one
-/// warp; `None` where it cannot run (rows that are not 16-byte multiples or longer than
-/// [`CEB_MAX_ROW_BYTES`]).
-pub fn ceb_threads(n: usize, elem: usize) -> Option<u32> {
-    let bytes = n * elem;
-    if n == 0 || !bytes.is_multiple_of(16) || bytes > CEB_MAX_ROW_BYTES {
-        return None;
-    }
-    let t = (bytes / 16).div_ceil(CEB_VPT).div_ceil(32) * 32;
-    Some(t.clamp(32, 1024) as u32)
+/// Whether the second bulk-staged cross-entropy forward takes rows of `n` elements of `elem`
+/// bytes: 16-byte multiples (as the bulk copy needs) of at most [`CEB_MAX_ROW_BYTES`].
+pub fn ceb_applies(n: usize, elem: usize) -> bool {
+    n > 0 && (n * elem).is_multiple_of(16) && n * elem <= CEB_MAX_ROW_BYTES
 }
 
 /// Where `auto` runs the block-per-row cross-entropy forward. Not yet measured (written in
@@ -536,7 +530,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     };
     let ceb_threads_pick = if kind == "cross_entropy" {
         let pick = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
-        let t = ceb_threads(n, dt.size());
+        let t = ceb_applies(n, dt.size()).then_some(CEB_THREADS);
         own_kernel(
             case,
             gpu,
@@ -737,16 +731,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             }
         }
         "cross_entropy" if ceb_threads_pick.is_some() => {
-            // The block-per-row kernel: a block per row at a time on a persistent grid.
-            let threads = ceb_threads_pick.unwrap_or(32);
+            // The second bulk-staged kernel: a warp per row, persistent blocks.
+            let threads = ceb_threads_pick.unwrap_or(CEB_THREADS);
             let name = format!("kg_cross_entropy_{tn}_b");
-            let smem = ceb_smem_bytes(n * dt.size());
+            let smem = ceb_smem_bytes(n * dt.size(), threads);
             let f = gpu.module(CEB_FILE)?.function(&name)?;
             gpu.set_max_dynamic_smem(f, smem)?;
             let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
-            let blocks = m.min(sms as usize * per_sm).max(1);
+            let warps = threads as usize / 32;
+            let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
             scheme = format!(
-                "bulk-staged, a block per row: each warp copies its chunk of the row to shared memory by cp.async.bulk, {CEB_STAGES} rows ahead, and reduces it as it lands (max then sum, FFMA+EX2), 1 barrier per row to combine the warps, persistent {blocks} blocks ({per_sm}/SM)"
+                "bulk-staged: whole rows copied to shared memory by cp.async.bulk, {CEB_STAGES} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2, two vectors per step), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)"
             );
             let dims = Dims {
                 grid: (blocks as u32, 1, 1),
@@ -1150,26 +1145,16 @@ mod tests {
     }
 
     #[test]
-    fn the_block_cross_entropy_takes_vectorised_rows_up_to_its_longest() {
-        // bf16 rows: N / 8 vectors, CEB_VPT per thread, rounded up to a warp.
-        assert_eq!(ceb_threads(3072, 2), Some(96));
-        assert_eq!(ceb_threads(6144, 2), Some(192));
-        assert_eq!(ceb_threads(8, 2), Some(32), "at least a warp");
-        assert_eq!(ceb_threads(24_576, 2), Some(768));
-        assert_eq!(ceb_threads(24_584, 2), None, "over CEB_MAX_ROW_BYTES");
-        assert_eq!(ceb_threads(1001, 2), None, "not a 16-byte multiple");
-        assert_eq!(ceb_threads(0, 4), None);
-        for n in (8..=24_576).step_by(8) {
-            let t = ceb_threads(n, 2).unwrap() as usize;
-            assert!(
-                t.is_multiple_of(32) && t <= 1024 && t * CEB_VPT >= n / 8,
-                "{n}"
-            );
-        }
-        assert_eq!(ceb_smem_bytes(6144), 512 + 2 * 6144);
-        assert_eq!(ceb_smem_bytes(2000), 512 + 2 * 2048);
-        // The row buffers of the longest row fit the 227 KB a block may have.
-        assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES) <= 227 * 1024);
+    fn the_second_bulk_cross_entropy_takes_vectorised_rows_up_to_its_longest() {
+        assert!(ceb_applies(3072, 2) && ceb_applies(24_576, 2) && ceb_applies(8, 2));
+        assert!(!ceb_applies(24_584, 2), "over CEB_MAX_ROW_BYTES");
+        assert!(!ceb_applies(1001, 2), "not a 16-byte multiple");
+        assert!(!ceb_applies(0, 4));
+        assert_eq!(ceb_smem_bytes(6144, 128), 512 + 4 * 2 * 6144);
+        assert_eq!(ceb_smem_bytes(2000, 128), 512 + 4 * 2 * 2048);
+        // Two buffers of the longest row fit the 227 KB a block of one warp may have.
+        assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES, 32) <= 227 * 1024);
+        assert_eq!(parse_ce_fwd(Some(" bulk ")), Ok(Pick::Force));
     }
 
     #[test]
@@ -1203,9 +1188,8 @@ mod tests {
         assert_eq!(parse_rmsnorm_bwd(Some("off")), Ok(Pick::Off));
         assert_eq!(parse_rmsnorm_bwd(Some("bulk")), Ok(Pick::Force));
         assert_eq!(parse_ce_fwd(None), Ok(Pick::Auto));
-        assert_eq!(parse_ce_fwd(Some(" block ")), Ok(Pick::Force));
         assert_eq!(parse_ce_fwd(Some("off")), Ok(Pick::Off));
-        assert!(parse_ce_fwd(Some("bulk"))
+        assert!(parse_ce_fwd(Some("block"))
             .unwrap_err()
             .contains("KERNELGATE_CE_FWD"));
         let e = parse_rmsnorm_bwd(Some("fast")).unwrap_err();
