@@ -1,49 +1,46 @@
-// kernelgate cross-entropy forward with a block per row, rows staged by the bulk-copy engine
-// (sm_90+; suffix _b). Written in session 12 for issue 13's short grids on the H200, where the
-// warp-per-row kernel of rows_p.cu (kg_cross_entropy_*_r) reached only 0.60-0.77 of copy
-// bandwidth (4096 x 3072, 4096 x 6144, 16384 x 3072) against a read-only ceiling of 0.87-0.95:
-// with a warp per row, the rows that land last are each reduced by one warp alone (3072 EX2 per
-// warp, one after the other for a warp's two rows), and the target of a row was loaded from
-// global memory only after its row was reduced, so its latency was paid once per row.
+// kernelgate cross-entropy forward, rows staged by the bulk-copy engine (sm_90+; suffix _b, and
+// _bp with a quarter of the exponentials on the FMA pipe). Written in session 12 for issue 13's
+// short grids on the H200, where rows_p.cu's bulk-staged kernel (kg_cross_entropy_*_r: four
+// warps a block, two row buffers a warp, fixed at compile time) reaches 0.60-0.79 of copy
+// bandwidth (4096 x 3072, 4096 x 6144, 16384 x 3072) against a read-only ceiling of 0.87-0.93.
+// Nsight Compute on an H100 (4096 x 3072): 25% occupancy (shared memory), 0.46 eligible warps
+// per scheduler, most stalls waiting for data. This kernel takes the warps per block and the
+// row buffers per warp at launch, so the host can trade buffers for warps per shape.
 // Its own module (no header of its own), so no other module's hash, and no baseline, moves.
 //
-// The scheme (a persistent grid; one block works on one row at a time):
-//  * each warp owns a contiguous chunk of every row (the row's 16-byte vectors split evenly over
-//    the warps): its lane 0 asks the copy engine for the chunk of the block's next rows (one
-//    cp.async.bulk per chunk, completion counted in bytes on the warp's own mbarrier for that
-//    buffer), KG_CEB_STAGES rows ahead, and refills a buffer as soon as its warp is done with it;
-//  * every thread loads the row's target before it waits, so that load hides under the wait;
-//  * a warp reduces its chunk as soon as the chunk lands, whatever the rest of the row does: the
-//    chunk max (packed 16-bit maxima, a butterfly), then the sum of exp(x - chunk max) (FFMA +
-//    EX2, a butterfly); lane 0 writes {max, sum} to a slot per warp (two sets, by row parity),
-//    and the warp whose chunk holds the target writes its logit;
-//  * one barrier per row; thread 0 rescales the warps' sums to the row max (one EX2 per warp)
-//    and adds them in a fixed order (deterministic), then writes loss and lse (ignore_index -100
-//    gives loss 0, a target outside [0, n) gives NaN).
-// KG_CEB_POLY=1 (a build option, for the bench): every other exponential on the FMA pipe (a
-// degree-5 polynomial of 2^f on [-0.5, 0.5], relative error below 3e-6 and an exponent add), the other half on MUFU.EX2.
-// Launch (src/backend/cuda/norms.rs, ceb_threads/ceb_smem_bytes): rows of n elements with
-// n * sizeof(T) a multiple of 16 and at most KG_CEB_MAX_ROW_BYTES; blockDim.x a multiple of 32,
-// at most 1024; dynamic shared memory kg_ceb_smem_bytes(n * sizeof(T)); grid = as many blocks as
-// fit at once, at most m.
+// The scheme (a persistent grid; a warp works on one row at a time):
+//  * lane 0 asks the copy engine for the warp's next rows (one cp.async.bulk per row,
+//    completion counted in bytes on the buffer's mbarrier), `stages` rows ahead, and loads the
+//    target of the warp's next row a row ahead;
+//  * the row max (packed 16-bit maxima, two chains, a butterfly), then the sum of exp(x - max)
+//    (FFMA + EX2, V independent chains a thread, a butterfly);
+//  * lane 0 writes loss and lse (the target's logit read from the staged row; ignore_index -100
+//    gives loss 0, a target outside [0, n) gives NaN); the warp syncs and lane 0 refills the
+//    buffer (fence.proxy.async orders the lanes' reads before the copy engine's writes).
+// _bp: every fourth exponential by a degree-5 polynomial of 2^f on [-0.5, 0.5] (relative error
+// below 3e-6) and an exponent add, on the FMA pipe, to take load off MUFU.
+// Launch (src/backend/cuda/norms.rs, CeConfig): rows of n elements with n * sizeof(T) a multiple
+// of 16 and at most KG_CEB_MAX_ROW_BYTES; blockDim.x a multiple of 32 (at most 1024); `stages`
+// in 1..=KG_CEB_MAX_STAGES; dynamic shared memory kg_ceb_smem_bytes(n * sizeof(T), blockDim.x,
+// stages); grid = as many blocks as fit at once, at most the rows over the warps per block.
 #include "rowops.cuh"
 
-#ifndef KG_CEB_STAGES
-#define KG_CEB_STAGES 2
-#endif
-#ifndef KG_CEB_POLY
-#define KG_CEB_POLY 0
+#define KG_CEB_MAX_STAGES 4
+// Vectors per exp step (KG_CEB_UNROLL = 2: two, 2 V independent EX2 chains a thread); a build
+// option for the bench.
+#ifndef KG_CEB_UNROLL
+#define KG_CEB_UNROLL 1
 #endif
 #define KG_CEB_MAX_ROW_BYTES 49152
 #define KG_CEB_IGNORE_INDEX (-100)
 #define KG_CEB_LOG2E 1.4426950408889634f
 
 __host__ __device__ constexpr unsigned kg_ceb_stage_bytes(unsigned row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
-// Bytes of mbarriers at the start of the dynamic shared memory: KG_CEB_STAGES per warp.
-#define KG_CEB_BAR_BYTES (32 * KG_CEB_STAGES * 8)
-// The mbarriers, then KG_CEB_STAGES row buffers per warp.
-__host__ __device__ constexpr unsigned kg_ceb_smem_bytes(unsigned row_bytes, int threads) {
-    return KG_CEB_BAR_BYTES + (unsigned)(threads / 32) * KG_CEB_STAGES * kg_ceb_stage_bytes(row_bytes);
+// Bytes of mbarriers at the start of the dynamic shared memory: KG_CEB_MAX_STAGES per warp.
+#define KG_CEB_BAR_BYTES (32 * KG_CEB_MAX_STAGES * 8)
+// The mbarriers, then `stages` row buffers per warp.
+__host__ __device__ constexpr unsigned kg_ceb_smem_bytes(unsigned row_bytes, int threads, int stages) {
+    return KG_CEB_BAR_BYTES + (unsigned)(threads / 32) * (unsigned)stages * kg_ceb_stage_bytes(row_bytes);
 }
 
 // 2^x on MUFU.EX2 (ex2.approx.ftz: about 2 ulp; results below 2^-126 flush to 0).
@@ -112,23 +109,24 @@ template <> __device__ __forceinline__ void kg_ceb_unpack<__half, 8>(const uint4
     }
 }
 
-template <typename T, int V>
+template <typename T, int V, bool POLY>
 __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* __restrict__ tgt,
-                                            float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
+                                            float* __restrict__ loss, float* __restrict__ lse, int m, int n,
+                                            int stages) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char kg_ceb_buf[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
     const int nv = n / V;
     const unsigned row_bytes = (unsigned)n * (unsigned)sizeof(T);
     const unsigned stage = kg_ceb_stage_bytes(row_bytes);
-    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + (unsigned)(warp * KG_CEB_STAGES * 8);
-    unsigned char* mine = kg_ceb_buf + KG_CEB_BAR_BYTES + (size_t)warp * KG_CEB_STAGES * stage;
+    if (stages < 1 || stages > KG_CEB_MAX_STAGES) __trap();  // a launch the host must never make
+    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + (unsigned)(warp * KG_CEB_MAX_STAGES * 8);
+    unsigned char* mine = kg_ceb_buf + KG_CEB_BAR_BYTES + (size_t)warp * stages * stage;
     const unsigned mine_s = (unsigned)__cvta_generic_to_shared(mine);
     const long long warps = (long long)gridDim.x * wpb;
     const long long first = (long long)blockIdx.x * wpb + warp;
     if (lane == 0) {
-#pragma unroll
-        for (int st = 0; st < KG_CEB_STAGES; ++st)
+        for (int st = 0; st < stages; ++st)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     }
@@ -143,8 +141,7 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
                      : "memory");
     };
     if (lane == 0)
-#pragma unroll
-        for (int st = 0; st < KG_CEB_STAGES; ++st)
+        for (int st = 0; st < stages; ++st)
             if (first + st * warps < m) issue(first + st * warps, st);
     // The target of the warp's next row, loaded a row ahead (lane 0).
     int t_next = lane == 0 && first < m ? tgt[first] : 0;
@@ -178,23 +175,25 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
         // first (exact near the max), then scale.
         auto ex = [&](float f, int j) {
             const float a = sizeof(T) == 4 ? (f - mx) * KG_CEB_LOG2E : fmaf(f, KG_CEB_LOG2E, -mb);
-            return (KG_CEB_POLY && (j & 3) == 3) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
+            return (POLY && (j & 3) == 3) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
         };
-        // Two vectors per step: 2 V independent EX2 chains per thread.
         float acc[2][V];
 #pragma unroll
         for (int j = 0; j < V; ++j) acc[0][j] = acc[1][j] = 0.f;
-        for (v = lane; v + 32 < nv; v += 64) {
-            float f[V], g[V];
-            kg_ceb_unpack<T, V>(sr[v], f);
-            kg_ceb_unpack<T, V>(sr[v + 32], g);
+        v = lane;
+        if (KG_CEB_UNROLL == 2) {
+            for (; v + 32 < nv; v += 64) {
+                float f[V], g[V];
+                kg_ceb_unpack<T, V>(sr[v], f);
+                kg_ceb_unpack<T, V>(sr[v + 32], g);
 #pragma unroll
-            for (int j = 0; j < V; ++j) {
-                acc[0][j] += ex(f[j], j);
-                acc[1][j] += ex(g[j], j);
+                for (int j = 0; j < V; ++j) {
+                    acc[0][j] += ex(f[j], j);
+                    acc[1][j] += ex(g[j], j);
+                }
             }
         }
-        if (v < nv) {
+        for (; v < nv; v += 32) {
             float f[V];
             kg_ceb_unpack<T, V>(sr[v], f);
 #pragma unroll
@@ -217,11 +216,11 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
         // Every lane is done with the buffer before the copy engine refills it (the generic
         // proxy's reads ordered before the async proxy's writes).
         __syncwarp();
-        if (lane == 0 && row + KG_CEB_STAGES * warps < m) {
+        if (lane == 0 && row + stages * warps < m) {
             asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            issue(row + KG_CEB_STAGES * warps, st);
+            issue(row + stages * warps, st);
         }
-        st = st + 1 == KG_CEB_STAGES ? 0 : st + 1;
+        st = st + 1 == stages ? 0 : st + 1;
     }
 #else
     __trap();  // the host launches the _b cross-entropy only on sm_90 and newer
@@ -230,8 +229,12 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
 
 #define KG_CEB(TN, T)                                                                              \
     extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_b(                  \
-        const T* x, const int* tgt, float* loss, float* lse, int m, int n) {                       \
-        ce_fwd_warp<T, 16 / sizeof(T)>(x, tgt, loss, lse, m, n);                                    \
+        const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages) {           \
+        ce_fwd_warp<T, 16 / sizeof(T), false>(x, tgt, loss, lse, m, n, stages);                    \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_bp(                 \
+        const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages) {           \
+        ce_fwd_warp<T, 16 / sizeof(T), true>(x, tgt, loss, lse, m, n, stages);                     \
     }
 
 KG_CEB(bf16, __nv_bfloat16)

@@ -143,6 +143,7 @@ static std::map<std::string, const void*> g_k;
     REG(kg_cross_entropy_##TN##_p);                                                                    \
     REG(kg_cross_entropy_##TN##_r);                                                                    \
     REG(kg_cross_entropy_##TN##_b);                                                                    \
+    REG(kg_cross_entropy_##TN##_bp);                                                                   \
     REG(kg_cross_entropy_bwd_##TN##_v);                                                                \
     REG(kg_cross_entropy_bwd_##TN##_s);                                                                \
     REG(kg_cross_entropy_bwd_##TN##_p);                                                                \
@@ -356,15 +357,20 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         const bool pk = nw && lay.vec > 1;  // _p: the streamed kernel, same launch as old
         name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
-        if (reg && getenv("CEB_WARPS")) {  // cross_entropy_bulk.cu's warp-per-row kernel, CEB_WARPS warps per block
+        if (reg && getenv("CEB_WARPS")) {  // cross_entropy_bulk.cu: CEB_WARPS warps a block, CEB_STAGES buffers a warp, CEB_POLY=1 _bp
             const int th = 32 * std::max(1, std::min(32, atoi(getenv("CEB_WARPS"))));
-            name = "kg_cross_entropy_" + tn + "_b";
+            const int st = getenv("CEB_STAGES") ? std::max(1, std::min(KG_CEB_MAX_STAGES, atoi(getenv("CEB_STAGES")))) : 2;
+            const bool poly = getenv("CEB_POLY") && atoi(getenv("CEB_POLY")) == 1;
+            name = "kg_cross_entropy_" + tn + (poly ? "_bp" : "_b");
             s.f = kfn(name);
             s.block = dim3(th, 1, 1);
-            s.smem = kg_ceb_smem_bytes((unsigned)(c.n * es), th);
+            s.smem = kg_ceb_smem_bytes((unsigned)(c.n * es), th, st);
             s.grid = dim3(persistent_grid(s.f, th, s.smem, (c.m + th / 32 - 1) / (th / 32), g_sms), 1, 1);
             per_sm = (int)((s.grid.x + g_sms - 1) / g_sms);
             lay.tpr = th, lay.rpb = 1;
+            s.arg(t.in[0]), s.arg((void*)t.tgt), s.arg(t.out[0]), s.arg(t.out[1]), s.arg(mi), s.arg(ni), s.arg(st);
+            name += fmt(" S%d", st);
+            break;
         } else if (reg) {  // the bulk-staged kernel: persistent blocks of KG_CE_B_THREADS, a warp per row
             s.block = dim3(KG_CE_B_THREADS, 1, 1);
             s.smem = kg_ce_b_smem_bytes((unsigned)(c.n * es), KG_CE_B_THREADS);

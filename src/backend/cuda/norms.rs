@@ -180,36 +180,85 @@ pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, Strin
     .map(|b| b.unwrap_or(Pick::Auto))
 }
 
-/// Parses a [`CE_FWD_ENV`] value: `bulk`, `auto` (also unset or empty) or `off`.
-pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<Pick, String> {
-    super::parse_choice(
-        CE_FWD_ENV,
-        value,
-        &[
-            ("bulk", Pick::Force),
-            ("auto", Pick::Auto),
-            ("off", Pick::Off),
-        ],
-    )
-    .map(|b| b.unwrap_or(Pick::Auto))
+/// What [`CE_FWD_ENV`] asks of the cross-entropy forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CeFwd {
+    /// The per-shape rule ([`ceb_auto`]).
+    Auto,
+    /// Never the second bulk-staged kernel.
+    Off,
+    /// The second bulk-staged kernel with this launch wherever it can run.
+    Force(CeConfig),
+}
+
+/// Parses a [`CE_FWD_ENV`] value: `auto` (also unset or empty), `off`, `bulk` (the kernel with
+/// [`CEB_DEFAULT`]) or `bulk:W:S` / `bulk:W:S:poly` (W warps a block, 1–32; S row buffers a
+/// warp, 1–[`CEB_MAX_STAGES`]; `poly`: the `_bp` kernel).
+pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
+    let v = value.map(str::trim).unwrap_or("");
+    match v {
+        "" | "auto" => return Ok(CeFwd::Auto),
+        "off" => return Ok(CeFwd::Off),
+        "bulk" => return Ok(CeFwd::Force(CEB_DEFAULT)),
+        _ => {}
+    }
+    let bad = || {
+        format!(
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `bulk` or `bulk:W:S[:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES})"
+        )
+    };
+    let parts: Vec<&str> = v.split(':').collect();
+    if parts.len() < 3 || parts.len() > 4 || parts[0] != "bulk" {
+        return Err(bad());
+    }
+    let warps: u32 = parts[1].parse().map_err(|_| bad())?;
+    let stages: u32 = parts[2].parse().map_err(|_| bad())?;
+    let poly = match parts.get(3) {
+        None => false,
+        Some(&"poly") => true,
+        Some(_) => return Err(bad()),
+    };
+    if !(1..=32).contains(&warps) || !(1..=CEB_MAX_STAGES).contains(&stages) {
+        return Err(bad());
+    }
+    Ok(CeFwd::Force(CeConfig {
+        warps,
+        stages,
+        poly,
+    }))
 }
 
 /// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
 pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
-/// Row buffers per warp of it (`KG_CEB_STAGES`).
-pub const CEB_STAGES: usize = 2;
+/// Most row buffers per warp it takes (`KG_CEB_MAX_STAGES`).
+pub const CEB_MAX_STAGES: u32 = 4;
 /// Longest row (bytes) it stages (`KG_CEB_MAX_ROW_BYTES`).
 pub const CEB_MAX_ROW_BYTES: usize = 49_152;
-/// Threads per block it is launched with: four warps, each on its own rows.
-pub const CEB_THREADS: u32 = 128;
+
+/// A launch of the second bulk-staged cross-entropy forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CeConfig {
+    /// Warps per block (each on its own rows).
+    pub warps: u32,
+    /// Row buffers per warp (rows in flight per warp).
+    pub stages: u32,
+    /// A quarter of the exponentials on the FMA pipe (`kg_cross_entropy_*_bp`).
+    pub poly: bool,
+}
+
+/// The launch `bulk` forces: four warps a block, two row buffers a warp (rows_p.cu's `_r`).
+pub const CEB_DEFAULT: CeConfig = CeConfig {
+    warps: 4,
+    stages: 2,
+    poly: false,
+};
 
 /// Dynamic shared memory of the second bulk-staged cross-entropy forward for rows of
-/// `row_bytes` in blocks of `threads` (`kg_ceb_smem_bytes`): [`CEB_STAGES`] mbarriers for each
-/// of up to 32 warps (8 bytes each), then [`CEB_STAGES`] row buffers per warp, each rounded up to
-/// 128 bytes.
-pub fn ceb_smem_bytes(row_bytes: usize, threads: u32) -> u32 {
-    let warps = threads as usize / 32;
-    (32 * CEB_STAGES * 8 + warps * CEB_STAGES * row_bytes.div_ceil(128) * 128) as u32
+/// `row_bytes` under `cfg` (`kg_ceb_smem_bytes`): [`CEB_MAX_STAGES`] mbarriers for each of up to
+/// 32 warps (8 bytes each), then `cfg.stages` row buffers per warp, each rounded up to 128 bytes.
+pub fn ceb_smem_bytes(row_bytes: usize, cfg: CeConfig) -> u32 {
+    (32 * CEB_MAX_STAGES as usize * 8
+        + (cfg.warps * cfg.stages) as usize * row_bytes.div_ceil(128) * 128) as u32
 }
 
 /// Whether the second bulk-staged cross-entropy forward takes rows of `n` elements of `elem`
@@ -218,10 +267,10 @@ pub fn ceb_applies(n: usize, elem: usize) -> bool {
     n > 0 && (n * elem).is_multiple_of(16) && n * elem <= CEB_MAX_ROW_BYTES
 }
 
-/// Where `auto` runs the block-per-row cross-entropy forward. Not yet measured (written in
-/// session 12): nowhere until it is.
-pub fn ceb_auto(_m: usize, _row_bytes: usize) -> bool {
-    false
+/// Where `auto` runs the second bulk-staged cross-entropy forward, and with which launch. Not
+/// yet measured on an H200 (written in session 12): nowhere until it is.
+pub fn ceb_auto(_m: usize, _row_bytes: usize) -> Option<CeConfig> {
+    None
 }
 
 /// Where `auto` runs the bulk-staged rmsnorm_bwd (given that it can run there): rows of 8–16 KB,
@@ -528,18 +577,19 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     } else {
         None
     };
-    let ceb_threads_pick = if kind == "cross_entropy" {
-        let pick = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
-        let t = ceb_applies(n, dt.size()).then_some(CEB_THREADS);
-        own_kernel(
-            case,
-            gpu,
-            pick,
-            CE_FWD_ENV,
-            CEB_FILE,
-            t,
-            ceb_auto(m, row_bytes),
-        )?
+    let ce_cfg = if kind == "cross_entropy" {
+        let auto_cfg = ceb_auto(m, row_bytes);
+        let (pick, cfg, auto) = match super::from_env(case, CE_FWD_ENV, parse_ce_fwd)? {
+            CeFwd::Off => (Pick::Off, CEB_DEFAULT, false),
+            CeFwd::Auto => (
+                Pick::Auto,
+                auto_cfg.unwrap_or(CEB_DEFAULT),
+                auto_cfg.is_some(),
+            ),
+            CeFwd::Force(c) => (Pick::Force, c, false),
+        };
+        let can = ceb_applies(n, dt.size()).then_some(cfg);
+        own_kernel(case, gpu, pick, CE_FWD_ENV, CEB_FILE, can, auto)?
     } else {
         None
     };
@@ -730,18 +780,33 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 "norms.cu"
             }
         }
-        "cross_entropy" if ceb_threads_pick.is_some() => {
+        "cross_entropy" if ce_cfg.is_some() => {
             // The second bulk-staged kernel: a warp per row, persistent blocks.
-            let threads = ceb_threads_pick.unwrap_or(CEB_THREADS);
-            let name = format!("kg_cross_entropy_{tn}_b");
-            let smem = ceb_smem_bytes(n * dt.size(), threads);
+            let cfg = ce_cfg.unwrap_or(CEB_DEFAULT);
+            let threads = cfg.warps * 32;
+            let name = format!(
+                "kg_cross_entropy_{tn}_{}",
+                if cfg.poly { "bp" } else { "b" }
+            );
+            let smem = ceb_smem_bytes(n * dt.size(), cfg);
             let f = gpu.module(CEB_FILE)?.function(&name)?;
             gpu.set_max_dynamic_smem(f, smem)?;
             let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
-            let warps = threads as usize / 32;
+            if per_sm == 0 {
+                return Err(Error::Case {
+                    case: case.name(),
+                    message: format!(
+                        "{CE_FWD_ENV}: {cfg:?} needs {smem} bytes of shared memory a block for rows of {} bytes: no block fits an SM",
+                        n * dt.size()
+                    ),
+                });
+            }
+            let warps = cfg.warps as usize;
             let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
             scheme = format!(
-                "bulk-staged: whole rows copied to shared memory by cp.async.bulk, {CEB_STAGES} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2, two vectors per step), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)"
+                "bulk-staged: whole rows copied to shared memory by cp.async.bulk, {} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2{}), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)",
+                cfg.stages,
+                if cfg.poly { ", a quarter by polynomial on the FMA pipe" } else { "" }
             );
             let dims = Dims {
                 grid: (blocks as u32, 1, 1),
@@ -755,6 +820,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 KernelArg::Ptr(o[1]),
                 KernelArg::I32(mi),
                 KernelArg::I32(ni),
+                KernelArg::I32(cfg.stages as i32),
             ];
             steps.push((name, dims, args));
             CEB_FILE
@@ -886,21 +952,22 @@ fn has_bulk_copy(gpu: &Gpu) -> bool {
     major.and_then(|x| x.parse::<u32>().ok()) >= Some(9)
 }
 
-/// The block size of a kernel of its own module (`file`, staged by the bulk-copy engine) where
-/// `pick` of variable `var` runs it, else `None` (the [`rows_variant`] kernels). `threads` is its
-/// block for the case (`None` where the row does not suit it); `auto` its per-shape rule. It
+/// The launch (block size, or configuration) of a kernel of its own module (`file`, staged by the
+/// bulk-copy engine) where `pick` of variable `var` runs it, else `None` (the [`rows_variant`]
+/// kernels). `threads` is its launch for the case (`None` where the row does not suit it);
+/// `auto` its per-shape rule. It
 /// runs only on compute capability 9.0+ and with a kernel set that has `file` (a
 /// `KERNELGATE_BASE` revision from before it runs the other kernels); forcing it elsewhere is an
 /// error of the case.
-fn own_kernel(
+fn own_kernel<T: Copy>(
     case: &Case,
     gpu: &Gpu,
     pick: Pick,
     var: &str,
     file: &str,
-    threads: Option<u32>,
+    threads: Option<T>,
     auto: bool,
-) -> Result<Option<u32>> {
+) -> Result<Option<T>> {
     let present = gpu.kernel_set.dir.join(file).is_file();
     let runs = threads.filter(|_| has_bulk_copy(gpu) && present);
     match pick {
@@ -1150,11 +1217,41 @@ mod tests {
         assert!(!ceb_applies(24_584, 2), "over CEB_MAX_ROW_BYTES");
         assert!(!ceb_applies(1001, 2), "not a 16-byte multiple");
         assert!(!ceb_applies(0, 4));
-        assert_eq!(ceb_smem_bytes(6144, 128), 512 + 4 * 2 * 6144);
-        assert_eq!(ceb_smem_bytes(2000, 128), 512 + 4 * 2 * 2048);
-        // Two buffers of the longest row fit the 227 KB a block of one warp may have.
-        assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES, 32) <= 227 * 1024);
-        assert_eq!(parse_ce_fwd(Some(" bulk ")), Ok(Pick::Force));
+        assert_eq!(ceb_smem_bytes(6144, CEB_DEFAULT), 1024 + 4 * 2 * 6144);
+        let one = CeConfig {
+            warps: 1,
+            stages: 1,
+            poly: false,
+        };
+        assert_eq!(ceb_smem_bytes(2000, one), 1024 + 2048);
+        // One buffer of the longest row fits the 227 KB a block may have.
+        assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES, one) <= 227 * 1024);
+        assert_eq!(parse_ce_fwd(Some(" bulk ")), Ok(CeFwd::Force(CEB_DEFAULT)));
+        assert_eq!(parse_ce_fwd(None), Ok(CeFwd::Auto));
+        assert_eq!(parse_ce_fwd(Some("off")), Ok(CeFwd::Off));
+        let c = |warps, stages, poly| {
+            Ok(CeFwd::Force(CeConfig {
+                warps,
+                stages,
+                poly,
+            }))
+        };
+        assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, false));
+        assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, true));
+        for bad in [
+            "bulk:0:1",
+            "bulk:4:5",
+            "bulk:4",
+            "bulk:4:2:fast",
+            "bulk:x:2",
+            "block",
+        ] {
+            let e = parse_ce_fwd(Some(bad)).unwrap_err();
+            assert!(
+                e.contains(CE_FWD_ENV) && e.contains("bulk:W:S"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]
@@ -1187,11 +1284,6 @@ mod tests {
         assert_eq!(parse_rmsnorm_bwd(Some("auto")), Ok(Pick::Auto));
         assert_eq!(parse_rmsnorm_bwd(Some("off")), Ok(Pick::Off));
         assert_eq!(parse_rmsnorm_bwd(Some("bulk")), Ok(Pick::Force));
-        assert_eq!(parse_ce_fwd(None), Ok(Pick::Auto));
-        assert_eq!(parse_ce_fwd(Some("off")), Ok(Pick::Off));
-        assert!(parse_ce_fwd(Some("block"))
-            .unwrap_err()
-            .contains("KERNELGATE_CE_FWD"));
         let e = parse_rmsnorm_bwd(Some("fast")).unwrap_err();
         assert!(e.contains(RMSNORM_BWD_ENV) && e.contains("`bulk`"), "{e}");
     }
