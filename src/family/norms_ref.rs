@@ -74,7 +74,7 @@ pub fn softmax_bwd(y: &[f64], dy: &[f64]) -> Vec<f64> {
     y.iter().zip(dy).map(|(a, b)| a * (b - d)).collect()
 }
 
-/// Cross-entropy of one row: (loss, logsumexp). loss = logsumexp(x) − x[t], or 0 when
+/// Cross-entropy of one row: (loss, logsumexp). loss = logsumexp(x) − x\[t\], or 0 when
 /// `t == IGNORE_INDEX`. A target out of range gives NaN (the kernels do the same).
 pub fn cross_entropy(x: &[f64], t: i32) -> (f64, f64) {
     let l = logsumexp(x);

@@ -25,6 +25,14 @@
 //! (Until session 11 the `_r` name was the streamed `_p` kernel with `L2::evict_first` loads,
 //! which measured the same as `_p`.)
 //!
+//! Kernels of their own modules (sm_90 bulk copies; each module's hash is its own, so changing
+//! one restarts only its cases' baselines): `rmsnorm_bwd`'s bulk-staged kernel
+//! (`kernels/rmsnorm_bwd_bulk.cu`, `_b`; the default on rows of 8–16 KB, [`rb_auto`],
+//! [`RMSNORM_BWD_ENV`]) and a second bulk-staged cross-entropy forward
+//! (`kernels/cross_entropy_bulk.cu`, `_b`/`_bp`: warps per block and row buffers per warp at
+//! launch, [`CeConfig`]; opt-in through [`CE_FWD_ENV`] until an H200 measures it faster,
+//! [`ceb_auto`]).
+//!
 //! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default per [`rows_variant`],
 //! everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
 //! `softmax_bwd`, `cross_entropy_bwd`, `layernorm` and `rmsnorm_bwd` on vectorised rows of at most
