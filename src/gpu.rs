@@ -696,8 +696,34 @@ impl Gpu {
         Ok(n.max(1) as u32)
     }
 
-    /// Raises a function's dynamic shared memory limit.
+    /// Raises a function's dynamic shared memory limit. A request beyond what a block may have
+    /// on this GPU (the opt-in limit, less the function's static shared memory) is refused with
+    /// both numbers, before the driver refuses it with only "invalid argument".
     pub fn set_max_dynamic_smem(&self, f: Func, bytes: u32) -> Result<()> {
+        let optin = attr(
+            &self.ctx,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?;
+        let mut stat: std::ffi::c_int = 0;
+        // SAFETY: f is a loaded function of this context; `stat` outlives the call.
+        unsafe {
+            sys::cuFuncGetAttribute(
+                &mut stat,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                f.0,
+            )
+        }
+        .result()
+        .map_err(|e| Error::driver("reading a function's static shared memory", e))?;
+        if i64::from(bytes) + i64::from(stat) > i64::from(optin) {
+            return Err(Error::Driver {
+                context: format!("raising dynamic shared memory to {bytes} bytes"),
+                message: format!(
+                    "the launch asks for {bytes} bytes of dynamic shared memory a block and the function has {stat} bytes of static shared memory; {} allows {optin} bytes a block in all",
+                    self.info.name
+                ),
+            });
+        }
         // SAFETY: f is a loaded function of this context.
         unsafe {
             sys::cuFuncSetAttribute(
