@@ -7,6 +7,11 @@
 // per scheduler, most stalls waiting for data. This kernel takes the warps per block and the
 // row buffers per warp at launch, so the host can trade buffers for warps per shape.
 // Its own module (no header of its own), so no other module's hash, and no baseline, moves.
+// Measured in session 12 on H100s only (docs/kernels/README.md): 8 warps x 1 buffer takes
+// 0.91x `_r`'s time at 4096 x 3072 and 1.05-1.08x at 4096 x 6144 and 16384 x 3072; the _bp
+// variant and the other launches were slower. Opt-in (KERNELGATE_CE_FWD) until an H200 run.
+// (A first version, a block per row with each warp copying its own chunk, was slower the smaller
+// its copies: 0.38-0.61 of copy bandwidth at 4096 x 3072 on an H200; replaced.)
 //
 // The scheme (a persistent grid; a warp works on one row at a time):
 //  * lane 0 asks the copy engine for the warp's next rows (one cp.async.bulk per row,
