@@ -696,44 +696,47 @@ impl Gpu {
         Ok(n.max(1) as u32)
     }
 
-    /// Raises a function's dynamic shared memory limit. A request beyond what a block may have
-    /// on this GPU (the opt-in limit, less the function's static shared memory) is refused with
-    /// both numbers, before the driver refuses it with only "invalid argument".
+    /// Raises a function's dynamic shared memory limit. When the driver refuses (it says only
+    /// "invalid argument"), the error names the GPU's per-block limit and the function's static
+    /// shared memory, read after the refusal so that the accepted path is the plain driver call.
     pub fn set_max_dynamic_smem(&self, f: Func, bytes: u32) -> Result<()> {
-        let optin = attr(
-            &self.ctx,
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        )?;
-        let mut stat: std::ffi::c_int = 0;
-        // SAFETY: f is a loaded function of this context; `stat` outlives the call.
-        unsafe {
-            sys::cuFuncGetAttribute(
-                &mut stat,
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                f.0,
-            )
-        }
-        .result()
-        .map_err(|e| Error::driver("reading a function's static shared memory", e))?;
-        if i64::from(bytes) + i64::from(stat) > i64::from(optin) {
-            return Err(Error::Driver {
-                context: format!("raising dynamic shared memory to {bytes} bytes"),
-                message: format!(
-                    "the launch asks for {bytes} bytes of dynamic shared memory a block and the function has {stat} bytes of static shared memory; {} allows {optin} bytes a block in all",
-                    self.info.name
-                ),
-            });
-        }
         // SAFETY: f is a loaded function of this context.
-        unsafe {
+        let set = unsafe {
             sys::cuFuncSetAttribute(
                 f.0,
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as i32,
             )
         }
-        .result()
-        .map_err(|e| Error::driver(format!("raising dynamic shared memory to {bytes}"), e))
+        .result();
+        let Err(e) = set else {
+            return Ok(());
+        };
+        let optin = attr(
+            &self.ctx,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        );
+        let mut stat: std::ffi::c_int = 0;
+        // SAFETY: f is a loaded function of this context; `stat` outlives the call.
+        let got = unsafe {
+            sys::cuFuncGetAttribute(
+                &mut stat,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                f.0,
+            )
+        }
+        .result();
+        let why = match (optin, got) {
+            (Ok(optin), Ok(())) => format!(
+                "{e:?}: the launch asks for {bytes} bytes of dynamic shared memory a block beside the function's {stat} bytes of static shared memory; {} allows {optin} bytes a block in all",
+                self.info.name
+            ),
+            _ => format!("{e:?}"),
+        };
+        Err(Error::Driver {
+            context: format!("raising dynamic shared memory to {bytes} bytes"),
+            message: why,
+        })
     }
 
     /// The measured memory bandwidth ceiling of this device in GB/s: the median of 15
