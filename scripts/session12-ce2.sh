@@ -3,7 +3,8 @@
 # carried). Rows bench (cross_entropy): rows_p.cu's _r, then the _b/_bp kernel at CEB_WARPS x
 # CEB_STAGES (CEB_POLY=1: _bp), builds with KG_CEB_UNROLL 1 and 2, each checked then timed;
 # the harness's dsv3 cross_entropy cases with KERNELGATE_CE_FWD=bulk:W:S[:poly] against the
-# default; on an H200 the whole quack suite with bulk:8:1 forced.
+# default; on an H200 the whole quack suite with bulk:8:1 forced. NCU=1 first profiles rows_p.cu's
+# _r and the _b kernel (4 x 2) at 4096 x 3072 with Nsight Compute (occupancy, warp states).
 # Under $OUT: log.txt, ce2.tar.gz.
 set -u
 OUT=${OUT:-/tmp/kgout}
@@ -30,6 +31,16 @@ bench() {  # bench BUILD WARPS STAGES POLY (WARPS - : rows_p.cu's _r)
     | awk '{printf "  %sx%s p %s r %s\n", $2, $3, $9, $12}' | tee -a "$OUT/log.txt"
   unset CEB_WARPS CEB_STAGES CEB_POLY
 }
+if [ "${NCU:-0}" = 1 ]; then
+  NCU_BIN=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  for w in - 4; do
+    if [ "$w" = - ]; then k=kg_cross_entropy_bf16_r; else export CEB_WARPS=$w CEB_STAGES=2; k=kg_cross_entropy_bf16_b; fi
+    timeout 150 $NCU_BIN -k $k -c 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+      --section Occupancy /tmp/rbu1/rows_bench --speed-only --fam cross_entropy --samples 1 > /tmp/s12/ncu-$k.txt 2>&1
+    log "ncu $k rc=$?"
+    unset CEB_WARPS CEB_STAGES
+  done
+fi
 bench u1 - - -
 for c in "4 2 0" "8 1 0" "8 2 0" "4 3 0" "16 1 0" "4 2 1" "8 1 1"; do bench u1 $c; done
 for c in "4 2 0" "8 1 0"; do bench u2 $c; done
