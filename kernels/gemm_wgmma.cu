@@ -6,7 +6,8 @@
 //   B: K x N, N contiguous (ldb = N)      -> "MN-major" wgmma operand (transpose bit = 1)
 //   C: M x N, N contiguous (ldc = N), same element type as A/B, rounded (RN) from fp32.
 //   fp32 accumulation. Requirements: N % 8 == 0, K % 8 == 0 (TMA 16-byte row strides),
-//   M >= 1, N >= 8, K >= 8. M/N/K need not be tile multiples (TMA zero-fills out-of-bounds
+//   M >= 1, N >= 8, K >= 8; the host meets them for any other shape with gemm_wgmma_pad16 /
+//   gemm_wgmma_unpad16 (zero-padded copies of A or B and a padded result, see their comment). M/N/K need not be tile multiples (TMA zero-fills out-of-bounds
 //   reads, C stores are bounds checked).
 //
 // ---------------------------------------------------------------------------------------
@@ -49,8 +50,15 @@
 //     adds P[0] + P[1] + ... + P[splits-1] in that fixed order per element and rounds to C:
 //     bitwise deterministic, no atomics, no zeroing. With splits == 1, P is unused (may be null)
 //     and the epilogue stores C directly.
-//   * Epilogue (splits == 1): accumulators -> bf16x2/half2 (RN) -> direct 4-byte global
-//     stores, bounds checked against M and N (N even, so a pair never straddles the edge).
+//   * Epilogue (splits == 1): accumulators -> bf16x2/half2 (RN); the four lanes of each quad
+//     exchange their pairs (4 shuffles per 32 columns and row) so that every lane holds 8
+//     adjacent columns, and store them with one 16-byte store: a warp's store covers 64
+//     contiguous bytes of each of 8 rows, two whole 32-byte sectors. Bounds checked against M
+//     and N (N % 8 == 0, so a 16-byte chunk never straddles the edge). The first version
+//     stored each pair with a 4-byte store, 16 bytes of a row per warp store (half a sector);
+//     on an H100 (GPU-649307c1, same-run A/B through the harness) the 16-byte epilogue took
+//     0.35x the time at 8192x8192x8 (160 -> 56 us, now at cuBLAS's 55) and 0.84-0.96x on every
+//     other suite shape without split-K (GW_EPI16=0 builds the first version).
 //
 //   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
 //     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A
@@ -118,6 +126,12 @@
 // ---------------------------------------------------------------------------------------
 
 #include <cuda_bf16.h>
+// Epilogue without split-K: 1 = 16-byte stores after a transpose inside each quad (every store
+// of a warp covers 64 contiguous bytes of 8 rows), 0 = the first version's 4-byte stores (16
+// bytes of a row per warp store: half a 32-byte sector).
+#ifndef GW_EPI16
+#define GW_EPI16 1
+#endif
 #include <cuda_fp16.h>
 
 #if !defined(__cuda_cuda_h__) && !defined(GEMM_WGMMA_HAVE_CUTENSORMAP)
@@ -343,6 +357,20 @@ struct Pack2<__half> {
     static __device__ __forceinline__ type make(float a, float b) { return __floats2half2_rn(a, b); }
 };
 
+// The bits of a rounded pair (lo = a) as one 32-bit word.
+template <typename T>
+static __device__ __forceinline__ unsigned pack2_bits(float a, float b) {
+    typename Pack2<T>::type v = Pack2<T>::make(a, b);
+    return *reinterpret_cast<unsigned*>(&v);
+}
+
+// p[i] for a run-time i in 0..3, by selects (no local-memory array).
+static __device__ __forceinline__ unsigned sel4(const unsigned (&p)[4], int i) {
+    const unsigned lo = (i & 1) ? p[1] : p[0];
+    const unsigned hi = (i & 1) ? p[3] : p[2];
+    return (i & 2) ? hi : lo;
+}
+
 static __device__ __forceinline__ void tile_coords(int t, int num_tm, int num_tn, int& tm, int& tn) {
     const int per_group = GROUP_M * num_tn;
     const int group = t / per_group;
@@ -507,7 +535,38 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             // ------------------------------ epilogue ------------------------------
             const int row0 = tm * BM + cw * 64 + warp * 16 + (lane >> 2);
             const int col0 = tn * BN + (lane & 3) * 2;
-            if (splits == 1) {
+            if (splits == 1 && GW_EPI16) {
+                // 16-byte stores: per 32 columns (blocks 4j..4j+3 of 8) and row g or g+8, the
+                // quad transposes its 4 x 4 bf16x2 pairs so that lane t holds block 4j+t whole.
+                const int t = lane & 3;
+                const int qbase = lane & ~3;
+#pragma unroll
+                for (int j = 0; j < BN / 32; ++j) {
+                    const int col = tn * BN + 32 * j + 8 * t;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        unsigned p[4], o[4];
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            p[q] = pack2_bits<T>(d[4 * (4 * j + q) + 2 * h],
+                                                 d[4 * (4 * j + q) + 2 * h + 1]);
+#pragma unroll
+                        for (int r = 0; r < 4; ++r) {
+                            // lane s sends its pair of block 4j + ((s - r) & 3) and receives
+                            // from lane (t + r) & 3 that lane's pair of block 4j + t
+                            const unsigned v = __shfl_sync(0xffffffffu, sel4(p, (t - r) & 3),
+                                                           qbase | ((t + r) & 3));
+                            const int slot = (t + r) & 3;
+#pragma unroll
+                            for (int q = 0; q < 4; ++q) o[q] = slot == q ? v : o[q];
+                        }
+                        const int row = row0 + 8 * h;
+                        if (row < M && col < N)
+                            *reinterpret_cast<uint4*>(C + (size_t)row * N + col) =
+                                make_uint4(o[0], o[1], o[2], o[3]);
+                    }
+                }
+            } else if (splits == 1) {
                 typedef typename Pack2<T>::type T2;
 #pragma unroll
                 for (int b = 0; b < BN / 8; ++b) {
@@ -610,4 +669,40 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(256)
     gemm_wgmma_reduce_f16(const float* P, __half* C, unsigned long long elems, int splits) {
     gemm_wgmma_detail::reduce_body<__half>(P, C, elems, splits);
+}
+
+// Padding for shapes whose row strides TMA cannot take (K or N not a multiple of 8): the host
+// copies A (M x K) into M x Kp, or B (K x N) into K x Np, with zeros in the added columns
+// (a multiple of 8 wide, so every padded row is 16-byte aligned), runs the GEMM on the padded
+// operands (rows of B past K are out of bounds of its tensor map: TMA fills them with zeros)
+// and, when N was padded, copies the first N columns of the M x Np result back into C.
+// dst[r][c] = c < cols ? src[r][c] : 0 for r < rows, c < cols_p; 16-bit elements, cols_p % 8 == 0,
+// one thread per 8 elements of dst (one 16-byte store).
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_pad16(const unsigned short* __restrict__ src, unsigned short* __restrict__ dst,
+                     int rows, int cols, int cols_p) {
+    const unsigned long long chunks = (unsigned long long)rows * (cols_p / 8);
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < chunks;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long r = i / (cols_p / 8);
+        const int c0 = (int)(i - r * (cols_p / 8)) * 8;
+        unsigned short v[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = c0 + e < cols ? src[r * cols + c0 + e] : (unsigned short)0;
+        *reinterpret_cast<uint4*>(dst + r * cols_p + c0) =
+            make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
+                       v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
+    }
+}
+
+// dst[r][c] = src[r][c] for r < rows, c < cols, src rows cols_p long (the padded result).
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_unpad16(const unsigned short* __restrict__ src, unsigned short* __restrict__ dst,
+                       int rows, int cols, int cols_p) {
+    const unsigned long long n = (unsigned long long)rows * cols;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long r = i / cols;
+        dst[i] = src[r * cols_p + (i - r * cols)];
+    }
 }

@@ -1,8 +1,10 @@
-//! `gemm` on our kernels: streaming kernels where M or N is at most 16, TMA + wgmma on Hopper
-//! where it applies, WMMA tensor cores elsewhere; fp32 on the register-tiled SIMT kernel
+//! `gemm` on our kernels: streaming kernels where N (any GPU) or M (before Hopper) is at most
+//! 16, TMA + wgmma for every other 16-bit shape on Hopper (odd N or K through padded copies),
+//! WMMA tensor cores elsewhere; fp32 on the register-tiled SIMT kernel
 //! (`gemm_sgemm_*`, plain FFMA, no TF32) with a tile chosen by shape, or the first simple one
 //! under `KERNELGATE_GEMM_FP32=simple`.
 
+use super::gemm_skinny::Skinny;
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
 use crate::error::Result;
@@ -99,15 +101,30 @@ fn fp32_kernel(case: &Case) -> Result<Fp32Kernel> {
     super::from_env(case, FP32_KERNEL_ENV, parse_fp32_kernel)
 }
 
+/// Environment variable that sends M ≤ 16 back to the FFMA skinny kernel on Hopper (`1`)
+/// instead of the wgmma tiles.
+pub const SKINNY_M_FFMA_ENV: &str = "KERNELGATE_SKINNY_M_FFMA";
+
+/// Whether [`SKINNY_M_FFMA_ENV`] is `1`.
+fn skinny_m_ffma() -> bool {
+    std::env::var(SKINNY_M_FFMA_ENV).is_ok_and(|v| v == "1")
+}
+
 /// Prepares C = A·B.
 pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
-    if let Some(kind) = super::gemm_skinny::which(m as u64, n as u64, k as u64) {
-        return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c));
+    let wgmma = super::gemm_wgmma::applies(gpu, case);
+    match super::gemm_skinny::which(m as u64, n as u64, k as u64) {
+        // M ≤ 16 on Hopper: the wgmma tiles of 64 rows (rows past M read as zeros) with
+        // split-K stream B faster than the FFMA kernel (H100 GPU-f6238019, same run:
+        // 16×8192×8192 51.5 µs vs 166, 5×3000×1000 8.1 vs 16.5, 1×4096×4096 16.1 vs 16.4).
+        Some(Skinny::M) if wgmma && !skinny_m_ffma() => {}
+        Some(kind) => return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c)),
+        None => {}
     }
-    if super::gemm_wgmma::applies(gpu, case) {
+    if wgmma {
         return super::gemm_wgmma::prepare(gpu, case, a, b, c);
     }
     let (name, dims, variant) = match case.dtype {

@@ -257,7 +257,13 @@ pub fn prepare(
     if splits > 1 {
         steps.push(reduce_step(d, part, c, m * n, splits, sms));
     }
-    super::launch_sequence(gpu, "gemm_skinny.cu", steps, workspace, variant)
+    super::launch_sequence(
+        gpu,
+        "gemm_skinny.cu",
+        steps,
+        workspace.into_iter().collect(),
+        variant,
+    )
 }
 
 #[cfg(test)]

@@ -289,34 +289,115 @@ pub fn parse_splits(value: Option<&str>) -> std::result::Result<Option<u64>, Str
     super::parse_choice(SPLITK_ENV, value, &SPLIT_CHOICES)
 }
 
-/// Whether the wgmma kernel handles this case on this device: compute capability 9.0,
-/// 16-bit dtype, N and K multiples of 8 and at least 8 (TMA needs 16-byte row strides).
-/// `KERNELGATE_NO_WGMMA=1` forces the portable kernel.
+/// Whether the wgmma kernel handles this case on this device: compute capability 9.0 and a
+/// 16-bit dtype. N or K not a multiple of 8 (TMA needs 16-byte row strides) is handled by
+/// padded copies ([`Padding`]). `KERNELGATE_NO_WGMMA=1` forces the portable kernel.
 pub fn applies(gpu: &Gpu, case: &Case) -> bool {
     let (n, k) = (case.shape.get("n"), case.shape.get("k"));
     gpu.info.compute_capability == "9.0"
         && matches!(case.dtype, Dtype::Bf16 | Dtype::Fp16)
-        && n % 8 == 0
-        && k % 8 == 0
-        && n >= 8
-        && k >= 8
+        && n >= 1
+        && k >= 1
         && std::env::var("KERNELGATE_NO_WGMMA")
             .map(|v| v != "1")
             .unwrap_or(true)
 }
 
+/// The padded problem the kernel runs when TMA cannot address the operands as they are: K
+/// rounded up to a multiple of 8 (A copied into `m × kp` with zero columns; B's rows past K are
+/// out of bounds of its tensor map and read as zeros) and N rounded up likewise (B copied into
+/// `k × np`, the result computed into an `m × np` buffer whose first N columns are then copied
+/// into C).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Padding {
+    /// K as the kernel sees it (a multiple of 8).
+    pub kp: u64,
+    /// N as the kernel sees it (a multiple of 8).
+    pub np: u64,
+}
+
+impl Padding {
+    /// The padding `m × n × k` needs (none when N and K are multiples of 8).
+    pub fn of(n: u64, k: u64) -> Self {
+        Padding {
+            kp: k.next_multiple_of(8),
+            np: n.next_multiple_of(8),
+        }
+    }
+    /// Whether A must be copied (K not a multiple of 8).
+    pub fn pads_a(self, k: u64) -> bool {
+        self.kp != k
+    }
+    /// Whether B and C go through padded copies (N not a multiple of 8).
+    pub fn pads_n(self, n: u64) -> bool {
+        self.np != n
+    }
+}
+
+/// The launch of `gemm_wgmma_pad16` or `gemm_wgmma_unpad16` over a `rows × cols_p` matrix.
+fn pad_step(name: &str, src: u64, dst: u64, rows: u64, cols: u64, cols_p: u64, sms: u64) -> Step {
+    let work = if name.ends_with("unpad16") {
+        rows * cols
+    } else {
+        rows * cols_p / 8
+    };
+    (
+        name.to_string(),
+        Dims {
+            grid: (work.div_ceil(256).clamp(1, sms * 8) as u32, 1, 1),
+            block: (256, 1, 1),
+            smem: 0,
+        },
+        vec![
+            KernelArg::Ptr(src),
+            KernelArg::Ptr(dst),
+            KernelArg::I32(rows as i32),
+            KernelArg::I32(cols as i32),
+            KernelArg::I32(cols_p as i32),
+        ],
+    )
+}
+
+/// One launch of a sequence (see `launch_sequence`).
+type Step = (String, Dims, Vec<KernelArg>);
+
 /// Prepares the wgmma kernel for C = A·B with the plan [`pick`] chooses (or the one forced by
-/// [`TILE_ENV`] / [`SPLITK_ENV`]); split-K's fp32 workspace is allocated here, once.
+/// [`TILE_ENV`] / [`SPLITK_ENV`]); split-K's fp32 workspace and the padded copies of
+/// [`Padding`] are allocated here, once, and the copies are made inside every launch.
 pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
+    let pad = Padding::of(n, k);
+    let (np, kp) = (pad.np, pad.kp);
     let forced_tile = super::from_env(case, TILE_ENV, parse_tile)?;
     let forced_splits = super::from_env(case, SPLITK_ENV, parse_splits)?;
     let sms = gpu.info.sm_count as u64;
-    let plan = pick(m, n, k, sms, forced_tile, forced_splits);
+    let plan = pick(m, np, kp, sms, forced_tile, forced_splits);
     let tile = plan.tile;
-    let tm_a = tensor_map_16bit(case, a, &[k, m], &[64, tile.bm as u32])?;
-    let tm_b = tensor_map_16bit(case, b, &[n, k], &[64, 64])?;
+    let mut keep = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut alloc = |gpu: &mut Gpu, elems: u64, what: &str| -> Result<u64> {
+        let buf = gpu.alloc((elems * 2) as usize, &format!("{} {what}", case.name()))?;
+        let p = buf.ptr();
+        keep.push(buf);
+        Ok(p)
+    };
+    let a_k = if pad.pads_a(k) {
+        let ap = alloc(gpu, m * kp, "A padded to a multiple of 8 columns")?;
+        steps.push(pad_step("gemm_wgmma_pad16", a, ap, m, k, kp, sms));
+        ap
+    } else {
+        a
+    };
+    let (b_k, c_k) = if pad.pads_n(n) {
+        let bp = alloc(gpu, k * np, "B padded to a multiple of 8 columns")?;
+        steps.push(pad_step("gemm_wgmma_pad16", b, bp, k, n, np, sms));
+        (bp, alloc(gpu, m * np, "padded result")?)
+    } else {
+        (b, c)
+    };
+    let tm_a = tensor_map_16bit(case, a_k, &[kp, m], &[64, tile.bm as u32])?;
+    let tm_b = tensor_map_16bit(case, b_k, &[np, k], &[64, 64])?;
     let dt = if case.dtype == Dtype::Bf16 {
         "bf16"
     } else {
@@ -326,20 +407,22 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let module = gpu.module("gemm_wgmma.cu")?;
     let f = module.function(&name)?;
     gpu.set_max_dynamic_smem(f, tile.smem())?;
-    let units = tile.tiles(m, n) * plan.splits;
+    let units = tile.tiles(m, np) * plan.splits;
     // `_c2` entries carry their cluster dims in the binary (`__cluster_dims__(2, 1, 1)`), so
     // the plain launch works as long as the grid is a whole number of clusters.
     let grid = tile.grid(units, sms);
-    let workspace = if plan.splits > 1 {
-        Some(gpu.alloc(
-            (plan.splits * m * n * 4) as usize,
+    let part = if plan.splits > 1 {
+        let ws = gpu.alloc(
+            (plan.splits * m * np * 4) as usize,
             &format!("{} split-K partial tiles", case.name()),
-        )?)
+        )?;
+        let p = ws.ptr();
+        keep.push(ws);
+        p
     } else {
-        None
+        0
     };
-    let part = workspace.as_ref().map_or(0, |w| w.ptr());
-    let mut steps = vec![(
+    steps.push((
         name.clone(),
         Dims {
             grid: (grid as u32, 1, 1),
@@ -349,16 +432,16 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         vec![
             KernelArg::TensorMap(tm_a),
             KernelArg::TensorMap(tm_b),
-            KernelArg::Ptr(c),
+            KernelArg::Ptr(c_k),
             KernelArg::Ptr(part),
             KernelArg::I32(m as i32),
-            KernelArg::I32(n as i32),
-            KernelArg::I32(k as i32),
+            KernelArg::I32(np as i32),
+            KernelArg::I32(kp as i32),
             KernelArg::I32(plan.splits as i32),
         ],
-    )];
+    ));
     if plan.splits > 1 {
-        let elems = m * n;
+        let elems = m * np;
         steps.push((
             format!("gemm_wgmma_reduce_{dt}"),
             Dims {
@@ -368,11 +451,14 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
             },
             vec![
                 KernelArg::Ptr(part),
-                KernelArg::Ptr(c),
+                KernelArg::Ptr(c_k),
                 KernelArg::U64(elems),
                 KernelArg::I32(plan.splits as i32),
             ],
         ));
+    }
+    if pad.pads_n(n) {
+        steps.push(pad_step("gemm_wgmma_unpad16", c_k, c, m, n, np, sms));
     }
     let how = match (forced_tile.is_some(), forced_splits.is_some()) {
         (false, false) => "by shape",
@@ -380,11 +466,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         (false, true) => "split forced",
         (true, true) => "forced",
     };
+    let padded = match (pad.pads_a(k), pad.pads_n(n)) {
+        (false, false) => String::new(),
+        (true, false) => format!("; A padded to K={kp}"),
+        (false, true) => format!("; B and C padded to N={np}"),
+        (true, true) => format!("; A padded to K={kp}, B and C to N={np}"),
+    };
     let variant = format!(
-        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs; {how})",
+        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
-    super::launch_sequence(gpu, "gemm_wgmma.cu", steps, workspace, variant)
+    super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant)
 }
 
 #[cfg(test)]
@@ -490,6 +582,40 @@ mod tests {
         ] {
             assert_eq!(p(m, n, k), (tile.into(), splits), "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn padding_rounds_n_and_k_up_to_whole_16_byte_rows() {
+        let p = Padding::of(1000, 100);
+        assert_eq!((p.np, p.kp), (1000, 104));
+        assert!(p.pads_a(100) && !p.pads_n(1000));
+        let p = Padding::of(4097, 64);
+        assert_eq!((p.np, p.kp), (4104, 64));
+        assert!(!p.pads_a(64) && p.pads_n(4097));
+        let p = Padding::of(9, 5);
+        assert_eq!((p.np, p.kp), (16, 8));
+        assert!(p.pads_a(5) && p.pads_n(9));
+        // Aligned shapes copy nothing.
+        let p = Padding::of(4096, 4096);
+        assert!(!p.pads_a(4096) && !p.pads_n(4096));
+        // Every padded row is a whole number of 16-byte chunks (what the pad kernel writes).
+        for x in 1..200u64 {
+            let p = Padding::of(x, x);
+            assert!(p.np % 8 == 0 && p.kp % 8 == 0 && p.np >= x && p.np - x < 8);
+        }
+    }
+
+    #[test]
+    fn pad_steps_cover_the_padded_matrix() {
+        // pad16: one thread per 8 elements of the padded rows; unpad16: one per element of C.
+        let (name, dims, args) = pad_step("gemm_wgmma_pad16", 1, 2, 1000, 100, 104, 132);
+        assert_eq!(name, "gemm_wgmma_pad16");
+        assert!(dims.grid.0 as u64 * 256 >= (1000 * 104 / 8).min(132 * 8 * 256));
+        assert_eq!(args.len(), 5);
+        let (_, dims, _) = pad_step("gemm_wgmma_unpad16", 1, 2, 3, 9, 16, 132);
+        assert_eq!(dims.grid.0, 1);
+        let (_, dims, _) = pad_step("gemm_wgmma_unpad16", 1, 2, 4095, 4097, 4104, 132);
+        assert_eq!(dims.grid.0 as u64, 132 * 8);
     }
 
     #[test]

@@ -53,13 +53,13 @@ fn from_env<T>(
 /// One kernel launch of a sequence: entry point, launch shape, arguments.
 type Step = (String, crate::gpu::Dims, Vec<crate::gpu::KernelArg>);
 
-/// A launcher that runs `steps` (entry points of `file`) in order; `keep` (a workspace the
-/// kernels write) lives as long as the launcher.
+/// A launcher that runs `steps` (entry points of `file`) in order; `keep` (workspaces and
+/// padded copies the kernels write) lives as long as the launcher.
 fn launch_sequence(
     gpu: &mut Gpu,
     file: &str,
     steps: Vec<Step>,
-    keep: Option<crate::gpu::DeviceBuffer>,
+    keep: Vec<crate::gpu::DeviceBuffer>,
     variant: String,
 ) -> Result<Prepared> {
     let module = gpu.module(file)?;
