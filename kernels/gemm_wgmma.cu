@@ -18,6 +18,7 @@
 //   128x128      128 128      2       384     6     197760       1         64
 //   64x256        64 256      1       256     5     205952       1        128
 //   64x128        64 128      1       256     4      99456       2         64
+//   128x192      128 192      2       384     5     205952       1         96  (forced only, see the host)
 //   128x256_c2   128 256      2       384     4     197760       1        128  (2-CTA cluster)
 //   128x128_c2   128 128      2       384     6     197760       1         64  (2-CTA cluster)
 //
@@ -162,7 +163,7 @@ struct Cfg {
     // tiles + 1024 B alignment slack + 128 B for the 2*STAGES mbarriers
     static constexpr unsigned SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 128;
     static_assert(NC_ == 1 || NC_ == 2, "one or two consumer warpgroups");
-    static_assert(BN_ == 128 || BN_ == 256, "wgmma n128 or n256");
+    static_assert(BN_ == 128 || BN_ == 192 || BN_ == 256, "wgmma n128, n192 or n256");
     static_assert(2 * STAGES_ * 8 <= 128, "mbarriers fit their 128 bytes");
     static_assert(SMEM_BYTES <= 232448, "at most 227 KiB of dynamic smem per CTA");
 };
@@ -171,11 +172,13 @@ typedef Cfg<2, 256, 4> Cfg128x256;
 typedef Cfg<2, 128, 6> Cfg128x128;
 typedef Cfg<1, 256, 5> Cfg64x256;
 typedef Cfg<1, 128, 4> Cfg64x128;
+typedef Cfg<2, 192, 5> Cfg128x192;
 // The host (src/backend/cuda/gemm_wgmma.rs, kernels/dev/gemm_wgmma_bench.cu) uses these sizes.
 static_assert(Cfg128x256::SMEM_BYTES == 197760, "host recipe: 128x256 uses 197760 bytes");
 static_assert(Cfg128x128::SMEM_BYTES == 197760, "host recipe: 128x128 uses 197760 bytes");
 static_assert(Cfg64x256::SMEM_BYTES == 205952, "host recipe: 64x256 uses 205952 bytes");
 static_assert(Cfg64x128::SMEM_BYTES == 99456, "host recipe: 64x128 uses 99456 bytes");
+static_assert(Cfg128x192::SMEM_BYTES == 205952, "host recipe: 128x192 uses 205952 bytes");
 
 // B (MN-major, SW128) descriptor strides: LBO = byte distance between 64-element N atoms
 // (the 4 TMA boxes, 8 KiB apart), SBO = byte distance between groups of 8 K rows (1 KiB).
@@ -313,6 +316,31 @@ static __device__ __forceinline__ unsigned long long make_desc(unsigned addr, un
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
+#define GW_WGMMA_ASM_N192(TY)                                                   \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                  \
+    "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {"          \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"  \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"  \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"  \
+    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"  \
+    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"  \
+    "}, %96, %97, p, 1, 1, 0, 1;\n}\n"
+
+#define GW_D_OPERANDS_N192 \
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+
 template <bool BF16, int BN>
 static __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long long da,
                                                   unsigned long long db) {
@@ -321,6 +349,12 @@ static __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned l
             asm volatile(GW_WGMMA_ASM_N256("bf16") : GW_D_OPERANDS_N256 : "l"(da), "l"(db), "r"(1));
         } else {
             asm volatile(GW_WGMMA_ASM_N256("f16") : GW_D_OPERANDS_N256 : "l"(da), "l"(db), "r"(1));
+        }
+    } else if constexpr (BN == 192) {
+        if constexpr (BF16) {
+            asm volatile(GW_WGMMA_ASM_N192("bf16") : GW_D_OPERANDS_N192 : "l"(da), "l"(db), "r"(1));
+        } else {
+            asm volatile(GW_WGMMA_ASM_N192("f16") : GW_D_OPERANDS_N192 : "l"(da), "l"(db), "r"(1));
         }
     } else {
         if constexpr (BF16) {
@@ -654,6 +688,8 @@ GW_ENTRY(gemm_wgmma_bf16_64x256, __nv_bfloat16, true, Cfg64x256, 1)
 GW_ENTRY(gemm_wgmma_f16_64x256, __half, false, Cfg64x256, 1)
 GW_ENTRY(gemm_wgmma_bf16_64x128, __nv_bfloat16, true, Cfg64x128, 2)
 GW_ENTRY(gemm_wgmma_f16_64x128, __half, false, Cfg64x128, 2)
+GW_ENTRY(gemm_wgmma_bf16_128x192, __nv_bfloat16, true, Cfg128x192, 1)
+GW_ENTRY(gemm_wgmma_f16_128x192, __half, false, Cfg128x192, 1)
 GW_ENTRY_C2(gemm_wgmma_bf16_128x256_c2, __nv_bfloat16, true, Cfg128x256)
 GW_ENTRY_C2(gemm_wgmma_f16_128x256_c2, __half, false, Cfg128x256)
 GW_ENTRY_C2(gemm_wgmma_bf16_128x128_c2, __nv_bfloat16, true, Cfg128x128)

@@ -696,6 +696,41 @@ impl Gpu {
         Ok(n.max(1) as u32)
     }
 
+    /// How many clusters of a function compiled with `__cluster_dims__` can be resident at
+    /// once (`cuOccupancyMaxActiveClusters`) for a launch of `grid` CTAs of `threads` threads and
+    /// `smem` bytes of dynamic shared memory: a persistent grid of more clusters than this runs
+    /// the extra ones as a second wave. The function's dynamic shared memory limit must already
+    /// allow `smem`.
+    pub fn max_active_clusters(&self, f: Func, grid: u32, threads: u32, smem: u32) -> Result<u32> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid.max(1),
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: smem,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: f is a loaded function of this context (bound above); `config` (no launch
+        // attributes: the cluster shape is the one compiled into f) and `n` outlive the call.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.0, &config) }
+            .result()
+            .map_err(|e| {
+                Error::driver(
+                    format!("cluster occupancy of {threads}-thread CTAs with {smem} bytes of shared memory"),
+                    e,
+                )
+            })?;
+        Ok(n.max(0) as u32)
+    }
+
     /// Raises a function's dynamic shared memory limit. When the driver refuses (it says only
     /// "invalid argument"), the error names the GPU's per-block limit and the function's static
     /// shared memory, read after the refusal so that the accepted path is the plain driver call.

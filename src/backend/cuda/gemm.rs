@@ -1,5 +1,6 @@
-//! `gemm` on our kernels: streaming kernels where N (any GPU) or M (before Hopper) is at most
-//! 16, TMA + wgmma for every other 16-bit shape on Hopper (odd N or K through padded copies),
+//! `gemm` on our kernels: streaming kernels where M or N is at most 16 (on Hopper only the
+//! skinny shapes [`skinny_on_wgmma`] leaves them), TMA + wgmma for every other 16-bit shape on
+//! Hopper (odd N or K through padded copies),
 //! WMMA tensor cores elsewhere; fp32 on the register-tiled SIMT kernel
 //! (`gemm_sgemm_*`, plain FFMA, no TF32) with a tile chosen by shape, or the first simple one
 //! under `KERNELGATE_GEMM_FP32=simple`.
@@ -101,13 +102,28 @@ fn fp32_kernel(case: &Case) -> Result<Fp32Kernel> {
     super::from_env(case, FP32_KERNEL_ENV, parse_fp32_kernel)
 }
 
-/// Environment variable that sends M ≤ 16 back to the FFMA skinny kernel on Hopper (`1`)
-/// instead of the wgmma tiles.
-pub const SKINNY_M_FFMA_ENV: &str = "KERNELGATE_SKINNY_M_FFMA";
+/// Environment variable that keeps every skinny shape on the streaming kernels of
+/// `gemm_skinny.cu` (`0`) instead of sending the ones [`skinny_on_wgmma`] names to the wgmma
+/// tiles on Hopper.
+pub const SKINNY_WGMMA_ENV: &str = "KERNELGATE_SKINNY_WGMMA";
 
-/// Whether [`SKINNY_M_FFMA_ENV`] is `1`.
-fn skinny_m_ffma() -> bool {
-    std::env::var(SKINNY_M_FFMA_ENV).is_ok_and(|v| v == "1")
+/// Whether a skinny shape runs faster on the wgmma tiles than on its streaming kernel (Hopper,
+/// 16-bit). Measured on H100s, same runs, µs streaming / wgmma:
+/// - M ≤ 16 (GPU-f6238019): 16×8192×8192 166 / 52, 5×3000×1000 16.5 / 8.1, 1×4096×4096
+///   16.4 / 16.1 (64-row tiles, rows past M read as zeros, split-K);
+/// - 9 ≤ N ≤ 16 with M ≥ 2048 (GPU-5e9bc939): 8192×16×4096 43.0 / 34.5, 4097×16×4104
+///   28.7 / 24.6, 65536×16×1024 63.4 / 60.3; but N ≤ 8 (8192×8×8192 59.4 / 70.5) and short
+///   M (16×16×65536 7.3 / 20.5, 2048×3×777 8.2 / 15.0) stay on the streaming kernels.
+pub fn skinny_on_wgmma(kind: Skinny, m: u64, n: u64) -> bool {
+    match kind {
+        Skinny::M => true,
+        Skinny::N => n > 8 && m >= 2048,
+    }
+}
+
+/// Whether [`SKINNY_WGMMA_ENV`] allows [`skinny_on_wgmma`] (unset, or anything but `0`).
+fn skinny_wgmma_allowed() -> bool {
+    std::env::var(SKINNY_WGMMA_ENV).map_or(true, |v| v.trim() != "0")
 }
 
 /// Prepares C = A·B.
@@ -117,10 +133,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
     let wgmma = super::gemm_wgmma::applies(gpu, case);
     match super::gemm_skinny::which(m as u64, n as u64, k as u64) {
-        // M ≤ 16 on Hopper: the wgmma tiles of 64 rows (rows past M read as zeros) with
-        // split-K stream B faster than the FFMA kernel (H100 GPU-f6238019, same run:
-        // 16×8192×8192 51.5 µs vs 166, 5×3000×1000 8.1 vs 16.5, 1×4096×4096 16.1 vs 16.4).
-        Some(Skinny::M) if wgmma && !skinny_m_ffma() => {}
+        Some(kind)
+            if wgmma && skinny_wgmma_allowed() && skinny_on_wgmma(kind, m as u64, n as u64) => {}
         Some(kind) => return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c)),
         None => {}
     }
@@ -259,6 +273,17 @@ mod tests {
         // Tiny outputs: the smallest.
         assert_eq!(t(129, 257), (64, 64));
         assert_eq!(t(17, 17), (64, 64));
+    }
+
+    #[test]
+    fn skinny_shapes_on_wgmma_follow_the_measurements() {
+        assert!(skinny_on_wgmma(Skinny::M, 16, 8192));
+        assert!(skinny_on_wgmma(Skinny::M, 1, 4096));
+        assert!(skinny_on_wgmma(Skinny::N, 8192, 16));
+        assert!(skinny_on_wgmma(Skinny::N, 65536, 16));
+        assert!(!skinny_on_wgmma(Skinny::N, 8192, 8));
+        assert!(!skinny_on_wgmma(Skinny::N, 16, 16));
+        assert!(!skinny_on_wgmma(Skinny::N, 2048, 3));
     }
 
     #[test]

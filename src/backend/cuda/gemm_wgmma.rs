@@ -6,14 +6,15 @@
 //! min(tiles × splits, SMs × CTAs per SM) blocks, the tile's dynamic shared memory, and with
 //! split-K a second kernel that adds the fp32 partial tiles in a fixed order.
 
-use super::tma::tensor_map_16bit;
+use super::tma::tensor_map_16bit_rows;
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
 use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// Environment variable that forces the CTA tile: `128x256`, `128x128`, `64x256` or `64x128`
-/// (unset or empty: chosen by shape).
+/// Environment variable that forces the CTA tile: `128x256`, `128x128`, `64x256`, `64x128`,
+/// `128x192` or a 2-CTA cluster tile `128x256_c2` / `128x128_c2` (unset or empty: chosen by
+/// shape).
 pub const TILE_ENV: &str = "KERNELGATE_GEMM_TILE";
 /// Environment variable that forces the number of K splits, `1` to `16` (unset or empty: chosen
 /// by shape; `1` turns split-K off).
@@ -75,7 +76,7 @@ impl WgTile {
 /// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
 /// then the 2-CTA cluster versions of the two 128-row tiles (same per-CTA costs; the model
 /// only halves their B traffic).
-pub const TILES: [WgTile; 6] = [
+pub const TILES: [WgTile; 7] = [
     WgTile {
         bm: 128,
         bn: 256,
@@ -130,7 +131,28 @@ pub const TILES: [WgTile; 6] = [
         wave_ns: 6500,
         cluster: 2,
     },
+    WgTile {
+        bm: 128,
+        bn: 192,
+        stages: 5,
+        ctas_per_sm: 1,
+        kblock_ns: 575,
+        wave_ns: 7200,
+        cluster: 1,
+    },
 ];
+
+/// Whether [`pick`] may choose the 128x192 tile by itself. Its cost constants are interpolated
+/// between 128x128 and 128x256, not fitted; with them the pick takes it only where its wave
+/// count wins, of the suite shapes at 3072³ (H100 GPU-cb034f80, forced on 12 shapes in one run:
+/// 3072³ 83.1 µs against 95.8 for the 128x128 pick, 0.95× cuBLAS; 8192³ equal; 1.05–1.26× the
+/// time of the pick elsewhere).
+pub const N192_IN_PICK: bool = true;
+
+/// Whether [`pick`] considers `t` without being forced to.
+fn in_pick(t: WgTile) -> bool {
+    (t.cluster == 1 || CLUSTER_IN_PICK) && (t.bn != 192 || N192_IN_PICK)
+}
 
 /// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself. Off until the
 /// bench (`kernels/dev/run_gemm_wgmma_bench.sh`, which checks and times them, and shows the
@@ -217,12 +239,7 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || {
-            TILES
-                .into_iter()
-                .filter(|t| t.cluster == 1 || CLUSTER_IN_PICK)
-                .collect()
-        },
+        || TILES.into_iter().filter(|&t| in_pick(t)).collect(),
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -250,13 +267,14 @@ pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Opti
 }
 
 /// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
-const TILE_CHOICES: [(&str, WgTile); 6] = [
+const TILE_CHOICES: [(&str, WgTile); 7] = [
     ("128x256", TILES[0]),
     ("128x128", TILES[1]),
     ("64x256", TILES[2]),
     ("64x128", TILES[3]),
     ("128x256_c2", TILES[4]),
     ("128x128_c2", TILES[5]),
+    ("128x192", TILES[6]),
 ];
 
 /// The values of [`SPLITK_ENV`].
@@ -303,35 +321,67 @@ pub fn applies(gpu: &Gpu, case: &Case) -> bool {
             .unwrap_or(true)
 }
 
-/// The padded problem the kernel runs when TMA cannot address the operands as they are: K
-/// rounded up to a multiple of 8 (A copied into `m × kp` with zero columns; B's rows past K are
-/// out of bounds of its tensor map and read as zeros) and N rounded up likewise (B copied into
-/// `k × np`, the result computed into an `m × np` buffer whose first N columns are then copied
-/// into C).
+/// Environment variable that turns the alignment copies of [`Padding`] off (`0`); copies that
+/// TMA needs (N or K not a multiple of 8) are always made.
+pub const ALIGN_ENV: &str = "KERNELGATE_GEMM_ALIGN";
+
+/// Fewest rows M for which B, when its rows are not 128-byte multiples, is copied into 128-byte
+/// aligned rows: the copy reads and writes B once (about 400 / M of the GEMM's time at 600
+/// TFLOP/s and 3 TB/s, so 10% at M = 4096), and misaligned rows cost each TMA box row a second
+/// line (the [`MISALIGNED_TRAFFIC`] of the cost model). Measured on an H100 (GPU-cb034f80, same
+/// run, µs unaligned / aligned): 4096×1000×4096 74.6 / 56.5, 8192×1000×8192 285.4 / 193.8.
+pub const ALIGN_MIN_OTHER: u64 = 2048;
+
+/// The operands as the kernel reads them. TMA needs 16-byte row strides: K is rounded up to a
+/// multiple of 8 (A copied into rows of `lda` elements with zero columns; B's rows past K are out
+/// of bounds of its tensor map and read as zeros) and N likewise (B copied into rows of `ldb`,
+/// the result computed into an `m × np` buffer whose first N columns are then copied into C).
+/// B's rows that are not 128-byte multiples are also copied into 128-byte aligned ones where M
+/// is large enough to pay for it ([`ALIGN_MIN_OTHER`]); A's are not (measured slower).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Padding {
     /// K as the kernel sees it (a multiple of 8).
     pub kp: u64,
     /// N as the kernel sees it (a multiple of 8).
     pub np: u64,
+    /// Elements per row of the A the kernel reads (K when A is read in place).
+    pub lda: u64,
+    /// Elements per row of the B the kernel reads (N when B is read in place).
+    pub ldb: u64,
 }
 
 impl Padding {
-    /// The padding `m × n × k` needs (none when N and K are multiples of 8).
-    pub fn of(n: u64, k: u64) -> Self {
-        Padding {
-            kp: k.next_multiple_of(8),
-            np: n.next_multiple_of(8),
-        }
+    /// The copies `m × n × k` needs; `align` allows the alignment copies.
+    pub fn of(m: u64, n: u64, k: u64, align: bool) -> Self {
+        let kp = k.next_multiple_of(8);
+        let np = n.next_multiple_of(8);
+        // A is not aligned: at 4096×4096×1000 the copy made it slower (63.4 µs against 58.5
+        // unaligned, H100 GPU-cb034f80), while aligning B took 4096×1000×4096 from 74.6 to 56.5.
+        let lda = kp;
+        let ldb = if align && !n.is_multiple_of(64) && m >= ALIGN_MIN_OTHER {
+            n.next_multiple_of(64)
+        } else {
+            np
+        };
+        Padding { kp, np, lda, ldb }
     }
-    /// Whether A must be copied (K not a multiple of 8).
-    pub fn pads_a(self, k: u64) -> bool {
-        self.kp != k
+    /// Whether A is copied (K not a multiple of 8, or aligned rows).
+    pub fn copies_a(self, k: u64) -> bool {
+        self.lda != k
     }
-    /// Whether B and C go through padded copies (N not a multiple of 8).
-    pub fn pads_n(self, n: u64) -> bool {
+    /// Whether B is copied (N not a multiple of 8, or aligned rows).
+    pub fn copies_b(self, n: u64) -> bool {
+        self.ldb != n
+    }
+    /// Whether the result goes through an `m × np` buffer (N not a multiple of 8).
+    pub fn pads_c(self, n: u64) -> bool {
         self.np != n
     }
+}
+
+/// Whether [`ALIGN_ENV`] allows the alignment copies (unset, or anything but `0`).
+fn align_copies() -> bool {
+    std::env::var(ALIGN_ENV).map_or(true, |v| v.trim() != "0")
 }
 
 /// The launch of `gemm_wgmma_pad16` or `gemm_wgmma_unpad16` over a `rows × cols_p` matrix.
@@ -367,7 +417,7 @@ type Step = (String, Dims, Vec<KernelArg>);
 pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
-    let pad = Padding::of(n, k);
+    let pad = Padding::of(m, n, k, align_copies());
     let (np, kp) = (pad.np, pad.kp);
     let forced_tile = super::from_env(case, TILE_ENV, parse_tile)?;
     let forced_splits = super::from_env(case, SPLITK_ENV, parse_splits)?;
@@ -382,22 +432,27 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         keep.push(buf);
         Ok(p)
     };
-    let a_k = if pad.pads_a(k) {
-        let ap = alloc(gpu, m * kp, "A padded to a multiple of 8 columns")?;
-        steps.push(pad_step("gemm_wgmma_pad16", a, ap, m, k, kp, sms));
+    let a_k = if pad.copies_a(k) {
+        let ap = alloc(gpu, m * pad.lda, "A copied into padded rows")?;
+        steps.push(pad_step("gemm_wgmma_pad16", a, ap, m, k, pad.lda, sms));
         ap
     } else {
         a
     };
-    let (b_k, c_k) = if pad.pads_n(n) {
-        let bp = alloc(gpu, k * np, "B padded to a multiple of 8 columns")?;
-        steps.push(pad_step("gemm_wgmma_pad16", b, bp, k, n, np, sms));
-        (bp, alloc(gpu, m * np, "padded result")?)
+    let b_k = if pad.copies_b(n) {
+        let bp = alloc(gpu, k * pad.ldb, "B copied into padded rows")?;
+        steps.push(pad_step("gemm_wgmma_pad16", b, bp, k, n, pad.ldb, sms));
+        bp
     } else {
-        (b, c)
+        b
     };
-    let tm_a = tensor_map_16bit(case, a_k, &[kp, m], &[64, tile.bm as u32])?;
-    let tm_b = tensor_map_16bit(case, b_k, &[np, k], &[64, 64])?;
+    let c_k = if pad.pads_c(n) {
+        alloc(gpu, m * np, "padded result")?
+    } else {
+        c
+    };
+    let tm_a = tensor_map_16bit_rows(case, a_k, [kp, m], pad.lda, [64, tile.bm as u32])?;
+    let tm_b = tensor_map_16bit_rows(case, b_k, [np, k], pad.ldb, [64, 64])?;
     let dt = if case.dtype == Dtype::Bf16 {
         "bf16"
     } else {
@@ -410,7 +465,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let units = tile.tiles(m, np) * plan.splits;
     // `_c2` entries carry their cluster dims in the binary (`__cluster_dims__(2, 1, 1)`), so
     // the plain launch works as long as the grid is a whole number of clusters.
-    let grid = tile.grid(units, sms);
+    let mut grid = tile.grid(units, sms);
+    // Clusters: no more than can be resident at once (the driver may fit fewer than SMs / 2
+    // two-CTA clusters of this shared-memory size; the rest would run as a second wave).
+    let mut resident = String::new();
+    if tile.cluster > 1 {
+        let most = gpu.max_active_clusters(f, grid as u32, tile.threads(), tile.smem())? as u64;
+        if most >= 1 {
+            grid = grid.min(most * tile.cluster);
+        }
+        resident = format!(", {most} clusters resident at most");
+    }
     let part = if plan.splits > 1 {
         let ws = gpu.alloc(
             (plan.splits * m * np * 4) as usize,
@@ -457,7 +522,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
             ],
         ));
     }
-    if pad.pads_n(n) {
+    if pad.pads_c(n) {
         steps.push(pad_step("gemm_wgmma_unpad16", c_k, c, m, n, np, sms));
     }
     let how = match (forced_tile.is_some(), forced_splits.is_some()) {
@@ -466,14 +531,23 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         (false, true) => "split forced",
         (true, true) => "forced",
     };
-    let padded = match (pad.pads_a(k), pad.pads_n(n)) {
-        (false, false) => String::new(),
-        (true, false) => format!("; A padded to K={kp}"),
-        (false, true) => format!("; B and C padded to N={np}"),
-        (true, true) => format!("; A padded to K={kp}, B and C to N={np}"),
+    let mut copies = Vec::new();
+    if pad.copies_a(k) {
+        copies.push(format!("A into rows of {}", pad.lda));
+    }
+    if pad.copies_b(n) {
+        copies.push(format!("B into rows of {}", pad.ldb));
+    }
+    if pad.pads_c(n) {
+        copies.push(format!("C through rows of {np}"));
+    }
+    let padded = if copies.is_empty() {
+        String::new()
+    } else {
+        format!("; copies: {}", copies.join(", "))
     };
     let variant = format!(
-        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs; {how}{padded})",
+        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
     super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant)
@@ -487,9 +561,12 @@ mod tests {
     fn tiles_match_the_kernel_table() {
         // The dynamic smem sizes the kernel file static_asserts, and its thread counts.
         let smem: Vec<u32> = TILES.iter().map(|t| t.smem()).collect();
-        assert_eq!(smem, [197_760, 197_760, 205_952, 99_456, 197_760, 197_760]);
+        assert_eq!(
+            smem,
+            [197_760, 197_760, 205_952, 99_456, 197_760, 197_760, 205_952]
+        );
         let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
-        assert_eq!(threads, [384, 384, 256, 256, 384, 384]);
+        assert_eq!(threads, [384, 384, 256, 256, 384, 384, 384]);
         for t in TILES {
             assert!(t.smem() <= 232_448, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
@@ -573,7 +650,9 @@ mod tests {
             (777, 1000, 136, "64x128", 1),
             (2048, 512, 4096, "128x128", 2),
             (2048, 2048, 2048, "128x256", 1),
-            (3072, 3072, 3072, "128x128", 1),
+            // 128x192 (added later, forced on H100 GPU-cb034f80): 83.1 µs against 95.8 for
+            // 128x128 in the same run; it loses on every other shape of this list.
+            (3072, 3072, 3072, "128x192", 1),
             (4096, 4096, 4096, "128x256", 1),
             (4096, 1000, 4096, "128x256", 1),
             (6144, 6144, 6144, "128x256", 1),
@@ -586,22 +665,42 @@ mod tests {
 
     #[test]
     fn padding_rounds_n_and_k_up_to_whole_16_byte_rows() {
-        let p = Padding::of(1000, 100);
-        assert_eq!((p.np, p.kp), (1000, 104));
-        assert!(p.pads_a(100) && !p.pads_n(1000));
-        let p = Padding::of(4097, 64);
-        assert_eq!((p.np, p.kp), (4104, 64));
-        assert!(!p.pads_a(64) && p.pads_n(4097));
-        let p = Padding::of(9, 5);
-        assert_eq!((p.np, p.kp), (16, 8));
-        assert!(p.pads_a(5) && p.pads_n(9));
+        // K = 100: A copied into rows of 104 (N = 1000 too small for 128-byte rows).
+        let p = Padding::of(1000, 1000, 100, true);
+        assert_eq!((p.np, p.kp, p.lda, p.ldb), (1000, 104, 104, 1000));
+        assert!(p.copies_a(100) && !p.copies_b(1000) && !p.pads_c(1000));
+        // N = 4097: B copied into rows of 4104 (M = 4095 ≥ 2048: 128-byte rows, 4160) and
+        // the result computed through rows of 4104.
+        let p = Padding::of(4095, 4097, 64, true);
+        assert_eq!((p.np, p.kp, p.lda, p.ldb), (4104, 64, 64, 4160));
+        assert!(!p.copies_a(64) && p.copies_b(4097) && p.pads_c(4097));
+        let p = Padding::of(4095, 4097, 64, false);
+        assert_eq!(p.ldb, 4104);
+        let p = Padding::of(1, 9, 5, true);
+        assert_eq!((p.np, p.kp, p.lda, p.ldb), (16, 8, 8, 16));
+        assert!(p.copies_a(5) && p.copies_b(9) && p.pads_c(9));
+        // N = 1000 with M = 4096: B aligned to rows of 1024, C written in place.
+        let p = Padding::of(4096, 1000, 4096, true);
+        assert_eq!((p.np, p.ldb), (1000, 1024));
+        assert!(!p.copies_a(4096) && p.copies_b(1000) && !p.pads_c(1000));
+        assert!(!Padding::of(4096, 1000, 4096, false).copies_b(1000));
+        // A is never aligned, only padded to a multiple of 8.
+        assert!(!Padding::of(777, 1000, 136, true).copies_a(136));
+        assert!(!Padding::of(4096, 4096, 1000, true).copies_a(1000));
+        assert_eq!(Padding::of(4096, 4096, 1001, true).lda, 1008);
         // Aligned shapes copy nothing.
-        let p = Padding::of(4096, 4096);
-        assert!(!p.pads_a(4096) && !p.pads_n(4096));
-        // Every padded row is a whole number of 16-byte chunks (what the pad kernel writes).
-        for x in 1..200u64 {
-            let p = Padding::of(x, x);
-            assert!(p.np.is_multiple_of(8) && p.kp.is_multiple_of(8) && p.np >= x && p.np - x < 8);
+        let p = Padding::of(4096, 4096, 4096, true);
+        assert!(!p.copies_a(4096) && !p.copies_b(4096) && !p.pads_c(4096));
+        // Every copied row is a whole number of 16-byte chunks (what the pad kernel writes).
+        for x in 1..300u64 {
+            for m in [1, 4096] {
+                let p = Padding::of(m, x, x, true);
+                assert!(
+                    p.np.is_multiple_of(8) && p.kp.is_multiple_of(8) && p.np >= x && p.np - x < 8
+                );
+                assert!(p.lda.is_multiple_of(8) && p.ldb.is_multiple_of(8));
+                assert!(p.lda >= p.kp && p.ldb >= p.np);
+            }
         }
     }
 

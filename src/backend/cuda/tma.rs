@@ -26,15 +26,44 @@ pub fn tensor_map_16bit(
         (2..=5).contains(&dims.len()) && boxes.len() == dims.len(),
         "TMA rank 2..5 with one box size per dimension"
     );
+    encode(case, ptr, dims, &byte_strides(dims, 2), boxes)
+}
+
+/// A rank-2 tensor map like [`tensor_map_16bit`] over `dims = [cols, rows]` whose rows are
+/// `ld` elements apart (`ld ≥ cols`, `ld · 2` a multiple of 16): a padded copy read as its
+/// logical extent, so that columns past `cols` are out of bounds and read as zeros.
+pub fn tensor_map_16bit_rows(
+    case: &Case,
+    ptr: u64,
+    dims: [u64; 2],
+    ld: u64,
+    boxes: [u32; 2],
+) -> Result<sys::CUtensorMap> {
+    assert!(
+        ld >= dims[0],
+        "row stride {ld} below the row length {}",
+        dims[0]
+    );
+    encode(case, ptr, &dims, &[ld * 2], &boxes)
+}
+
+/// `cuTensorMapEncodeTiled` with the settings of [`tensor_map_16bit`] and explicit byte
+/// strides of dimensions 1.. .
+fn encode(
+    case: &Case,
+    ptr: u64,
+    dims: &[u64],
+    strides: &[u64],
+    boxes: &[u32],
+) -> Result<sys::CUtensorMap> {
     let dt = match case.dtype {
         Dtype::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         _ => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
     };
-    let strides = byte_strides(dims, 2);
     let elem = vec![1u32; dims.len()];
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
     // SAFETY: dims, boxes and elem have `rank` entries and strides `rank − 1`, as the call
-    // requires; ptr is a live device allocation of the dims' product 2-byte elements.
+    // requires (callers pass them so); ptr is a live device allocation covering the strides.
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
@@ -54,7 +83,7 @@ pub fn tensor_map_16bit(
     r.result().map_err(|e| {
         Error::driver(
             format!(
-                "{}: encoding a TMA descriptor (dims {dims:?}, box {boxes:?})",
+                "{}: encoding a TMA descriptor (dims {dims:?}, byte strides {strides:?}, box {boxes:?})",
                 case.name()
             ),
             e,
