@@ -255,6 +255,17 @@ static __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// Programmatic dependent launch (the host launches every kernel of a sequence after the first
+// with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): let the next kernel of the stream
+// start its launch now, and wait until the previous one has finished and its writes are
+// visible. Both are no-ops for a kernel launched the ordinary way.
+static __device__ __forceinline__ void pdl_launch_next() {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+static __device__ __forceinline__ void pdl_wait_previous() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 // wgmma shared-memory matrix descriptor, 128-byte swizzle.
 static __device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo,
                                                                unsigned sbo) {
@@ -467,6 +478,10 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         cluster_sync();
     else
         __syncthreads();
+    // Launched as a dependent of a padding copy: the set-up above overlapped it; nothing below
+    // may read A or B (or write C, P) before it has finished.
+    pdl_launch_next();
+    pdl_wait_previous();
 
     if (wg == 0) {
         // ------------------------------ producer ------------------------------
@@ -641,6 +656,8 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
 template <typename T>
 static __device__ __forceinline__ void reduce_body(const float* __restrict__ P, T* __restrict__ C,
                                                    unsigned long long elems, int splits) {
+    pdl_launch_next();
+    pdl_wait_previous();
     typedef typename Pack2<T>::type T2;
     const unsigned long long n4 = elems / 4;
     const float4* P4 = reinterpret_cast<const float4*>(P);
@@ -717,6 +734,8 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(256)
     gemm_wgmma_pad16(const unsigned short* __restrict__ src, unsigned short* __restrict__ dst,
                      int rows, int cols, int cols_p) {
+    gemm_wgmma_detail::pdl_launch_next();
+    gemm_wgmma_detail::pdl_wait_previous();
     const unsigned long long chunks = (unsigned long long)rows * (cols_p / 8);
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < chunks;
          i += (unsigned long long)gridDim.x * blockDim.x) {
@@ -735,6 +754,8 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(256)
     gemm_wgmma_unpad16(const unsigned short* __restrict__ src, unsigned short* __restrict__ dst,
                        int rows, int cols, int cols_p) {
+    gemm_wgmma_detail::pdl_launch_next();
+    gemm_wgmma_detail::pdl_wait_previous();
     const unsigned long long n = (unsigned long long)rows * cols;
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {

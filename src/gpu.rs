@@ -675,6 +675,50 @@ impl Gpu {
         .map_err(|e| Error::driver(format!("launching kernel with {dims:?}"), e))
     }
 
+    /// Launches `f` as a programmatic dependent of the launch before it in the stream
+    /// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): it may start once every CTA of
+    /// that launch has executed `griddepcontrol.launch_dependents` (or exited), so its launch
+    /// latency and set-up overlap the previous kernel. `f` must execute `griddepcontrol.wait`
+    /// before it reads what the previous kernel writes or writes what it reads.
+    pub fn launch_dependent(&self, f: Func, dims: Dims, args: &[KernelArg]) -> Result<()> {
+        let mut store: Vec<KernelArg> = args.to_vec();
+        let mut ptrs: Vec<*mut c_void> = store.iter_mut().map(|a| a.as_ptr()).collect();
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("binding context", e))?;
+        // SAFETY: a plain-old-data union; the attribute below sets the member its id names.
+        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.programmaticStreamSerializationAllowed = 1;
+        let mut attr = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
+        let config = sys::CUlaunchConfig {
+            gridDimX: dims.grid.0,
+            gridDimY: dims.grid.1,
+            gridDimZ: dims.grid.2,
+            blockDimX: dims.block.0,
+            blockDimY: dims.block.1,
+            blockDimZ: dims.block.2,
+            sharedMemBytes: dims.smem,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // SAFETY: `f` was loaded in this context; `config` and `attr` outlive the call; every
+        // pointer in `ptrs` points into `store`, which outlives the call; argument types match
+        // the kernel signature by the contract of each caller (checked by the correctness gate).
+        unsafe { sys::cuLaunchKernelEx(&config, f.0, ptrs.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(|e| {
+                Error::driver(
+                    format!("launching kernel with {dims:?} as a programmatic dependent"),
+                    e,
+                )
+            })
+    }
+
     /// How many blocks of `threads` threads (with `smem` bytes of dynamic shared memory) of `f`
     /// fit on one SM at once, from its registers and shared memory (at least 1).
     pub fn max_active_blocks(&self, f: Func, threads: u32, smem: u32) -> Result<u32> {

@@ -379,6 +379,16 @@ impl Padding {
     }
 }
 
+/// Environment variable that launches the kernels of a sequence (padding copies, GEMM, split-K
+/// reduction) one after the other the ordinary way (`0`) instead of each as a programmatic
+/// dependent of the one before, whose launch and set-up then overlap it.
+pub const PDL_ENV: &str = "KERNELGATE_GEMM_PDL";
+
+/// Whether [`PDL_ENV`] allows overlapped launches (unset, or anything but `0`).
+fn overlapped_launches() -> bool {
+    std::env::var(PDL_ENV).map_or(true, |v| v.trim() != "0")
+}
+
 /// Whether [`ALIGN_ENV`] allows the alignment copies (unset, or anything but `0`).
 fn align_copies() -> bool {
     std::env::var(ALIGN_ENV).map_or(true, |v| v.trim() != "0")
@@ -550,7 +560,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
-    super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant)
+    if overlapped_launches() {
+        super::launch_sequence_overlapped(gpu, "gemm_wgmma.cu", steps, keep, variant)
+    } else {
+        super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant)
+    }
 }
 
 #[cfg(test)]

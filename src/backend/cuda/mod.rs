@@ -62,6 +62,30 @@ fn launch_sequence(
     keep: Vec<crate::gpu::DeviceBuffer>,
     variant: String,
 ) -> Result<Prepared> {
+    launch_steps(gpu, file, steps, keep, variant, false)
+}
+
+/// [`launch_sequence`] where every step after the first is a programmatic dependent of the one
+/// before ([`Gpu::launch_dependent`]): each of those kernels must execute
+/// `griddepcontrol.wait` before touching memory the previous one reads or writes.
+fn launch_sequence_overlapped(
+    gpu: &mut Gpu,
+    file: &str,
+    steps: Vec<Step>,
+    keep: Vec<crate::gpu::DeviceBuffer>,
+    variant: String,
+) -> Result<Prepared> {
+    launch_steps(gpu, file, steps, keep, variant, true)
+}
+
+fn launch_steps(
+    gpu: &mut Gpu,
+    file: &str,
+    steps: Vec<Step>,
+    keep: Vec<crate::gpu::DeviceBuffer>,
+    variant: String,
+    dependent: bool,
+) -> Result<Prepared> {
     let module = gpu.module(file)?;
     let mut launches = Vec::new();
     for (name, dims, args) in steps {
@@ -71,8 +95,12 @@ fn launch_sequence(
     Ok(Prepared {
         launch: Box::new(move |gpu: &Gpu| {
             let _keep = &keep;
-            for (f, dims, args) in &launches {
-                gpu.launch(*f, *dims, args)?;
+            for (i, (f, dims, args)) in launches.iter().enumerate() {
+                if dependent && i > 0 {
+                    gpu.launch_dependent(*f, *dims, args)?;
+                } else {
+                    gpu.launch(*f, *dims, args)?;
+                }
             }
             Ok(())
         }),
