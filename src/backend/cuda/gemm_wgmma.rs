@@ -321,8 +321,9 @@ pub fn applies(gpu: &Gpu, case: &Case) -> bool {
             .unwrap_or(true)
 }
 
-/// Environment variable that turns the alignment copies of [`Padding`] off (`0`); copies that
-/// TMA needs (N or K not a multiple of 8) are always made.
+/// Environment variable for the alignment copies of [`Padding`]: `off` turns them off, a number
+/// sets the fewest rows M for which B is aligned (unset or empty: [`ALIGN_MIN_OTHER`]). Copies
+/// that TMA needs (N or K not a multiple of 8) are always made.
 pub const ALIGN_ENV: &str = "KERNELGATE_GEMM_ALIGN";
 
 /// Fewest rows M for which B, when its rows are not 128-byte multiples, is copied into 128-byte
@@ -351,14 +352,15 @@ pub struct Padding {
 }
 
 impl Padding {
-    /// The copies `m × n × k` needs; `align` allows the alignment copies.
-    pub fn of(m: u64, n: u64, k: u64, align: bool) -> Self {
+    /// The copies `m × n × k` needs; `align` is the fewest rows M for which B is copied into
+    /// 128-byte aligned rows (`None`: never).
+    pub fn of(m: u64, n: u64, k: u64, align: Option<u64>) -> Self {
         let kp = k.next_multiple_of(8);
         let np = n.next_multiple_of(8);
         // A is not aligned: at 4096×4096×1000 the copy made it slower (63.4 µs against 58.5
         // unaligned, H100 GPU-cb034f80), while aligning B took 4096×1000×4096 from 74.6 to 56.5.
         let lda = kp;
-        let ldb = if align && !n.is_multiple_of(64) && m >= ALIGN_MIN_OTHER {
+        let ldb = if align.is_some_and(|min| m >= min) && !n.is_multiple_of(64) {
             n.next_multiple_of(64)
         } else {
             np
@@ -389,9 +391,15 @@ fn overlapped_launches() -> bool {
     std::env::var(PDL_ENV).map_or(true, |v| v.trim() != "0")
 }
 
-/// Whether [`ALIGN_ENV`] allows the alignment copies (unset, or anything but `0`).
-fn align_copies() -> bool {
-    std::env::var(ALIGN_ENV).map_or(true, |v| v.trim() != "0")
+/// Parses an [`ALIGN_ENV`] value: the fewest rows M for aligning B, `None` for `off`.
+pub fn parse_align(value: Option<&str>) -> std::result::Result<Option<u64>, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(Some(ALIGN_MIN_OTHER)),
+        Some("off") => Ok(None),
+        Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+            format!("{ALIGN_ENV}={v:?}: expected `off` or the fewest rows M for aligning B (a whole number)")
+        }),
+    }
 }
 
 /// The launch of `gemm_wgmma_pad16` or `gemm_wgmma_unpad16` over a `rows × cols_p` matrix.
@@ -427,7 +435,7 @@ type Step = (String, Dims, Vec<KernelArg>);
 pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
-    let pad = Padding::of(m, n, k, align_copies());
+    let pad = Padding::of(m, n, k, super::from_env(case, ALIGN_ENV, parse_align)?);
     let (np, kp) = (pad.np, pad.kp);
     let forced_tile = super::from_env(case, TILE_ENV, parse_tile)?;
     let forced_splits = super::from_env(case, SPLITK_ENV, parse_splits)?;
@@ -679,36 +687,37 @@ mod tests {
 
     #[test]
     fn padding_rounds_n_and_k_up_to_whole_16_byte_rows() {
+        const A: Option<u64> = Some(ALIGN_MIN_OTHER);
         // K = 100: A copied into rows of 104 (N = 1000 too small for 128-byte rows).
-        let p = Padding::of(1000, 1000, 100, true);
+        let p = Padding::of(1000, 1000, 100, A);
         assert_eq!((p.np, p.kp, p.lda, p.ldb), (1000, 104, 104, 1000));
         assert!(p.copies_a(100) && !p.copies_b(1000) && !p.pads_c(1000));
         // N = 4097: B copied into rows of 4104 (M = 4095 ≥ 2048: 128-byte rows, 4160) and
         // the result computed through rows of 4104.
-        let p = Padding::of(4095, 4097, 64, true);
+        let p = Padding::of(4095, 4097, 64, A);
         assert_eq!((p.np, p.kp, p.lda, p.ldb), (4104, 64, 64, 4160));
         assert!(!p.copies_a(64) && p.copies_b(4097) && p.pads_c(4097));
-        let p = Padding::of(4095, 4097, 64, false);
+        let p = Padding::of(4095, 4097, 64, None);
         assert_eq!(p.ldb, 4104);
-        let p = Padding::of(1, 9, 5, true);
+        let p = Padding::of(1, 9, 5, A);
         assert_eq!((p.np, p.kp, p.lda, p.ldb), (16, 8, 8, 16));
         assert!(p.copies_a(5) && p.copies_b(9) && p.pads_c(9));
         // N = 1000 with M = 4096: B aligned to rows of 1024, C written in place.
-        let p = Padding::of(4096, 1000, 4096, true);
+        let p = Padding::of(4096, 1000, 4096, A);
         assert_eq!((p.np, p.ldb), (1000, 1024));
         assert!(!p.copies_a(4096) && p.copies_b(1000) && !p.pads_c(1000));
-        assert!(!Padding::of(4096, 1000, 4096, false).copies_b(1000));
+        assert!(!Padding::of(4096, 1000, 4096, None).copies_b(1000));
         // A is never aligned, only padded to a multiple of 8.
-        assert!(!Padding::of(777, 1000, 136, true).copies_a(136));
-        assert!(!Padding::of(4096, 4096, 1000, true).copies_a(1000));
-        assert_eq!(Padding::of(4096, 4096, 1001, true).lda, 1008);
+        assert!(!Padding::of(777, 1000, 136, A).copies_a(136));
+        assert!(!Padding::of(4096, 4096, 1000, A).copies_a(1000));
+        assert_eq!(Padding::of(4096, 4096, 1001, A).lda, 1008);
         // Aligned shapes copy nothing.
-        let p = Padding::of(4096, 4096, 4096, true);
+        let p = Padding::of(4096, 4096, 4096, A);
         assert!(!p.copies_a(4096) && !p.copies_b(4096) && !p.pads_c(4096));
         // Every copied row is a whole number of 16-byte chunks (what the pad kernel writes).
         for x in 1..300u64 {
             for m in [1, 4096] {
-                let p = Padding::of(m, x, x, true);
+                let p = Padding::of(m, x, x, A);
                 assert!(
                     p.np.is_multiple_of(8) && p.kp.is_multiple_of(8) && p.np >= x && p.np - x < 8
                 );
@@ -716,6 +725,19 @@ mod tests {
                 assert!(p.lda >= p.kp && p.ldb >= p.np);
             }
         }
+    }
+
+    #[test]
+    fn align_env_values() {
+        assert_eq!(parse_align(None), Ok(Some(ALIGN_MIN_OTHER)));
+        assert_eq!(parse_align(Some(" ")), Ok(Some(ALIGN_MIN_OTHER)));
+        assert_eq!(parse_align(Some("off")), Ok(None));
+        assert_eq!(parse_align(Some("512")), Ok(Some(512)));
+        let err = parse_align(Some("yes")).unwrap_err();
+        assert!(err.contains(ALIGN_ENV) && err.contains("off"), "{err}");
+        // A threshold of 1 aligns B of every shape whose N is not a multiple of 64.
+        assert_eq!(Padding::of(1000, 1000, 1000, Some(1)).ldb, 1024);
+        assert_eq!(Padding::of(1000, 1000, 1000, Some(2048)).ldb, 1000);
     }
 
     #[test]
