@@ -203,8 +203,9 @@ static const TileCfg TILES[] = {
     {"64x128", 64, 128, 4, 2, 290, 5400, 1, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
     {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
     {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
+    {"128x192", 128, 192, 5, 1, 575, 7200, 1, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
 };
-static const int NT = 6;
+static const int NT = 7;
 // Mirror of CLUSTER_IN_PICK in the Rust file (false: the _c2 tiles are timed and checked but the
 // pick leaves them out); --c2-pick turns them on here to show what the model would choose.
 static bool g_cluster_pick = false;
