@@ -263,6 +263,7 @@ pub fn prepare(
         steps,
         workspace.into_iter().collect(),
         variant,
+        super::Chain::Ordinary,
     )
 }
 

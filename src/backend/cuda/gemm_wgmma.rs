@@ -568,11 +568,12 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
-    if overlapped_launches() {
-        super::launch_sequence_overlapped(gpu, "gemm_wgmma.cu", steps, keep, variant)
+    let chain = if overlapped_launches() {
+        super::Chain::Overlapped
     } else {
-        super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant)
-    }
+        super::Chain::Ordinary
+    };
+    super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant, chain)
 }
 
 #[cfg(test)]

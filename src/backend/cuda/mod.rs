@@ -53,38 +53,26 @@ fn from_env<T>(
 /// One kernel launch of a sequence: entry point, launch shape, arguments.
 type Step = (String, crate::gpu::Dims, Vec<crate::gpu::KernelArg>);
 
-/// A launcher that runs `steps` (entry points of `file`) in order; `keep` (workspaces and
-/// padded copies the kernels write) lives as long as the launcher.
+/// How the launches of a sequence follow each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chain {
+    /// Each launch starts once the one before has finished (plain stream order).
+    Ordinary,
+    /// Every launch after the first is a programmatic dependent of the one before
+    /// ([`Gpu::launch_dependent`]): each of those kernels must execute `griddepcontrol.wait`
+    /// before touching memory the previous one reads or writes.
+    Overlapped,
+}
+
+/// A launcher that runs `steps` (entry points of `file`) in order, chained as `chain` says;
+/// `keep` (workspaces and padded copies the kernels write) lives as long as the launcher.
 fn launch_sequence(
     gpu: &mut Gpu,
     file: &str,
     steps: Vec<Step>,
     keep: Vec<crate::gpu::DeviceBuffer>,
     variant: String,
-) -> Result<Prepared> {
-    launch_steps(gpu, file, steps, keep, variant, false)
-}
-
-/// [`launch_sequence`] where every step after the first is a programmatic dependent of the one
-/// before ([`Gpu::launch_dependent`]): each of those kernels must execute
-/// `griddepcontrol.wait` before touching memory the previous one reads or writes.
-fn launch_sequence_overlapped(
-    gpu: &mut Gpu,
-    file: &str,
-    steps: Vec<Step>,
-    keep: Vec<crate::gpu::DeviceBuffer>,
-    variant: String,
-) -> Result<Prepared> {
-    launch_steps(gpu, file, steps, keep, variant, true)
-}
-
-fn launch_steps(
-    gpu: &mut Gpu,
-    file: &str,
-    steps: Vec<Step>,
-    keep: Vec<crate::gpu::DeviceBuffer>,
-    variant: String,
-    dependent: bool,
+    chain: Chain,
 ) -> Result<Prepared> {
     let module = gpu.module(file)?;
     let mut launches = Vec::new();
@@ -96,7 +84,7 @@ fn launch_steps(
         launch: Box::new(move |gpu: &Gpu| {
             let _keep = &keep;
             for (i, (f, dims, args)) in launches.iter().enumerate() {
-                if dependent && i > 0 {
+                if chain == Chain::Overlapped && i > 0 {
                     gpu.launch_dependent(*f, *dims, args)?;
                 } else {
                     gpu.launch(*f, *dims, args)?;

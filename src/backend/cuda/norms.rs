@@ -932,7 +932,14 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             block.1
         )
     };
-    super::launch_sequence(gpu, file, steps, workspace.into_iter().collect(), variant)
+    super::launch_sequence(
+        gpu,
+        file,
+        steps,
+        workspace.into_iter().collect(),
+        variant,
+        super::Chain::Ordinary,
+    )
 }
 
 /// Whether the device has the bulk-copy engine (`cp.async.bulk`, compute capability 9.0+) that
