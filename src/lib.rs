@@ -20,6 +20,7 @@ pub mod error;
 pub mod family;
 pub mod gate;
 pub mod gpu;
+pub mod gpu_state;
 pub mod harness;
 pub mod inputs;
 pub mod merge;

@@ -91,13 +91,17 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
     match r.verdict {
         Verdict::Regression => format!(
             "REGRESSION: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}%, noise ±{noise:.2}%{} \
-             (best of {} measurements, n={}{machines})\n  baseline: {}\n  if the slowdown is intended, refresh with: {refresh}",
+             (best of {} measurements, n={}{machines})\n  baseline: {}{}\n  if the slowdown is intended, refresh with: {refresh}",
             (ratio - 1.0) * 100.0,
             r.tolerance_pct,
             floor_text(r, " and floor"),
             r.measurements,
             r.stats.as_ref().map(|s| s.n).unwrap_or(0),
-            file.display()
+            file.display(),
+            r.gpu_state
+                .as_ref()
+                .map(|s| format!("\n  GPU right after: {s}"))
+                .unwrap_or_default()
         ),
         Verdict::Faster => format!(
             "faster: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%, noise ±{noise:.2}%); consider refreshing: {refresh}",

@@ -171,6 +171,10 @@ pub struct Record {
     /// Why an external worker could not time its op by CUDA-graph replay (timed eagerly instead).
     #[serde(default)]
     pub capture_error: Option<String>,
+    /// A regression's GPU state right after it was measured (SM clock, temperature, power,
+    /// clock-limit reasons; [`crate::gpu_state`]), when `nvidia-smi` could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_state: Option<String>,
 }
 
 impl Record {

@@ -1050,6 +1050,7 @@ pub fn run_case(
         min_detectable: None,
         ab: None,
         capture_error: None,
+        gpu_state: None,
     };
     let Some((mut samples, mut stats)) = first.timing.clone() else {
         let bad = first
@@ -1319,6 +1320,10 @@ pub fn run_case(
     record.ab = ab_outcome;
     record.measurements = rounds.len();
     record.verdict = verdict;
+    if verdict == Verdict::Regression {
+        record.gpu_state =
+            crate::gpu_state::read(&gpu.info.uuid, gpu.info.ordinal).map(|s| s.to_string());
+    }
     record.message = crate::report::verdict_message(&record, &gpu.info.name, store);
     Ok(Outcome::Ran(Box::new(record)))
 }

@@ -54,6 +54,31 @@ fn regression_message_has_everything_needed_to_act() {
 }
 
 #[test]
+fn regression_message_names_the_gpu_state_when_known() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Regression);
+    // Without a reading (no nvidia-smi, or it did not answer) nothing is claimed.
+    assert!(!verdict_message(&r, GPU, &store).contains("GPU right after"));
+    let state = kernelgate::gpu_state::parse("1755, 1980, 71, 689.5, 700, 0x4").unwrap();
+    r.gpu_state = Some(state.to_string());
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.contains("\n  GPU right after: SM clock 1755 of 1980 MHz; 71 °C; 690 of 700 W; clocks limited by: software power cap\n"),
+        "{msg}"
+    );
+    // The refresh command stays the last line.
+    assert!(
+        msg.trim_end()
+            .ends_with("gemm::cuda::m4096_n4096_k4096_bf16"),
+        "{msg}"
+    );
+    // Other verdicts never carry it.
+    let mut p = example(Verdict::Pass);
+    p.gpu_state = r.gpu_state.clone();
+    assert!(!verdict_message(&p, GPU, &store).contains("GPU right after"));
+}
+
+#[test]
 fn message_says_when_the_baseline_was_moved_for_the_window() {
     let store = Store::new("baselines");
     let mut r = example(Verdict::Pass);

@@ -128,6 +128,7 @@ pub fn record(
         min_detectable: None,
         ab: None,
         capture_error: None,
+        gpu_state: None,
         seed: 42,
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),

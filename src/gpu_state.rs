@@ -1,0 +1,224 @@
+//! The GPU's clocks, temperature, power and clock-limit reasons read right after a case was
+//! judged a regression, so that a slowdown the machine caused (a power cap, thermal slowdown,
+//! clocks held low) can be told from one the kernel caused. Read with `nvidia-smi`; where it
+//! is missing, answers slowly or does not know a field, the record simply has no state.
+//!
+//! Why: on crossval, the false regressions of fresh machines were long compute-bound kernels
+//! (6144³ GEMMs, cuBLAS as much as ours) running 7–18% slow late in a run on a machine that
+//! had measured a higher GEMM ceiling at its start (docs/gate/README.md, session 13).
+
+use std::fmt;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What `nvidia-smi` said about the GPU at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuState {
+    /// SM clock, MHz.
+    pub sm_mhz: Option<u32>,
+    /// Highest SM clock, MHz.
+    pub sm_max_mhz: Option<u32>,
+    /// GPU temperature, °C.
+    pub temperature_c: Option<u32>,
+    /// Power draw, W.
+    pub power_w: Option<f64>,
+    /// Power limit, W.
+    pub power_limit_w: Option<f64>,
+    /// Why the clocks are held below their highest, as `nvidia-smi` names the active reasons
+    /// (empty: none, or not known).
+    pub reasons: Vec<&'static str>,
+}
+
+/// The fields asked of `nvidia-smi`, in the order [`parse`] reads them; the last one has an
+/// older name (drivers before 535), tried when the first query fails.
+const FIELDS: &str = "clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit";
+const REASONS: [&str; 2] = [
+    "clocks_event_reasons.active",
+    "clocks_throttle_reasons.active",
+];
+
+/// The clock-limit reasons of `nvidia-smi`'s bit mask (`nvmlClocksEventReasons`).
+const REASON_BITS: [(u64, &str); 9] = [
+    (0x1, "GPU idle"),
+    (0x2, "applications clocks setting"),
+    (0x4, "software power cap"),
+    (0x8, "hardware slowdown"),
+    (0x10, "sync boost"),
+    (0x20, "software thermal slowdown"),
+    (0x40, "hardware thermal slowdown"),
+    (0x80, "hardware power brake"),
+    (0x100, "display clock setting"),
+];
+
+/// The reasons set in `mask` (unknown bits are left out).
+pub fn reasons(mask: u64) -> Vec<&'static str> {
+    REASON_BITS
+        .iter()
+        .filter(|(bit, _)| mask & bit != 0)
+        .map(|&(_, name)| name)
+        .collect()
+}
+
+/// One `--format=csv,noheader,nounits` line of [`FIELDS`] and a reasons field. Values
+/// `nvidia-smi` cannot give (`[N/A]`, `[Not Supported]`) are `None`; a line with another
+/// number of fields is not a state.
+pub fn parse(line: &str) -> Option<GpuState> {
+    let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+    if f.len() != 6 {
+        return None;
+    }
+    let int = |s: &str| s.parse::<f64>().ok().map(|v| v.round() as u32);
+    let real = |s: &str| s.parse::<f64>().ok();
+    let mask = f[5]
+        .strip_prefix("0x")
+        .and_then(|h| u64::from_str_radix(h, 16).ok());
+    Some(GpuState {
+        sm_mhz: int(f[0]),
+        sm_max_mhz: int(f[1]),
+        temperature_c: int(f[2]),
+        power_w: real(f[3]),
+        power_limit_w: real(f[4]),
+        reasons: mask.map(reasons).unwrap_or_default(),
+    })
+}
+
+impl fmt::Display for GpuState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        match (self.sm_mhz, self.sm_max_mhz) {
+            (Some(now), Some(max)) => parts.push(format!("SM clock {now} of {max} MHz")),
+            (Some(now), None) => parts.push(format!("SM clock {now} MHz")),
+            _ => {}
+        }
+        if let Some(t) = self.temperature_c {
+            parts.push(format!("{t} °C"));
+        }
+        match (self.power_w, self.power_limit_w) {
+            (Some(p), Some(l)) => parts.push(format!("{p:.0} of {l:.0} W")),
+            (Some(p), None) => parts.push(format!("{p:.0} W")),
+            _ => {}
+        }
+        let limits: Vec<&str> = self
+            .reasons
+            .iter()
+            .copied()
+            .filter(|r| *r != "GPU idle")
+            .collect();
+        if !limits.is_empty() {
+            parts.push(format!("clocks limited by: {}", limits.join(", ")));
+        }
+        if parts.is_empty() {
+            return f.write_str("nothing known");
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// Runs `nvidia-smi` with `args` and returns its standard output, or `None` when it is missing,
+/// fails, or has not answered within `limit` (then it is killed).
+fn run_with_limit(args: &[String], limit: Duration) -> Option<String> {
+    let mut child = Command::new("nvidia-smi")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                if !status.success() {
+                    return None;
+                }
+                let mut out = String::new();
+                child.stdout.take()?.read_to_string(&mut out).ok()?;
+                return Some(out);
+            }
+            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// The state of the GPU with this UUID (or, without one, this `nvidia-smi` index) now, if
+/// `nvidia-smi` can tell within a few seconds.
+pub fn read(uuid: &str, ordinal: usize) -> Option<GpuState> {
+    let id = if uuid.is_empty() {
+        ordinal.to_string()
+    } else {
+        uuid.to_string()
+    };
+    REASONS.iter().find_map(|reasons| {
+        let args = vec![
+            format!("--query-gpu={FIELDS},{reasons}"),
+            "--format=csv,noheader,nounits".to_string(),
+            format!("--id={id}"),
+        ];
+        run_with_limit(&args, Duration::from_secs(5)).and_then(|out| parse(out.lines().next()?))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_busy_capped_gpu() {
+        let s = parse("1755, 1980, 71, 689.52, 700.00, 0x0000000000000004").unwrap();
+        assert_eq!(s.sm_mhz, Some(1755));
+        assert_eq!(s.sm_max_mhz, Some(1980));
+        assert_eq!(s.temperature_c, Some(71));
+        assert_eq!(s.power_w, Some(689.52));
+        assert_eq!(s.reasons, vec!["software power cap"]);
+        assert_eq!(
+            s.to_string(),
+            "SM clock 1755 of 1980 MHz; 71 °C; 690 of 700 W; clocks limited by: software power cap"
+        );
+    }
+
+    #[test]
+    fn unknown_values_and_idle_are_left_out() {
+        let s = parse("345, 1980, 50, [N/A], [Not Supported], 0x0000000000000001").unwrap();
+        assert_eq!(s.power_w, None);
+        assert_eq!(s.reasons, vec!["GPU idle"]);
+        // Idle is not a limit worth naming after a timed case.
+        assert_eq!(s.to_string(), "SM clock 345 of 1980 MHz; 50 °C");
+        let s = parse("[N/A], [N/A], [N/A], [N/A], [N/A], [N/A]").unwrap();
+        assert_eq!(s.to_string(), "nothing known");
+    }
+
+    #[test]
+    fn several_reasons_and_unknown_bits() {
+        assert_eq!(
+            reasons(0x4 | 0x20 | 0x40 | 0x8000),
+            vec![
+                "software power cap",
+                "software thermal slowdown",
+                "hardware thermal slowdown"
+            ]
+        );
+        assert!(reasons(0).is_empty());
+    }
+
+    #[test]
+    fn other_lines_are_not_states() {
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("1755, 1980, 71"), None);
+        assert_eq!(
+            parse("No devices were found"),
+            None,
+            "an error message is not a state"
+        );
+    }
+
+    #[test]
+    fn a_missing_tool_gives_no_state() {
+        // A UUID no GPU has: nvidia-smi (if present) fails, and no state is made up.
+        assert_eq!(read("GPU-00000000-0000-0000-0000-000000000000", 0), None);
+    }
+}
