@@ -728,6 +728,49 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any shape: the plan for the padded problem is a tile `pick` may take, a split count
+        /// in range that leaves no split empty, a grid of at least one CTA and at most one per
+        /// unit, and tiles that cover the output.
+        #[test]
+        fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
+            let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
+            let p = pick(m, pad.np, pad.kp, 132, None, None);
+            proptest::prop_assert!(in_pick(p.tile));
+            proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
+            let num_k = pad.kp.div_ceil(BK);
+            let kb_per = num_k.div_ceil(p.splits);
+            proptest::prop_assert!(p.splits == 1 || (p.splits - 1) * kb_per < num_k);
+            proptest::prop_assert!(p.splits == 1 || kb_per >= MIN_KBLOCKS_PER_SPLIT);
+            let tiles = p.tile.tiles(m, pad.np);
+            proptest::prop_assert!(
+                m.div_ceil(p.tile.bm) * pad.np.div_ceil(p.tile.bn) <= tiles
+            );
+            let units = tiles * p.splits;
+            let grid = p.tile.grid(units, 132);
+            proptest::prop_assert!(grid >= 1 && grid <= units);
+            proptest::prop_assert!(p.tile.smem() <= 232_448);
+        }
+
+        /// Any shape: the kernel sees N and K as multiples of 8 no smaller than the real ones
+        /// and less than 8 larger, copies are made exactly when TMA needs them or B is aligned,
+        /// and every copied row is a whole number of 16-byte chunks.
+        #[test]
+        fn padding_for_any_shape(m in 1u64..100_000, n in 1u64..100_000, k in 1u64..100_000,
+                                 align in proptest::option::of(1u64..10_000)) {
+            let p = Padding::of(m, n, k, align);
+            proptest::prop_assert!(p.np.is_multiple_of(8) && p.np >= n && p.np - n < 8);
+            proptest::prop_assert!(p.kp.is_multiple_of(8) && p.kp >= k && p.kp - k < 8);
+            proptest::prop_assert_eq!(p.lda, p.kp);
+            proptest::prop_assert_eq!(p.copies_a(k), !k.is_multiple_of(8));
+            proptest::prop_assert_eq!(p.pads_c(n), !n.is_multiple_of(8));
+            let aligned = align.is_some_and(|a| m >= a) && !n.is_multiple_of(64);
+            proptest::prop_assert_eq!(p.ldb, if aligned { n.next_multiple_of(64) } else { p.np });
+            proptest::prop_assert_eq!(p.copies_b(n), aligned || !n.is_multiple_of(8));
+            proptest::prop_assert!(p.ldb.is_multiple_of(8) && p.ldb >= p.np);
+        }
+    }
+
     #[test]
     fn align_env_values() {
         assert_eq!(parse_align(None), Ok(Some(ALIGN_MIN_OTHER)));
