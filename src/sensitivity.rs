@@ -78,6 +78,46 @@ pub struct RunSummary {
     /// machines is unknown, so a fresh machine may read it as a change).
     #[serde(default)]
     pub single_machine_baselines: Vec<String>,
+    /// Regressions whose shape also ran slower than its baseline, beyond tolerance, on another
+    /// backend in the same run ([`shared_slowdowns`]): the machine, not only the kernel, is a
+    /// likely cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_slowdowns: Vec<String>,
+}
+
+/// For each regression of `records`, the other backends of the same kernel, shape and dtype in
+/// the run whose own comparison also exceeded their tolerance, as one line: `"<case> 1.084x;
+/// also cublas 1.179x"`. A peer library slowing on the same shape in the same run points at the
+/// machine (clocks, power, another tenant) rather than at the kernel; the verdict stands.
+pub fn shared_slowdowns(records: &[Record]) -> Vec<String> {
+    let key = |r: &Record| {
+        (
+            r.kernel.clone(),
+            r.problem_size.to_string(),
+            r.dtype.clone(),
+        )
+    };
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.verdict == Verdict::Regression) {
+        let Some(ratio) = r.ratio else { continue };
+        let mut also: Vec<(String, f64)> = records
+            .iter()
+            .filter(|o| o.backend != r.backend && key(o) == key(r))
+            .filter_map(|o| {
+                o.ratio
+                    .filter(|x| *x > 1.0 + o.tolerance_pct / 100.0)
+                    .map(|x| (o.backend.clone(), x))
+            })
+            .collect();
+        if also.is_empty() {
+            continue;
+        }
+        also.sort_by(|a, b| a.0.cmp(&b.0));
+        let also: Vec<String> = also.iter().map(|(b, x)| format!("{b} {x:.3}x")).collect();
+        out.push(format!("{} {ratio:.3}x; also {}", r.case, also.join(", ")));
+    }
+    out.sort();
+    out
 }
 
 impl RunSummary {
@@ -137,6 +177,7 @@ impl RunSummary {
                 v.sort();
                 v
             },
+            shared_slowdowns: shared_slowdowns(records),
         }
     }
 
@@ -205,6 +246,14 @@ impl RunSummary {
                 } else {
                     String::new()
                 }
+            );
+        }
+        if !self.shared_slowdowns.is_empty() {
+            let _ = writeln!(
+                s,
+                "note: {} regression(s) whose shape also ran slower beyond tolerance on another backend in this run (the machine, not only the kernel, may be the cause): {}",
+                self.shared_slowdowns.len(),
+                self.shared_slowdowns.join("; ")
             );
         }
         if !self.capture_failed.is_empty() {

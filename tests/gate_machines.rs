@@ -14,8 +14,8 @@ use kernelgate::gate::{
 use kernelgate::gpu::Ceilings;
 use kernelgate::results::{Record, Verdict};
 use kernelgate::sensitivity::{
-    derived_floor_us, family_spread, family_table, render_spread, tiny_spreads_us, Distribution,
-    RunSummary, BLIND_AT, TINY_MS,
+    derived_floor_us, family_spread, family_table, render_spread, shared_slowdowns,
+    tiny_spreads_us, Distribution, RunSummary, BLIND_AT, TINY_MS,
 };
 use kernelgate::stats::Stats;
 use kernelgate::timing::HOLD_US as HOLD;
@@ -679,6 +679,50 @@ fn run_summary_counts_and_distribution() {
     // It round-trips through JSON (it is stored in results files).
     let back: RunSummary = serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
     assert_eq!(back, s);
+}
+
+#[test]
+fn regressions_shared_with_a_peer_on_the_same_shape_are_named() {
+    let dims = (6144, 6144, 6144);
+    // Ours 1.084x (a regression); cuBLAS on the same shape 1.179x (beyond its 5%); torch 1.02x.
+    let ours = common::record(dims, "cuda", Verdict::Regression, Some(0.6504), Some(0.6));
+    let cublas = common::record(dims, "cublas", Verdict::Regression, Some(0.7074), Some(0.6));
+    let torch = common::record(dims, "torch", Verdict::Pass, Some(0.612), Some(0.6));
+    // Another shape's peer slowing says nothing about this one.
+    let other = common::record(
+        (4096, 4096, 4096),
+        "cublas",
+        Verdict::Ambiguous,
+        Some(0.3),
+        Some(0.25),
+    );
+    let recs = vec![ours, cublas, torch, other];
+    let shared = shared_slowdowns(&recs);
+    assert_eq!(
+        shared,
+        [
+            "gemm::cublas::m6144_n6144_k6144_bf16 1.179x; also cuda 1.084x",
+            "gemm::cuda::m6144_n6144_k6144_bf16 1.084x; also cublas 1.179x",
+        ]
+    );
+    let s = RunSummary::of(&recs, HOLD);
+    assert_eq!(s.shared_slowdowns, shared);
+    assert!(s.render().contains("note: 2 regression(s) whose shape also ran slower beyond tolerance on another backend in this run"));
+    // A regression alone on its shape (the peer within tolerance) is not named.
+    let alone = vec![
+        common::record(dims, "cuda", Verdict::Regression, Some(0.6504), Some(0.6)),
+        common::record(dims, "cublas", Verdict::Pass, Some(0.61), Some(0.6)),
+    ];
+    assert!(shared_slowdowns(&alone).is_empty());
+    assert!(!RunSummary::of(&alone, HOLD).render().contains("also"));
+    // Another dtype is another shape.
+    let mut fp16 = common::record(dims, "cublas", Verdict::Regression, Some(0.7074), Some(0.6));
+    fp16.dtype = "fp16".into();
+    let mixed = vec![
+        common::record(dims, "cuda", Verdict::Regression, Some(0.6504), Some(0.6)),
+        fp16,
+    ];
+    assert!(shared_slowdowns(&mixed).is_empty());
 }
 
 #[test]
