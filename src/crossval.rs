@@ -62,6 +62,22 @@ pub struct Report {
     pub single_machine: usize,
     /// The false regressions, worst first (at most 10).
     pub worst: Vec<Trial>,
+    /// False regressions whose shape, on the same held-out machine, also ran beyond tolerance
+    /// on another backend (the machine was slow on that shape, not one library): count.
+    pub shared: usize,
+    /// For each of [`worst`](Self::worst), the other backends of its shape on its machine that
+    /// also ran beyond tolerance (`"cublas 1.179x"`), empty when none.
+    pub worst_also: Vec<Vec<String>>,
+}
+
+/// The case name without its backend (`family::shape`), the key that pairs a kernel with its
+/// peers on the same problem.
+fn shape_key(case: &str) -> String {
+    let mut parts = case.split("::");
+    let family = parts.next().unwrap_or_default();
+    let _backend = parts.next();
+    let rest: Vec<&str> = parts.collect();
+    format!("{family}::{}", rest.join("::"))
 }
 
 /// The held-out trials of one entry under `rule` (empty when its rounds come from fewer than
@@ -126,8 +142,12 @@ pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
         backends: BTreeMap::new(),
         single_machine: 0,
         worst: Vec::new(),
+        shared: 0,
+        worst_also: Vec::new(),
     };
     let mut false_ones = Vec::new();
+    // (shape, machine) → (backend, ratio) of every trial, to find peers slow on the same shape.
+    let mut by_shape: BTreeMap<(String, String), Vec<(String, f64)>> = BTreeMap::new();
     for f in files {
         for (case, e) in &f.entries {
             let trials = replay_entry(case, e, rule);
@@ -138,6 +158,10 @@ pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
             let backend = case.split("::").nth(1).unwrap_or("?").to_string();
             let t = report.backends.entry(backend).or_default();
             for tr in trials {
+                by_shape
+                    .entry((shape_key(&tr.case), tr.machine.clone()))
+                    .or_default()
+                    .push((backend_of(&tr.case), tr.ratio));
                 t.trials += 1;
                 t.false_regressions += usize::from(tr.same_speed == Change::Slow);
                 t.ambiguous += usize::from(tr.same_speed == Change::Ambiguous);
@@ -149,10 +173,29 @@ pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
             }
         }
     }
+    let also = |t: &Trial| -> Vec<String> {
+        let mine = backend_of(&t.case);
+        by_shape
+            .get(&(shape_key(&t.case), t.machine.clone()))
+            .map(|v| {
+                v.iter()
+                    .filter(|(b, r)| *b != mine && *r > 1.0 + rule.tolerance)
+                    .map(|(b, r)| format!("{b} {r:.3}x"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    report.shared = false_ones.iter().filter(|t| !also(t).is_empty()).count();
     false_ones.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
     false_ones.truncate(10);
+    report.worst_also = false_ones.iter().map(also).collect();
     report.worst = false_ones;
     report
+}
+
+/// The backend part of a case name (`family::backend::shape`).
+fn backend_of(case: &str) -> String {
+    case.split("::").nth(1).unwrap_or("?").to_string()
 }
 
 /// The report as a Markdown table.
@@ -186,9 +229,24 @@ pub fn render(r: &Report) -> String {
         r.single_machine
     );
     if !r.worst.is_empty() {
+        let total: usize = r.backends.values().map(|t| t.false_regressions).sum();
+        let _ = writeln!(
+            s,
+            "\n{} of {total} false regressions are shared: the same shape on the same machine ran beyond tolerance on another backend too.",
+            r.shared
+        );
         let _ = writeln!(s, "\nfalse regressions, worst first:");
-        for t in &r.worst {
-            let _ = writeln!(s, "- {} on {}: {:.3}x", t.case, t.machine, t.ratio);
+        for (i, t) in r.worst.iter().enumerate() {
+            let also = r.worst_also.get(i).filter(|a| !a.is_empty());
+            let _ = writeln!(
+                s,
+                "- {} on {}: {:.3}x{}",
+                t.case,
+                t.machine,
+                t.ratio,
+                also.map(|a| format!(" (also {})", a.join(", ")))
+                    .unwrap_or_default()
+            );
         }
     }
     s

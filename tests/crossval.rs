@@ -107,6 +107,45 @@ fn a_machine_unlike_the_others_is_a_false_regression() {
 }
 
 #[test]
+fn false_regressions_a_peer_shares_on_the_same_machine_are_counted() {
+    // Machine c is slow on this shape for ours and cuBLAS alike; on another shape only ours.
+    let slow = |ours: f64| {
+        entry(vec![
+            round(100.0, "GPU-a"),
+            round(100.2, "GPU-b"),
+            round(ours, "GPU-c"),
+        ])
+    };
+    let r = replay(
+        "nvidia-h200",
+        &[file(vec![
+            ("gemm::cuda::m6144_n6144_k6144_bf16", slow(130.0)),
+            ("gemm::cublas::m6144_n6144_k6144_bf16", slow(125.0)),
+            ("gemm::cuda::m4096_n4096_k4096_bf16", slow(130.0)),
+            ("gemm::cublas::m4096_n4096_k4096_bf16", slow(100.1)),
+        ])],
+        RULE,
+    );
+    let total: usize = r.backends.values().map(|t| t.false_regressions).sum();
+    assert_eq!((total, r.shared), (3, 2));
+    assert_eq!(r.worst.len(), r.worst_also.len());
+    let text = render(&r);
+    assert!(
+        text.contains("2 of 3 false regressions are shared"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gemm::cuda::m6144_n6144_k6144_bf16 on GPU-c: 1.299x (also cublas 1.249x)"),
+        "{text}"
+    );
+    // The 4096³ one is ours alone: no peer named.
+    assert!(
+        text.contains("gemm::cuda::m4096_n4096_k4096_bf16 on GPU-c: 1.299x\n"),
+        "{text}"
+    );
+}
+
+#[test]
 fn single_machine_entries_and_other_batches_are_skipped() {
     let one = entry(vec![round(50.0, "GPU-a"), round(50.1, "GPU-a")]);
     assert!(replay_entry("gemm::cuda::x", &one, RULE).is_empty());
