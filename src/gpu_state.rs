@@ -60,7 +60,8 @@ pub fn reasons(mask: u64) -> Vec<&'static str> {
         .collect()
 }
 
-/// One `--format=csv,noheader,nounits` line of [`FIELDS`] and a reasons field. Values
+/// One `--format=csv,noheader,nounits` line of SM clock, highest SM clock, temperature, power
+/// draw, power limit and the clock-limit reasons mask, as [`read`] asks for them. Values
 /// `nvidia-smi` cannot give (`[N/A]`, `[Not Supported]`) are `None`; a line with another
 /// number of fields is not a state.
 pub fn parse(line: &str) -> Option<GpuState> {
