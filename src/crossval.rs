@@ -155,8 +155,7 @@ pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
                 report.single_machine += 1;
                 continue;
             }
-            let backend = case.split("::").nth(1).unwrap_or("?").to_string();
-            let t = report.backends.entry(backend).or_default();
+            let t = report.backends.entry(backend_of(case)).or_default();
             for tr in trials {
                 by_shape
                     .entry((shape_key(&tr.case), tr.machine.clone()))

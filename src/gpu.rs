@@ -322,15 +322,14 @@ fn attr(ctx: &CudaContext, a: sys::CUdevice_attribute) -> Result<i32> {
 }
 
 fn nvidia_smi_clocks(ordinal: usize) -> Option<(u32, u32, String)> {
-    let out = std::process::Command::new("nvidia-smi")
-        .args([
-            "--query-gpu=clocks.sm,clocks.mem,driver_version",
-            "--format=csv,noheader,nounits",
-            &format!("--id={ordinal}"),
-        ])
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
+    let text = crate::gpu_state::nvidia_smi(
+        &[
+            "--query-gpu=clocks.sm,clocks.mem,driver_version".to_string(),
+            "--format=csv,noheader,nounits".to_string(),
+            format!("--id={ordinal}"),
+        ],
+        Duration::from_secs(10),
+    )?;
     let mut it = text.trim().split(',').map(|s| s.trim().to_string());
     let sm = it.next()?.parse().ok()?;
     let mem = it.next()?.parse().ok()?;

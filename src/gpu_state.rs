@@ -118,7 +118,7 @@ impl fmt::Display for GpuState {
 
 /// Runs `nvidia-smi` with `args` and returns its standard output, or `None` when it is missing,
 /// fails, or has not answered within `limit` (then it is killed).
-fn run_with_limit(args: &[String], limit: Duration) -> Option<String> {
+pub(crate) fn nvidia_smi(args: &[String], limit: Duration) -> Option<String> {
     let mut child = Command::new("nvidia-smi")
         .args(args)
         .stdout(Stdio::piped())
@@ -160,7 +160,7 @@ pub fn read(uuid: &str, ordinal: usize) -> Option<GpuState> {
             "--format=csv,noheader,nounits".to_string(),
             format!("--id={id}"),
         ];
-        run_with_limit(&args, Duration::from_secs(5)).and_then(|out| parse(out.lines().next()?))
+        nvidia_smi(&args, Duration::from_secs(5)).and_then(|out| parse(out.lines().next()?))
     })
 }
 

@@ -90,31 +90,38 @@ pub struct RunSummary {
 /// also cublas 1.179x"`. A peer library slowing on the same shape in the same run points at the
 /// machine (clocks, power, another tenant) rather than at the kernel; the verdict stands.
 pub fn shared_slowdowns(records: &[Record]) -> Vec<String> {
-    let key = |r: &Record| {
-        (
-            r.kernel.clone(),
-            r.problem_size.to_string(),
-            r.dtype.clone(),
-        )
-    };
+    // Records by kernel, shape and dtype, so each regression looks only at its own problem.
+    let mut by_problem: BTreeMap<(&str, String, &str), Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        by_problem
+            .entry((
+                r.kernel.as_str(),
+                r.problem_size.to_string(),
+                r.dtype.as_str(),
+            ))
+            .or_default()
+            .push(r);
+    }
     let mut out = Vec::new();
-    for r in records.iter().filter(|r| r.verdict == Verdict::Regression) {
-        let Some(ratio) = r.ratio else { continue };
-        let mut also: Vec<(String, f64)> = records
-            .iter()
-            .filter(|o| o.backend != r.backend && key(o) == key(r))
-            .filter_map(|o| {
-                o.ratio
-                    .filter(|x| *x > 1.0 + o.tolerance_pct / 100.0)
-                    .map(|x| (o.backend.clone(), x))
-            })
-            .collect();
-        if also.is_empty() {
-            continue;
+    for group in by_problem.values() {
+        for r in group.iter().filter(|r| r.verdict == Verdict::Regression) {
+            let Some(ratio) = r.ratio else { continue };
+            let mut also: Vec<(&str, f64)> = group
+                .iter()
+                .filter(|o| o.backend != r.backend)
+                .filter_map(|o| {
+                    o.ratio
+                        .filter(|x| *x > 1.0 + o.tolerance_pct / 100.0)
+                        .map(|x| (o.backend.as_str(), x))
+                })
+                .collect();
+            if also.is_empty() {
+                continue;
+            }
+            also.sort_by(|a, b| a.0.cmp(b.0));
+            let also: Vec<String> = also.iter().map(|(b, x)| format!("{b} {x:.3}x")).collect();
+            out.push(format!("{} {ratio:.3}x; also {}", r.case, also.join(", ")));
         }
-        also.sort_by(|a, b| a.0.cmp(&b.0));
-        let also: Vec<String> = also.iter().map(|(b, x)| format!("{b} {x:.3}x")).collect();
-        out.push(format!("{} {ratio:.3}x; also {}", r.case, also.join(", ")));
     }
     out.sort();
     out

@@ -121,9 +121,12 @@ pub fn skinny_on_wgmma(kind: Skinny, m: u64, n: u64) -> bool {
     }
 }
 
-/// Whether [`SKINNY_WGMMA_ENV`] allows [`skinny_on_wgmma`] (unset, or anything but `0`).
-fn skinny_wgmma_allowed() -> bool {
-    std::env::var(SKINNY_WGMMA_ENV).map_or(true, |v| v.trim() != "0")
+/// Whether [`SKINNY_WGMMA_ENV`] allows [`skinny_on_wgmma`] (unset, empty or `1`; `0` does not;
+/// another value is an error of `case`).
+fn skinny_wgmma_allowed(case: &Case) -> Result<bool> {
+    super::from_env(case, SKINNY_WGMMA_ENV, |v| {
+        super::parse_switch(SKINNY_WGMMA_ENV, v)
+    })
 }
 
 /// Prepares C = A·B.
@@ -134,7 +137,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let wgmma = super::gemm_wgmma::applies(gpu, case);
     match super::gemm_skinny::which(m as u64, n as u64, k as u64) {
         Some(kind)
-            if wgmma && skinny_wgmma_allowed() && skinny_on_wgmma(kind, m as u64, n as u64) => {}
+            if wgmma
+                && skinny_on_wgmma(kind, m as u64, n as u64)
+                && skinny_wgmma_allowed(case)? => {}
         Some(kind) => return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c)),
         None => {}
     }

@@ -131,6 +131,10 @@ pub const TILES: [WgTile; 7] = [
         wave_ns: 6500,
         cluster: 2,
     },
+    // 128x192: cost constants interpolated between 128x128 and 128x256, not fitted; with them
+    // the pick takes it only where its wave count wins, of the suite shapes at 3072³ (H100
+    // GPU-cb034f80, forced on 12 shapes in one run: 3072³ 83.1 µs against 95.8 for the 128x128
+    // pick, 0.95× cuBLAS; 8192³ equal; 1.05–1.26× the time of the pick elsewhere).
     WgTile {
         bm: 128,
         bn: 192,
@@ -142,16 +146,9 @@ pub const TILES: [WgTile; 7] = [
     },
 ];
 
-/// Whether [`pick`] may choose the 128x192 tile by itself. Its cost constants are interpolated
-/// between 128x128 and 128x256, not fitted; with them the pick takes it only where its wave
-/// count wins, of the suite shapes at 3072³ (H100 GPU-cb034f80, forced on 12 shapes in one run:
-/// 3072³ 83.1 µs against 95.8 for the 128x128 pick, 0.95× cuBLAS; 8192³ equal; 1.05–1.26× the
-/// time of the pick elsewhere).
-pub const N192_IN_PICK: bool = true;
-
 /// Whether [`pick`] considers `t` without being forced to.
 fn in_pick(t: WgTile) -> bool {
-    (t.cluster == 1 || CLUSTER_IN_PICK) && (t.bn != 192 || N192_IN_PICK)
+    t.cluster == 1 || CLUSTER_IN_PICK
 }
 
 /// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself. Off until the
@@ -334,7 +331,7 @@ pub const ALIGN_ENV: &str = "KERNELGATE_GEMM_ALIGN";
 pub const ALIGN_MIN_OTHER: u64 = 2048;
 
 /// The operands as the kernel reads them. TMA needs 16-byte row strides: K is rounded up to a
-/// multiple of 8 (A copied into rows of `lda` elements with zero columns; B's rows past K are out
+/// multiple of 8 (A copied into rows of `kp` elements with zero columns; B's rows past K are out
 /// of bounds of its tensor map and read as zeros) and N likewise (B copied into rows of `ldb`,
 /// the result computed into an `m × np` buffer whose first N columns are then copied into C).
 /// B's rows that are not 128-byte multiples are also copied into 128-byte aligned ones where M
@@ -345,8 +342,6 @@ pub struct Padding {
     pub kp: u64,
     /// N as the kernel sees it (a multiple of 8).
     pub np: u64,
-    /// Elements per row of the A the kernel reads (K when A is read in place).
-    pub lda: u64,
     /// Elements per row of the B the kernel reads (N when B is read in place).
     pub ldb: u64,
 }
@@ -357,19 +352,19 @@ impl Padding {
     pub fn of(m: u64, n: u64, k: u64, align: Option<u64>) -> Self {
         let kp = k.next_multiple_of(8);
         let np = n.next_multiple_of(8);
-        // A is not aligned: at 4096×4096×1000 the copy made it slower (63.4 µs against 58.5
-        // unaligned, H100 GPU-cb034f80), while aligning B took 4096×1000×4096 from 74.6 to 56.5.
-        let lda = kp;
+        // A's rows are not aligned beyond 8 elements (`kp`): at 4096×4096×1000 the copy made it
+        // slower (63.4 µs against 58.5 unaligned, H100 GPU-cb034f80), while aligning B took
+        // 4096×1000×4096 from 74.6 to 56.5.
         let ldb = if align.is_some_and(|min| m >= min) && !n.is_multiple_of(64) {
             n.next_multiple_of(64)
         } else {
             np
         };
-        Padding { kp, np, lda, ldb }
+        Padding { kp, np, ldb }
     }
-    /// Whether A is copied (K not a multiple of 8, or aligned rows).
+    /// Whether A is copied into rows of `kp` (K not a multiple of 8).
     pub fn copies_a(self, k: u64) -> bool {
-        self.lda != k
+        self.kp != k
     }
     /// Whether B is copied (N not a multiple of 8, or aligned rows).
     pub fn copies_b(self, n: u64) -> bool {
@@ -383,13 +378,8 @@ impl Padding {
 
 /// Environment variable that launches the kernels of a sequence (padding copies, GEMM, split-K
 /// reduction) one after the other the ordinary way (`0`) instead of each as a programmatic
-/// dependent of the one before, whose launch and set-up then overlap it.
+/// dependent of the one before, whose launch and set-up then overlap it (unset, empty or `1`).
 pub const PDL_ENV: &str = "KERNELGATE_GEMM_PDL";
-
-/// Whether [`PDL_ENV`] allows overlapped launches (unset, or anything but `0`).
-fn overlapped_launches() -> bool {
-    std::env::var(PDL_ENV).map_or(true, |v| v.trim() != "0")
-}
 
 /// Parses an [`ALIGN_ENV`] value: the fewest rows M for aligning B, `None` for `off`.
 pub fn parse_align(value: Option<&str>) -> std::result::Result<Option<u64>, String> {
@@ -402,13 +392,32 @@ pub fn parse_align(value: Option<&str>) -> std::result::Result<Option<u64>, Stri
     }
 }
 
-/// The launch of `gemm_wgmma_pad16` or `gemm_wgmma_unpad16` over a `rows × cols_p` matrix.
-fn pad_step(name: &str, src: u64, dst: u64, rows: u64, cols: u64, cols_p: u64, sms: u64) -> Step {
-    let work = if name.ends_with("unpad16") {
-        rows * cols
-    } else {
-        rows * cols_p / 8
-    };
+/// The launch of `gemm_wgmma_pad16`: `src` (`rows × cols`) copied into `dst` (`rows × cols_p`,
+/// zero columns after `cols`), one thread per 8 elements of `dst`.
+fn pad_step(src: u64, dst: u64, rows: u64, cols: u64, cols_p: u64, sms: u64) -> super::Step {
+    copy_step(
+        "gemm_wgmma_pad16",
+        rows * cols_p / 8,
+        [src, dst],
+        [rows, cols, cols_p],
+        sms,
+    )
+}
+
+/// The launch of `gemm_wgmma_unpad16`: the first `cols` columns of `src` (`rows × cols_p`)
+/// copied into `dst` (`rows × cols`), one thread per element of `dst`.
+fn unpad_step(src: u64, dst: u64, rows: u64, cols: u64, cols_p: u64, sms: u64) -> super::Step {
+    copy_step(
+        "gemm_wgmma_unpad16",
+        rows * cols,
+        [src, dst],
+        [rows, cols, cols_p],
+        sms,
+    )
+}
+
+/// A grid-stride copy kernel's launch over `work` threads' worth of elements.
+fn copy_step(name: &str, work: u64, ptrs: [u64; 2], dims: [u64; 3], sms: u64) -> super::Step {
     (
         name.to_string(),
         Dims {
@@ -417,17 +426,14 @@ fn pad_step(name: &str, src: u64, dst: u64, rows: u64, cols: u64, cols_p: u64, s
             smem: 0,
         },
         vec![
-            KernelArg::Ptr(src),
-            KernelArg::Ptr(dst),
-            KernelArg::I32(rows as i32),
-            KernelArg::I32(cols as i32),
-            KernelArg::I32(cols_p as i32),
+            KernelArg::Ptr(ptrs[0]),
+            KernelArg::Ptr(ptrs[1]),
+            KernelArg::I32(dims[0] as i32),
+            KernelArg::I32(dims[1] as i32),
+            KernelArg::I32(dims[2] as i32),
         ],
     )
 }
-
-/// One launch of a sequence (see `launch_sequence`).
-type Step = (String, Dims, Vec<KernelArg>);
 
 /// Prepares the wgmma kernel for C = A·B with the plan [`pick`] chooses (or the one forced by
 /// [`TILE_ENV`] / [`SPLITK_ENV`]); split-K's fp32 workspace and the padded copies of
@@ -443,7 +449,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let plan = pick(m, np, kp, sms, forced_tile, forced_splits);
     let tile = plan.tile;
     let mut keep = Vec::new();
-    let mut steps: Vec<Step> = Vec::new();
+    let mut steps: Vec<super::Step> = Vec::new();
     let mut alloc = |gpu: &mut Gpu, elems: u64, what: &str| -> Result<u64> {
         let buf = gpu.alloc((elems * 2) as usize, &format!("{} {what}", case.name()))?;
         let p = buf.ptr();
@@ -451,15 +457,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         Ok(p)
     };
     let a_k = if pad.copies_a(k) {
-        let ap = alloc(gpu, m * pad.lda, "A copied into padded rows")?;
-        steps.push(pad_step("gemm_wgmma_pad16", a, ap, m, k, pad.lda, sms));
+        let ap = alloc(gpu, m * kp, "A copied into padded rows")?;
+        steps.push(pad_step(a, ap, m, k, kp, sms));
         ap
     } else {
         a
     };
     let b_k = if pad.copies_b(n) {
         let bp = alloc(gpu, k * pad.ldb, "B copied into padded rows")?;
-        steps.push(pad_step("gemm_wgmma_pad16", b, bp, k, n, pad.ldb, sms));
+        steps.push(pad_step(b, bp, k, n, pad.ldb, sms));
         bp
     } else {
         b
@@ -469,7 +475,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         c
     };
-    let tm_a = tensor_map_16bit_rows(case, a_k, [kp, m], pad.lda, [64, tile.bm as u32])?;
+    let tm_a = tensor_map_16bit_rows(case, a_k, [kp, m], kp, [64, tile.bm as u32])?;
     let tm_b = tensor_map_16bit_rows(case, b_k, [np, k], pad.ldb, [64, 64])?;
     let dt = if case.dtype == Dtype::Bf16 {
         "bf16"
@@ -541,7 +547,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         ));
     }
     if pad.pads_c(n) {
-        steps.push(pad_step("gemm_wgmma_unpad16", c_k, c, m, n, np, sms));
+        steps.push(unpad_step(c_k, c, m, n, np, sms));
     }
     let how = match (forced_tile.is_some(), forced_splits.is_some()) {
         (false, false) => "by shape",
@@ -551,7 +557,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     };
     let mut copies = Vec::new();
     if pad.copies_a(k) {
-        copies.push(format!("A into rows of {}", pad.lda));
+        copies.push(format!("A into rows of {kp}"));
     }
     if pad.copies_b(n) {
         copies.push(format!("B into rows of {}", pad.ldb));
@@ -568,7 +574,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
-    let chain = if overlapped_launches() {
+    let chain = if super::from_env(case, PDL_ENV, |v| super::parse_switch(PDL_ENV, v))? {
         super::Chain::Overlapped
     } else {
         super::Chain::Ordinary
@@ -691,17 +697,17 @@ mod tests {
         const A: Option<u64> = Some(ALIGN_MIN_OTHER);
         // K = 100: A copied into rows of 104 (N = 1000 too small for 128-byte rows).
         let p = Padding::of(1000, 1000, 100, A);
-        assert_eq!((p.np, p.kp, p.lda, p.ldb), (1000, 104, 104, 1000));
+        assert_eq!((p.np, p.kp, p.ldb), (1000, 104, 1000));
         assert!(p.copies_a(100) && !p.copies_b(1000) && !p.pads_c(1000));
         // N = 4097: B copied into rows of 4104 (M = 4095 ≥ 2048: 128-byte rows, 4160) and
         // the result computed through rows of 4104.
         let p = Padding::of(4095, 4097, 64, A);
-        assert_eq!((p.np, p.kp, p.lda, p.ldb), (4104, 64, 64, 4160));
+        assert_eq!((p.np, p.kp, p.ldb), (4104, 64, 4160));
         assert!(!p.copies_a(64) && p.copies_b(4097) && p.pads_c(4097));
         let p = Padding::of(4095, 4097, 64, None);
         assert_eq!(p.ldb, 4104);
         let p = Padding::of(1, 9, 5, A);
-        assert_eq!((p.np, p.kp, p.lda, p.ldb), (16, 8, 8, 16));
+        assert_eq!((p.np, p.kp, p.ldb), (16, 8, 16));
         assert!(p.copies_a(5) && p.copies_b(9) && p.pads_c(9));
         // N = 1000 with M = 4096: B aligned to rows of 1024, C written in place.
         let p = Padding::of(4096, 1000, 4096, A);
@@ -711,7 +717,7 @@ mod tests {
         // A is never aligned, only padded to a multiple of 8.
         assert!(!Padding::of(777, 1000, 136, A).copies_a(136));
         assert!(!Padding::of(4096, 4096, 1000, A).copies_a(1000));
-        assert_eq!(Padding::of(4096, 4096, 1001, A).lda, 1008);
+        assert_eq!(Padding::of(4096, 4096, 1001, A).kp, 1008);
         // Aligned shapes copy nothing.
         let p = Padding::of(4096, 4096, 4096, A);
         assert!(!p.copies_a(4096) && !p.copies_b(4096) && !p.pads_c(4096));
@@ -722,8 +728,7 @@ mod tests {
                 assert!(
                     p.np.is_multiple_of(8) && p.kp.is_multiple_of(8) && p.np >= x && p.np - x < 8
                 );
-                assert!(p.lda.is_multiple_of(8) && p.ldb.is_multiple_of(8));
-                assert!(p.lda >= p.kp && p.ldb >= p.np);
+                assert!(p.ldb.is_multiple_of(8) && p.ldb >= p.np);
             }
         }
     }
@@ -761,7 +766,6 @@ mod tests {
             let p = Padding::of(m, n, k, align);
             proptest::prop_assert!(p.np.is_multiple_of(8) && p.np >= n && p.np - n < 8);
             proptest::prop_assert!(p.kp.is_multiple_of(8) && p.kp >= k && p.kp - k < 8);
-            proptest::prop_assert_eq!(p.lda, p.kp);
             proptest::prop_assert_eq!(p.copies_a(k), !k.is_multiple_of(8));
             proptest::prop_assert_eq!(p.pads_c(n), !n.is_multiple_of(8));
             let aligned = align.is_some_and(|a| m >= a) && !n.is_multiple_of(64);
@@ -787,13 +791,14 @@ mod tests {
     #[test]
     fn pad_steps_cover_the_padded_matrix() {
         // pad16: one thread per 8 elements of the padded rows; unpad16: one per element of C.
-        let (name, dims, args) = pad_step("gemm_wgmma_pad16", 1, 2, 1000, 100, 104, 132);
+        let (name, dims, args) = pad_step(1, 2, 1000, 100, 104, 132);
         assert_eq!(name, "gemm_wgmma_pad16");
         assert!(dims.grid.0 as u64 * 256 >= 1000 * 104 / 8);
         assert_eq!(args.len(), 5);
-        let (_, dims, _) = pad_step("gemm_wgmma_unpad16", 1, 2, 3, 9, 16, 132);
+        let (name, dims, _) = unpad_step(1, 2, 3, 9, 16, 132);
+        assert_eq!(name, "gemm_wgmma_unpad16");
         assert_eq!(dims.grid.0, 1);
-        let (_, dims, _) = pad_step("gemm_wgmma_unpad16", 1, 2, 4095, 4097, 4104, 132);
+        let (_, dims, _) = unpad_step(1, 2, 4095, 4097, 4104, 132);
         assert_eq!(dims.grid.0 as u64, 132 * 8);
     }
 

@@ -36,6 +36,12 @@ fn parse_choice<T: Copy>(
     }
 }
 
+/// Parses an on/off switch that is on by default: unset or empty, `1` (on) or `0` (off); any
+/// other value is an error naming `var`.
+fn parse_switch(var: &str, value: Option<&str>) -> std::result::Result<bool, String> {
+    parse_choice(var, value, &[("1", true), ("0", false)]).map(|v| v.unwrap_or(true))
+}
+
 /// Reads environment variable `var` and parses it with `parse`, a bad value being an error of
 /// `case`.
 fn from_env<T>(
@@ -131,7 +137,7 @@ impl Backend for Cuda {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_choice;
+    use super::{parse_choice, parse_switch};
 
     #[test]
     fn env_choices() {
@@ -141,5 +147,15 @@ mod tests {
         assert_eq!(parse_choice("V", Some(" bb "), &c), Ok(Some(2)));
         let err = parse_choice("V", Some("c"), &c).unwrap_err();
         assert_eq!(err, "V=\"c\" is not a choice: use `a`, `bb`");
+    }
+
+    #[test]
+    fn switches_are_on_unless_off() {
+        assert_eq!(parse_switch("V", None), Ok(true));
+        assert_eq!(parse_switch("V", Some("")), Ok(true));
+        assert_eq!(parse_switch("V", Some("1")), Ok(true));
+        assert_eq!(parse_switch("V", Some(" 0 ")), Ok(false));
+        let err = parse_switch("V", Some("off")).unwrap_err();
+        assert!(err.contains("V=\"off\"") && err.contains("`0`"), "{err}");
     }
 }
