@@ -31,6 +31,9 @@
 #include "rowops.cuh"
 
 #define KG_CEB_MAX_STAGES 4
+// Most pieces a row's copy is cut into (each with its own mbarrier, so the warp starts on a
+// row's first piece while the rest is still on its way).
+#define KG_CEB_MAX_CHUNKS 4
 // Vectors per exp step (KG_CEB_UNROLL = 2: two, 2 V independent EX2 chains a thread); a build
 // option for the bench.
 #ifndef KG_CEB_UNROLL
@@ -41,11 +44,13 @@
 #define KG_CEB_LOG2E 1.4426950408889634f
 
 __host__ __device__ constexpr unsigned kg_ceb_stage_bytes(unsigned row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
-// Bytes of mbarriers at the start of the dynamic shared memory: KG_CEB_MAX_STAGES per warp.
-#define KG_CEB_BAR_BYTES (32 * KG_CEB_MAX_STAGES * 8)
+// Bytes of mbarriers per warp at the start of the dynamic shared memory: one for each piece of
+// each buffer (KG_CEB_MAX_STAGES x KG_CEB_MAX_CHUNKS, 8 bytes each; 128, so the row buffers
+// after them stay 128-byte aligned).
+#define KG_CEB_WARP_BAR_BYTES (KG_CEB_MAX_STAGES * KG_CEB_MAX_CHUNKS * 8)
 // The mbarriers, then `stages` row buffers per warp.
 __host__ __device__ constexpr unsigned kg_ceb_smem_bytes(unsigned row_bytes, int threads, int stages) {
-    return KG_CEB_BAR_BYTES + (unsigned)(threads / 32) * (unsigned)stages * kg_ceb_stage_bytes(row_bytes);
+    return (unsigned)(threads / 32) * (KG_CEB_WARP_BAR_BYTES + (unsigned)stages * kg_ceb_stage_bytes(row_bytes));
 }
 
 // 2^x on MUFU.EX2 (ex2.approx.ftz: about 2 ulp; results below 2^-126 flush to 0).
@@ -117,96 +122,126 @@ template <> __device__ __forceinline__ void kg_ceb_unpack<__half, 8>(const uint4
 template <typename T, int V, bool POLY>
 __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* __restrict__ tgt,
                                             float* __restrict__ loss, float* __restrict__ lse, int m, int n,
-                                            int stages) {
+                                            int stages, int chunks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char kg_ceb_buf[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
     const int nv = n / V;
     const unsigned row_bytes = (unsigned)n * (unsigned)sizeof(T);
     const unsigned stage = kg_ceb_stage_bytes(row_bytes);
-    if (stages < 1 || stages > KG_CEB_MAX_STAGES) __trap();  // a launch the host must never make
-    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + (unsigned)(warp * KG_CEB_MAX_STAGES * 8);
-    unsigned char* mine = kg_ceb_buf + KG_CEB_BAR_BYTES + (size_t)warp * stages * stage;
+    // launches the host must never make
+    if (stages < 1 || stages > KG_CEB_MAX_STAGES || chunks < 1 || chunks > KG_CEB_MAX_CHUNKS) __trap();
+    // Piece c of a row: vectors [c * cv, min((c + 1) * cv, nv)).
+    const int cv = (nv + chunks - 1) / chunks;
+    const unsigned bars = (unsigned)__cvta_generic_to_shared(kg_ceb_buf) + (unsigned)(warp * KG_CEB_WARP_BAR_BYTES);
+    unsigned char* mine = kg_ceb_buf + (size_t)wpb * KG_CEB_WARP_BAR_BYTES + (size_t)warp * stages * stage;
     const unsigned mine_s = (unsigned)__cvta_generic_to_shared(mine);
     const long long warps = (long long)gridDim.x * wpb;
     const long long first = (long long)blockIdx.x * wpb + warp;
+    auto bar_of = [&](int st, int c) { return bars + 8u * (unsigned)(st * KG_CEB_MAX_CHUNKS + c); };
     if (lane == 0) {
         for (int st = 0; st < stages; ++st)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * st) : "memory");
+            for (int c = 0; c < chunks; ++c)
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_of(st, c)) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     }
     __syncwarp();
-    // Lane 0: row `row` into buffer st (its mbarrier expects row_bytes).
+    // Lane 0: row `row` into buffer st, piece by piece (each piece's mbarrier expects its bytes).
     auto issue = [&](long long row, int st) {
-        const unsigned bar = bars + 8 * st;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(row_bytes) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         mine_s + st * stage),
-                     "l"(x + row * n), "r"(row_bytes), "r"(bar)
-                     : "memory");
+        for (int c = 0; c < chunks; ++c) {
+            const int v0 = c * cv, v1 = min(nv, v0 + cv);
+            if (v0 >= v1) break;
+            const unsigned bar = bar_of(st, c), off = (unsigned)v0 * 16u, bytes = (unsigned)(v1 - v0) * 16u;
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                             mine_s + st * stage + off),
+                         "l"(reinterpret_cast<const unsigned char*>(x + row * n) + off), "r"(bytes), "r"(bar)
+                         : "memory");
+        }
     };
     if (lane == 0)
         for (int st = 0; st < stages; ++st)
             if (first + st * warps < m) issue(first + st * warps, st);
     // The target of the warp's next row, loaded a row ahead (lane 0).
     int t_next = lane == 0 && first < m ? tgt[first] : 0;
-    unsigned phase = 0;  // bit st: the parity buffer st waits for next
+    unsigned phase = 0;  // bit st: the parity buffer st's mbarriers wait for next
     int st = 0;
+    // 16-bit inputs: one FFMA (its rounding is far below the input's own); fp32: subtract
+    // first (exact near the max), then scale.
+    auto ex = [&](float f, float mx, float mb, int j) {
+        const float a = sizeof(T) == 4 ? (f - mx) * KG_CEB_LOG2E : fmaf(f, KG_CEB_LOG2E, -mb);
+        return (POLY && (j & 3) == 3) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
+    };
     for (long long row = first; row < m; row += warps) {
         const int t = t_next;
         if (lane == 0 && row + warps < m) t_next = tgt[row + warps];
-        const unsigned bar = bars + 8 * st;
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                         "selp.u32 %0, 1, 0, p;\n\t}"
-                         : "=r"(done)
-                         : "r"(bar), "r"((phase >> st) & 1u)
-                         : "memory");
-        phase ^= 1u << st;
         const uint4* sr = reinterpret_cast<const uint4*>(mine + st * stage);
-        float m0 = __int_as_float(0xff800000), m1 = m0;
-        int v = lane;
-        for (; v + 32 < nv; v += 64) {
-            m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
-            m1 = fmaxf(m1, kg_ceb_max16<T>(sr[v + 32]));
-        }
-        if (v < nv) m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
-        float mx = fmaxf(m0, m1);
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        const float mb = mx * KG_CEB_LOG2E;
-        // 16-bit inputs: one FFMA (its rounding is far below the input's own); fp32: subtract
-        // first (exact near the max), then scale.
-        auto ex = [&](float f, int j) {
-            const float a = sizeof(T) == 4 ? (f - mx) * KG_CEB_LOG2E : fmaf(f, KG_CEB_LOG2E, -mb);
-            return (POLY && (j & 3) == 3) ? kg_ceb_ex2_poly(a) : kg_ceb_ex2(a);
-        };
+        // Each lane keeps its own running max and sums (rescaled when a piece raises the max),
+        // so a piece is summed as soon as it lands; the lanes combine once per row.
+        float lm = __int_as_float(0xff800000);
         float acc[2][V];
 #pragma unroll
         for (int j = 0; j < V; ++j) acc[0][j] = acc[1][j] = 0.f;
-        v = lane;
-        if (KG_CEB_UNROLL == 2) {
-            for (; v + 32 < nv; v += 64) {
-                float f[V], g[V];
-                kg_ceb_unpack<T, V>(sr[v], f);
-                kg_ceb_unpack<T, V>(sr[v + 32], g);
+        for (int c = 0; c < chunks; ++c) {
+            const int v0 = c * cv, v1 = min(nv, v0 + cv);
+            if (v0 >= v1) break;
+            const unsigned bar = bar_of(st, c);
+            unsigned done = 0;
+            while (!done)
+                asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                             "selp.u32 %0, 1, 0, p;\n\t}"
+                             : "=r"(done)
+                             : "r"(bar), "r"((phase >> st) & 1u)
+                             : "memory");
+            float m0 = __int_as_float(0xff800000), m1 = m0;
+            int v = v0 + lane;
+            for (; v + 32 < v1; v += 64) {
+                m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
+                m1 = fmaxf(m1, kg_ceb_max16<T>(sr[v + 32]));
+            }
+            if (v < v1) m0 = fmaxf(m0, kg_ceb_max16<T>(sr[v]));
+            const float cm = fmaxf(m0, m1);
+            if (cm > lm) {
+                // lm = -inf: the sums are still 0, and 0 * 2^-inf = 0 * 0
+                const float r = kg_ceb_ex2((lm - cm) * KG_CEB_LOG2E);
 #pragma unroll
                 for (int j = 0; j < V; ++j) {
-                    acc[0][j] += ex(f[j], j);
-                    acc[1][j] += ex(g[j], j);
+                    acc[0][j] *= r;
+                    acc[1][j] *= r;
+                }
+                lm = cm;
+            }
+            const float mb = lm * KG_CEB_LOG2E;
+            v = v0 + lane;
+            if (KG_CEB_UNROLL == 2) {
+                for (; v + 32 < v1; v += 64) {
+                    float f[V], g[V];
+                    kg_ceb_unpack<T, V>(sr[v], f);
+                    kg_ceb_unpack<T, V>(sr[v + 32], g);
+#pragma unroll
+                    for (int j = 0; j < V; ++j) {
+                        acc[0][j] += ex(f[j], lm, mb, j);
+                        acc[1][j] += ex(g[j], lm, mb, j);
+                    }
                 }
             }
-        }
-        for (; v < nv; v += 32) {
-            float f[V];
-            kg_ceb_unpack<T, V>(sr[v], f);
+            for (; v < v1; v += 32) {
+                float f[V];
+                kg_ceb_unpack<T, V>(sr[v], f);
 #pragma unroll
-            for (int j = 0; j < V; ++j) acc[0][j] += ex(f[j], j);
+                for (int j = 0; j < V; ++j) acc[0][j] += ex(f[j], lm, mb, j);
+            }
         }
+        phase ^= 1u << st;
         float sum = 0.f;
 #pragma unroll
         for (int j = 0; j < V; ++j) sum += acc[0][j] + acc[1][j];
+        // Combine the lanes: the row max, then each lane's sum rescaled to it (a lane that saw
+        // no element has sum 0 and max -inf: 0 * 2^-inf).
+        float mx = lm;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        sum = lm == mx ? sum : sum * kg_ceb_ex2((lm - mx) * KG_CEB_LOG2E);
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
         if (lane == 0) {
@@ -234,12 +269,12 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
 
 #define KG_CEB(TN, T)                                                                              \
     extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_b(                  \
-        const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages) {           \
-        ce_fwd_warp<T, 16 / sizeof(T), false>(x, tgt, loss, lse, m, n, stages);                    \
+        const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages, int chunks) { \
+        ce_fwd_warp<T, 16 / sizeof(T), false>(x, tgt, loss, lse, m, n, stages, chunks);            \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_bp(                 \
-        const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages) {           \
-        ce_fwd_warp<T, 16 / sizeof(T), true>(x, tgt, loss, lse, m, n, stages);                     \
+        const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages, int chunks) { \
+        ce_fwd_warp<T, 16 / sizeof(T), true>(x, tgt, loss, lse, m, n, stages, chunks);             \
     }
 
 KG_CEB(bf16, __nv_bfloat16)

@@ -357,7 +357,7 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
         const bool pk = nw && lay.vec > 1;  // _p: the streamed kernel, same launch as old
         name = "kg_cross_entropy_" + tn + "_" + (pk ? "p" : reg ? "r" : suf);
         s.f = kfn(name);
-        if (reg && getenv("CEB_WARPS")) {  // cross_entropy_bulk.cu: CEB_WARPS warps a block, CEB_STAGES buffers a warp, CEB_POLY=1 _bp
+        if (reg && getenv("CEB_WARPS")) {  // cross_entropy_bulk.cu: CEB_WARPS warps a block, CEB_STAGES buffers a warp, CEB_CHUNKS pieces a row, CEB_POLY=1 _bp
             const int th = 32 * std::max(1, std::min(32, atoi(getenv("CEB_WARPS"))));
             const int st = getenv("CEB_STAGES") ? std::max(1, std::min(KG_CEB_MAX_STAGES, atoi(getenv("CEB_STAGES")))) : 2;
             const bool poly = getenv("CEB_POLY") && atoi(getenv("CEB_POLY")) == 1;
@@ -368,8 +368,9 @@ static Plan make_plan(const Case& c, int var, const Tensors& t) {
             s.grid = dim3(persistent_grid(s.f, th, s.smem, (c.m + th / 32 - 1) / (th / 32), g_sms), 1, 1);
             per_sm = (int)((s.grid.x + g_sms - 1) / g_sms);
             lay.tpr = th, lay.rpb = 1;
-            s.arg(t.in[0]), s.arg((void*)t.tgt), s.arg(t.out[0]), s.arg(t.out[1]), s.arg(mi), s.arg(ni), s.arg(st);
-            name += fmt(" S%d", st);
+            const int ch = getenv("CEB_CHUNKS") ? std::max(1, std::min(KG_CEB_MAX_CHUNKS, atoi(getenv("CEB_CHUNKS")))) : 1;
+            s.arg(t.in[0]), s.arg((void*)t.tgt), s.arg(t.out[0]), s.arg(t.out[1]), s.arg(mi), s.arg(ni), s.arg(st), s.arg(ch);
+            name += fmt(" S%d C%d", st, ch);
             break;
         } else if (reg) {  // the bulk-staged kernel: persistent blocks of KG_CE_B_THREADS, a warp per row
             s.block = dim3(KG_CE_B_THREADS, 1, 1);

@@ -200,8 +200,9 @@ pub enum CeFwd {
 }
 
 /// Parses a [`CE_FWD_ENV`] value: `auto` (also unset or empty), `off`, `bulk` (the kernel with
-/// [`CEB_DEFAULT`]) or `bulk:W:S` / `bulk:W:S:poly` (W warps a block, 1–32; S row buffers a
-/// warp, 1–[`CEB_MAX_STAGES`]; `poly`: the `_bp` kernel).
+/// [`CEB_DEFAULT`]) or `bulk:W:S[:C][:poly]` (W warps a block, 1–32; S row buffers a warp,
+/// 1–[`CEB_MAX_STAGES`]; C pieces a row's copy is cut into, 1–[`CEB_MAX_CHUNKS`], default 1;
+/// `poly`: the `_bp` kernel).
 pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
     let v = value.map(str::trim).unwrap_or("");
     match v {
@@ -212,26 +213,38 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
     }
     let bad = || {
         format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `bulk` or `bulk:W:S[:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES})"
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `bulk` or `bulk:W:S[:C][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS})"
         )
     };
     let parts: Vec<&str> = v.split(':').collect();
-    if parts.len() < 3 || parts.len() > 4 || parts[0] != "bulk" {
+    if parts.len() < 3 || parts.len() > 5 || parts[0] != "bulk" {
         return Err(bad());
     }
     let warps: u32 = parts[1].parse().map_err(|_| bad())?;
     let stages: u32 = parts[2].parse().map_err(|_| bad())?;
-    let poly = match parts.get(3) {
-        None => false,
-        Some(&"poly") => true,
-        Some(_) => return Err(bad()),
+    let mut rest = &parts[3..];
+    let chunks = match rest.first().map(|c| c.parse::<u32>()) {
+        Some(Ok(c)) => {
+            rest = &rest[1..];
+            c
+        }
+        _ => 1,
     };
-    if !(1..=32).contains(&warps) || !(1..=CEB_MAX_STAGES).contains(&stages) {
+    let poly = match rest {
+        [] => false,
+        ["poly"] => true,
+        _ => return Err(bad()),
+    };
+    if !(1..=32).contains(&warps)
+        || !(1..=CEB_MAX_STAGES).contains(&stages)
+        || !(1..=CEB_MAX_CHUNKS).contains(&chunks)
+    {
         return Err(bad());
     }
     Ok(CeFwd::Force(CeConfig {
         warps,
         stages,
+        chunks,
         poly,
     }))
 }
@@ -240,6 +253,8 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
 pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
 /// Most row buffers per warp it takes (`KG_CEB_MAX_STAGES`).
 pub const CEB_MAX_STAGES: u32 = 4;
+/// Most pieces it cuts a row's copy into (`KG_CEB_MAX_CHUNKS`).
+pub const CEB_MAX_CHUNKS: u32 = 4;
 /// Longest row (bytes) it stages (`KG_CEB_MAX_ROW_BYTES`).
 pub const CEB_MAX_ROW_BYTES: usize = 49_152;
 
@@ -250,6 +265,9 @@ pub struct CeConfig {
     pub warps: u32,
     /// Row buffers per warp (rows in flight per warp).
     pub stages: u32,
+    /// Pieces a row's copy is cut into, each on its own mbarrier: the warp sums a piece as soon
+    /// as it lands (a running max per lane, rescaled when a piece raises it).
+    pub chunks: u32,
     /// A quarter of the exponentials on the FMA pipe (`kg_cross_entropy_*_bp`).
     pub poly: bool,
 }
@@ -258,15 +276,18 @@ pub struct CeConfig {
 pub const CEB_DEFAULT: CeConfig = CeConfig {
     warps: 4,
     stages: 2,
+    chunks: 1,
     poly: false,
 };
 
 /// Dynamic shared memory of the second bulk-staged cross-entropy forward for rows of
-/// `row_bytes` under `cfg` (`kg_ceb_smem_bytes`): [`CEB_MAX_STAGES`] mbarriers for each of up to
-/// 32 warps (8 bytes each), then `cfg.stages` row buffers per warp, each rounded up to 128 bytes.
+/// `row_bytes` under `cfg` (`kg_ceb_smem_bytes`): per warp, [`CEB_MAX_STAGES`] ×
+/// [`CEB_MAX_CHUNKS`] mbarriers (8 bytes each), then `cfg.stages` row buffers, each rounded up
+/// to 128 bytes.
 pub fn ceb_smem_bytes(row_bytes: usize, cfg: CeConfig) -> u32 {
-    (32 * CEB_MAX_STAGES as usize * 8
-        + (cfg.warps * cfg.stages) as usize * row_bytes.div_ceil(128) * 128) as u32
+    (cfg.warps as usize
+        * ((CEB_MAX_STAGES * CEB_MAX_CHUNKS) as usize * 8
+            + cfg.stages as usize * row_bytes.div_ceil(128) * 128)) as u32
 }
 
 /// Whether the second bulk-staged cross-entropy forward takes rows of `n` elements of `elem`
@@ -794,7 +815,12 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             let warps = cfg.warps as usize;
             let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
             scheme = format!(
-                "bulk-staged: whole rows copied to shared memory by cp.async.bulk, {} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2{}), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)",
+                "bulk-staged: whole rows copied to shared memory by cp.async.bulk{}, {} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2{}), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)",
+                if cfg.chunks > 1 {
+                    format!(" in {} pieces (each summed as it lands, running max per lane)", cfg.chunks)
+                } else {
+                    String::new()
+                },
                 cfg.stages,
                 if cfg.poly { ", a quarter by polynomial on the FMA pipe" } else { "" }
             );
@@ -811,6 +837,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 KernelArg::I32(mi),
                 KernelArg::I32(ni),
                 KernelArg::I32(cfg.stages as i32),
+                KernelArg::I32(cfg.chunks as i32),
             ];
             steps.push((name, dims, args));
             CEB_FILE
@@ -1214,32 +1241,40 @@ mod tests {
         assert!(!ceb_applies(24_584, 2), "over CEB_MAX_ROW_BYTES");
         assert!(!ceb_applies(1001, 2), "not a 16-byte multiple");
         assert!(!ceb_applies(0, 4));
-        assert_eq!(ceb_smem_bytes(6144, CEB_DEFAULT), 1024 + 4 * 2 * 6144);
+        assert_eq!(ceb_smem_bytes(6144, CEB_DEFAULT), 4 * (128 + 2 * 6144));
         let one = CeConfig {
             warps: 1,
             stages: 1,
+            chunks: 1,
             poly: false,
         };
-        assert_eq!(ceb_smem_bytes(2000, one), 1024 + 2048);
+        assert_eq!(ceb_smem_bytes(2000, one), 128 + 2048);
         // One buffer of the longest row fits the 227 KB a block may have.
         assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES, one) <= 227 * 1024);
         assert_eq!(parse_ce_fwd(Some(" bulk ")), Ok(CeFwd::Force(CEB_DEFAULT)));
         assert_eq!(parse_ce_fwd(None), Ok(CeFwd::Auto));
         assert_eq!(parse_ce_fwd(Some("off")), Ok(CeFwd::Off));
-        let c = |warps, stages, poly| {
+        let c = |warps, stages, chunks, poly| {
             Ok(CeFwd::Force(CeConfig {
                 warps,
                 stages,
+                chunks,
                 poly,
             }))
         };
-        assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, false));
-        assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, true));
+        assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, 1, false));
+        assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, 1, true));
+        assert_eq!(parse_ce_fwd(Some("bulk:8:1:4")), c(8, 1, 4, false));
+        assert_eq!(parse_ce_fwd(Some("bulk:4:2:2:poly")), c(4, 2, 2, true));
         for bad in [
             "bulk:0:1",
             "bulk:4:5",
             "bulk:4",
             "bulk:4:2:fast",
+            "bulk:4:2:5",
+            "bulk:4:2:0",
+            "bulk:4:2:poly:2",
+            "bulk:4:2:2:poly:x",
             "bulk:x:2",
             "block",
         ] {
