@@ -267,6 +267,93 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
 #endif
 }
 
+// Register-resident forward (`kg_cross_entropy_*_g`, session 14), for short grids: the bulk-
+// staged kernel above keeps a row's bytes in flight per warp and then computes on one warp;
+// on the H200 at 4096 x 3072 that reaches 0.60-0.64 of copy bandwidth with a quarter of the
+// SM's warps (shared memory bounds them) and the issue slots 30% busy (Nsight Compute). Here a
+// block of tpr x rpb threads takes rpb rows (threadIdx.y), as rows_p.cu's register kernels do
+// (the cross-entropy backward, which computes the same exponentials and also writes dx, ran at
+// 0.86 there): every 16-byte vector of the row (v = tx + k * tpr, k < KG_CEG_CACHE) is loaded
+// before any is used, then the packed max, one max reduction (butterfly, one barrier across
+// the row's warps), sum(exp(x - max)) as one FFMA + EX2 per element into two chains, one sum
+// reduction. Thread tx = 0 loads the target and its logit (the logit's load waits only for the
+// target, behind the row's loads) and writes loss and lse. Launch: block (tpr, rpb) with
+// rpb <= KG_CEG_ROWS and nv = n / V <= KG_CEG_CACHE * tpr (vectorised rows), grid
+// ceil(m / rpb).
+#define KG_CEG_CACHE 4
+#define KG_CEG_ROWS 8
+
+// v reduced over the row's blockDim.x threads (max when MAX, else sum): butterfly in the warp,
+// then one slot per warp in s (KG_CEG_ROWS x 32 floats) and one barrier. All threads call it.
+template <bool MAX> __device__ __forceinline__ float kg_ceg_reduce(float v, float* s) {
+    const int tpr = blockDim.x;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < tpr) {
+            const float w = __shfl_xor_sync(0xffffffffu, v, o);
+            v = MAX ? fmaxf(v, w) : v + w;
+        }
+    if (tpr <= 32) return v;
+    const int nw = tpr >> 5, lane = threadIdx.x & 31;
+    float* r = s + threadIdx.y * 32;
+    if (lane == 0) r[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = r[0];
+    for (int i = 1; i < nw; ++i) v = MAX ? fmaxf(v, r[i]) : v + r[i];  // fixed order
+    return v;
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void ce_fwd_regs(const T* __restrict__ x, const int* __restrict__ tgt,
+                                            float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
+    __shared__ float red[2][KG_CEG_ROWS * 32];
+    const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = row < m;
+    const int nv = n / V, tx = threadIdx.x, tpr = blockDim.x;
+    const bool lead = live && tx == 0;
+    int t = 0;
+    if (lead) t = __ldg(tgt + row);
+    const uint4* xr = reinterpret_cast<const uint4*>(x + row * n);
+    uint4 q[KG_CEG_CACHE];
+#pragma unroll
+    for (int k = 0; k < KG_CEG_CACHE; ++k)
+        if (live && tx + k * tpr < nv)
+            asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(q[k].x), "=r"(q[k].y), "=r"(q[k].z), "=r"(q[k].w)
+                         : "l"(xr + tx + k * tpr));
+    float xt = 0.f;
+    if (lead && t >= 0 && t < n) xt = kg_to_f<T>(x[row * n + t]);
+    float mx = __int_as_float(0xff800000);
+#pragma unroll
+    for (int k = 0; k < KG_CEG_CACHE; ++k)
+        if (live && tx + k * tpr < nv) mx = fmaxf(mx, kg_ceb_max16<T>(q[k]));
+    mx = kg_ceg_reduce<true>(mx, red[0]);
+    const float mb = mx * KG_CEB_LOG2E;
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int k = 0; k < KG_CEG_CACHE; ++k)
+        if (live && tx + k * tpr < nv) {
+            float f[V];
+            kg_ceb_unpack<T, V>(q[k], f);
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                const float a = sizeof(T) == 4 ? (f[j] - mx) * KG_CEB_LOG2E : fmaf(f[j], KG_CEB_LOG2E, -mb);
+                if (j & 1) s1 += kg_ceb_ex2(a);
+                else s0 += kg_ceb_ex2(a);
+            }
+        }
+    const float sum = kg_ceg_reduce<false>(s0 + s1, red[1]);
+    if (lead) {
+        const float l = mx + logf(sum);
+        float out;
+        if (t == KG_CEB_IGNORE_INDEX) out = 0.f;
+        else if (t < 0 || t >= n) out = __int_as_float(0x7fc00000);
+        else out = l - xt;
+        loss[row] = out;
+        lse[row] = l;
+    }
+}
+
 #define KG_CEB(TN, T)                                                                              \
     extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_b(                  \
         const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages, int chunks) { \
@@ -275,6 +362,10 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
     extern "C" __global__ void __launch_bounds__(1024) kg_cross_entropy_##TN##_bp(                 \
         const T* x, const int* tgt, float* loss, float* lse, int m, int n, int stages, int chunks) { \
         ce_fwd_warp<T, 16 / sizeof(T), true>(x, tgt, loss, lse, m, n, stages, chunks);             \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) kg_cross_entropy_##TN##_g(                   \
+        const T* x, const int* tgt, float* loss, float* lse, int m, int n) {                       \
+        ce_fwd_regs<T, 16 / sizeof(T)>(x, tgt, loss, lse, m, n);                                   \
     }
 
 KG_CEB(bf16, __nv_bfloat16)

@@ -197,9 +197,29 @@ pub enum CeFwd {
     Off,
     /// The second bulk-staged kernel with this launch wherever it can run.
     Force(CeConfig),
+    /// The register-resident kernel (`kg_cross_entropy_*_g`) wherever it can run.
+    Regs,
 }
 
-/// Parses a [`CE_FWD_ENV`] value: `auto` (also unset or empty), `off`, `bulk` (the kernel with
+/// The forward cross-entropy kernel of `kernels/cross_entropy_bulk.cu` a case runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CeKernel {
+    /// The bulk-staged warp-per-row kernel (`_b`/`_bp`) with this launch.
+    Bulk(CeConfig),
+    /// The register-resident kernel (`_g`) with this row layout.
+    Regs(RowLayout),
+}
+
+/// The layout of the register-resident forward cross-entropy (`kg_cross_entropy_*_g`) for rows
+/// of `n` elements of `elem` bytes: [`r_layout`]'s (vectorised rows, at most [`R_CACHE`]
+/// vectors a thread; its blocks hold at most 8 rows whenever a row spans several warps, which
+/// is all the kernel's shared memory holds), else `None`.
+pub fn ceg_layout(n: usize, elem: usize) -> Option<RowLayout> {
+    r_layout(n, elem)
+}
+
+/// Parses a [`CE_FWD_ENV`] value: `auto` (also unset or empty), `off`, `regs` (the
+/// register-resident kernel), `bulk` (the kernel with
 /// [`CEB_DEFAULT`]) or `bulk:W:S[:C][:poly]` (W warps a block, 1–32; S row buffers a warp,
 /// 1–[`CEB_MAX_STAGES`]; C pieces a row's copy is cut into, 1–[`CEB_MAX_CHUNKS`], default 1;
 /// `poly`: the `_bp` kernel).
@@ -209,11 +229,12 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
         "" | "auto" => return Ok(CeFwd::Auto),
         "off" => return Ok(CeFwd::Off),
         "bulk" => return Ok(CeFwd::Force(CEB_DEFAULT)),
+        "regs" => return Ok(CeFwd::Regs),
         _ => {}
     }
     let bad = || {
         format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `bulk` or `bulk:W:S[:C][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS})"
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `regs`, `bulk` or `bulk:W:S[:C][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS})"
         )
     };
     let parts: Vec<&str> = v.split(':').collect();
@@ -247,6 +268,12 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
         chunks,
         poly,
     }))
+}
+
+/// Whether `auto` runs the register-resident forward cross-entropy on `m` rows of `row_bytes`:
+/// nowhere yet (the H200 measurement decides).
+pub fn ceg_auto(_m: usize, _row_bytes: usize) -> bool {
+    false
 }
 
 /// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
@@ -600,16 +627,41 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     } else {
         None
     };
-    let ce_cfg = if kind == "cross_entropy" {
-        // `auto` runs it nowhere yet: it won only at 4096 x 3072 and only on H100s, which meet
-        // the bar there already (session 12); an H200 run decides.
-        let (pick, cfg) = match super::from_env(case, CE_FWD_ENV, parse_ce_fwd)? {
-            CeFwd::Off => (Pick::Off, CEB_DEFAULT),
-            CeFwd::Auto => (Pick::Auto, CEB_DEFAULT),
-            CeFwd::Force(c) => (Pick::Force, c),
-        };
-        let can = ceb_applies(n, dt.size()).then_some(cfg);
-        own_kernel(case, gpu, pick, CE_FWD_ENV, CEB_FILE, can, false)?
+    let ce_pick = if kind == "cross_entropy" {
+        let bulk = ceb_applies(n, dt.size());
+        let regs = ceg_layout(n, dt.size());
+        match super::from_env(case, CE_FWD_ENV, parse_ce_fwd)? {
+            CeFwd::Off => None,
+            // `auto`: the register kernel where ceg_auto says; the bulk launches nowhere (none
+            // won on an H200, session 14).
+            CeFwd::Auto => own_kernel(
+                case,
+                gpu,
+                Pick::Auto,
+                CE_FWD_ENV,
+                CEB_FILE,
+                regs.map(CeKernel::Regs),
+                ceg_auto(m, n * dt.size()),
+            )?,
+            CeFwd::Force(c) => own_kernel(
+                case,
+                gpu,
+                Pick::Force,
+                CE_FWD_ENV,
+                CEB_FILE,
+                bulk.then_some(CeKernel::Bulk(c)),
+                false,
+            )?,
+            CeFwd::Regs => own_kernel(
+                case,
+                gpu,
+                Pick::Force,
+                CE_FWD_ENV,
+                CEB_FILE,
+                regs.map(CeKernel::Regs),
+                false,
+            )?,
+        }
     } else {
         None
     };
@@ -800,9 +852,32 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 "norms.cu"
             }
         }
-        "cross_entropy" if ce_cfg.is_some() => {
+        "cross_entropy" if matches!(ce_pick, Some(CeKernel::Regs(_))) => {
+            let Some(CeKernel::Regs(g)) = ce_pick else {
+                unreachable!("matched above")
+            };
+            scheme = "registers (cross_entropy_bulk.cu): the whole row loaded before use, max then sum reductions (1 barrier each), FFMA+EX2 per element, the target's logit loaded by the row's first thread".to_string();
+            let dims = Dims {
+                grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
+                block: (g.tpr, g.rpb, 1),
+                smem: 0,
+            };
+            let args = vec![
+                KernelArg::Ptr(i[0]),
+                KernelArg::Ptr(i[1]),
+                KernelArg::Ptr(o[0]),
+                KernelArg::Ptr(o[1]),
+                KernelArg::I32(mi),
+                KernelArg::I32(ni),
+            ];
+            steps.push((format!("kg_cross_entropy_{tn}_g"), dims, args));
+            CEB_FILE
+        }
+        "cross_entropy" if ce_pick.is_some() => {
             // The second bulk-staged kernel: a warp per row, persistent blocks.
-            let cfg = ce_cfg.unwrap_or(CEB_DEFAULT);
+            let Some(CeKernel::Bulk(cfg)) = ce_pick else {
+                unreachable!("the register kernel is matched above")
+            };
             let threads = cfg.warps * 32;
             let name = format!(
                 "kg_cross_entropy_{tn}_{}",
@@ -1262,6 +1337,10 @@ mod tests {
                 poly,
             }))
         };
+        assert_eq!(parse_ce_fwd(Some("regs")), Ok(CeFwd::Regs));
+        // The register kernel: vectorised rows of at most 4 vectors a thread of up to 512.
+        assert!(ceg_layout(3072, 2).is_some() && ceg_layout(16_384, 2).is_some());
+        assert!(ceg_layout(16_392, 2).is_none() && ceg_layout(1001, 2).is_none());
         assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, 1, false));
         assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, 1, true));
         assert_eq!(parse_ce_fwd(Some("bulk:8:1:4")), c(8, 1, 4, false));
