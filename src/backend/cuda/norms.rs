@@ -29,9 +29,10 @@
 //! one restarts only its cases' baselines): `rmsnorm_bwd`'s bulk-staged kernel
 //! (`kernels/rmsnorm_bwd_bulk.cu`, `_b`; the default on rows of 8–16 KB, [`rb_auto`],
 //! [`RMSNORM_BWD_ENV`]) and a second bulk-staged cross-entropy forward
-//! (`kernels/cross_entropy_bulk.cu`, `_b`/`_bp`: warps per block and row buffers per warp at
-//! launch, [`CeConfig`]; opt-in through [`CE_FWD_ENV`]: `auto` runs it nowhere until an H200
-//! measures it faster).
+//! (`kernels/cross_entropy_bulk.cu`, `_b`/`_bp`: warps per block, row buffers per warp and
+//! pieces per row at launch, [`CeConfig`]; opt-in through [`CE_FWD_ENV`], since no launch beat
+//! the default on an H200 in session 14) beside a register-resident cross-entropy forward (same
+//! module, `_g`: the default where [`ceg_auto`] says).
 //!
 //! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default per [`rows_variant`],
 //! everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
@@ -156,11 +157,12 @@ pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
 /// 1024 vectors) is an error.
 pub const RMSNORM_BWD_ENV: &str = "KERNELGATE_RMSNORM_BWD";
 
-/// Environment variable choosing `cross_entropy`'s second bulk-staged kernel
-/// (`kernels/cross_entropy_bulk.cu`, `kg_cross_entropy_*_b`): `bulk` forces it, `off` never
-/// runs it, unset, empty or `auto` runs it nowhere yet (no per-shape rule until an H200 measures
-/// it). Forcing `bulk` where it cannot run (below compute capability 9.0, rows that are not 16-byte multiples or longer than
-/// [`CEB_MAX_ROW_BYTES`]) is an error.
+/// Environment variable choosing `cross_entropy`'s forward kernels of
+/// `kernels/cross_entropy_bulk.cu`: unset, empty or `auto` runs the register-resident `_g`
+/// where [`ceg_auto`] says and the bulk-staged `_b` nowhere; `regs` forces `_g`, `bulk[:W:S[:C][:poly]]`
+/// forces `_b`/`_bp`; `off` runs neither. Forcing one where it cannot run (below compute capability 9.0,
+/// rows that are not 16-byte multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b` or than
+/// [`R_CACHE`] × 512 vectors for `_g`) is an error.
 pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
 
 /// A choice between a kernel's default rule, forcing it and never running it.
@@ -191,9 +193,9 @@ pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, Strin
 /// What [`CE_FWD_ENV`] asks of the cross-entropy forward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CeFwd {
-    /// The per-shape rule (none yet: the previous kernels everywhere).
+    /// The per-shape rule ([`ceg_auto`] for `_g`; `_b` nowhere).
     Auto,
-    /// Never the second bulk-staged kernel.
+    /// Neither kernel of the module.
     Off,
     /// The second bulk-staged kernel with this launch wherever it can run.
     Force(CeConfig),
@@ -270,10 +272,22 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
     }))
 }
 
-/// Whether `auto` runs the register-resident forward cross-entropy on `m` rows of `row_bytes`:
-/// nowhere yet (the H200 measurement decides).
-pub fn ceg_auto(_m: usize, _row_bytes: usize) -> bool {
-    false
+/// Whether `auto` runs the register-resident forward cross-entropy (`_g`) on `m` rows of
+/// `row_bytes`: rows of at most 8 KB in inputs of at most 2^28 bytes, except the short grids of
+/// 4–6 KB rows (inputs under 2^26 bytes), where the bulk-staged `_r` stays. Measured in session
+/// 14 through the harness, `_g` time over the previous rule's in the same run (H100
+/// GPU-676fe257, H200 GPU-48f177fa, `docs/kernels/session14/`):
+/// - rows of 2 KB (N = 1000 bf16) at M = 4096 / 16384 / 65536: H100 0.88 / 0.81 / 0.78, H200
+///   0.84 / 0.72 / 0.72;
+/// - 8 KB rows (N = 4096 bf16) at M = 4096 / 16384: H100 0.95 / 0.95, H200 0.95 / 0.93; the
+///   quack suite on the H200 at M = 8192 / 16384 / 32768: 0.88 / 0.91 / 0.94; at M = 65536
+///   (2^29 bytes) H100 0.99, H200 1.06 (left out);
+/// - 6 KB rows (N = 3072 bf16) at M = 16384: H100 0.95, H200 0.98; at M = 4096 (2^24.6
+///   bytes) H100 1.07, H200 0.98 (left out);
+/// - rows of 12–24 KB in bf16 at M ≥ 16384: H200 1.05–1.20 (left out).
+pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
+    let bytes = m * row_bytes;
+    row_bytes <= 8192 && bytes <= 1 << 28 && !(row_bytes > 4096 && bytes < 1 << 26)
 }
 
 /// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
@@ -1338,6 +1352,12 @@ mod tests {
             }))
         };
         assert_eq!(parse_ce_fwd(Some("regs")), Ok(CeFwd::Regs));
+        // auto: rows of at most 8 KB up to 2^28 bytes, not the short grids of 4-6 KB rows.
+        assert!(ceg_auto(4096, 2000) && ceg_auto(65_536, 2000) && ceg_auto(16_384, 8192));
+        assert!(ceg_auto(16_384, 6144) && ceg_auto(1, 16) && ceg_auto(32_768, 8192));
+        assert!(!ceg_auto(65_536, 8192), "2^29 bytes");
+        assert!(!ceg_auto(4096, 6144), "short grid of 6 KB rows");
+        assert!(!ceg_auto(16_384, 12_288), "rows over 8 KB");
         // The register kernel: vectorised rows of at most 4 vectors a thread of up to 512.
         assert!(ceg_layout(3072, 2).is_some() && ceg_layout(16_384, 2).is_some());
         assert!(ceg_layout(16_392, 2).is_none() && ceg_layout(1001, 2).is_none());
