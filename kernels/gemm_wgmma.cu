@@ -236,12 +236,17 @@ static __device__ __forceinline__ void tma_load_2d_mc(unsigned dst, const CUtens
         : "memory");
 }
 
-// Arrive on the mbarrier at local offset `bar` of cluster CTA `rank` (possibly this one).
+// Arrive on the mbarrier at local offset `bar` of cluster CTA `rank` (possibly this one), with
+// the default (.cta) release: the arrival only says that this warpgroup's wgmma reads of the
+// stage are complete (wgmma.wait_group before it), and the peer's producer overwrites the
+// stage through the async proxy after its wait on the barrier. `.release.cluster` compiled to
+// MEMBAR.ALL.CTA + MEMBAR.ALL.GPU before each arrive (two per stage per consumer warpgroup, in
+// the main loop), which made the _c2 tiles 1.35-4x slower than the plain ones (session 14,
+// Nsight Compute on an H100: membar and long-scoreboard stalls; SASS of the entries).
 static __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
     unsigned remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
-                 : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 static __device__ __forceinline__ unsigned cluster_ctarank() {
