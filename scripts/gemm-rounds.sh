@@ -2,7 +2,7 @@
 # One fresh machine's part after a GEMM kernel change: the dev skinny suite (correctness and
 # same-run cuBLAS ratios, if .devbin/skinny.json is there), the default suite's gemm cases gated
 # against the baselines in the tree, then UPDATE_BASELINES=append of the default suite's gemm
-# cases and of the whole gemm suite into a copy of the baselines.
+# cases and of the whole gemm suite into a copy of the baselines (APPEND_KERNELS: more families).
 # Usage (GPU machine, repo root, .devbin carried): bash scripts/gemm-rounds.sh
 # Returns under $OUT: log.txt, results-{skinny,gate,gemm}.json, baselines.tar (this model's).
 set -u
@@ -24,4 +24,10 @@ step() {  # name, results dir, then the environment and arguments of the test bi
 step gate /tmp/res-gate KERNELGATE_SUITE=default .devbin/kernels gemm::
 step append /tmp/res-append KERNELGATE_SUITE=default UPDATE_BASELINES=append .devbin/kernels gemm::
 step gemm /tmp/res-gemm KERNELGATE_SUITE=gemm UPDATE_BASELINES=append .devbin/kernels
+# APPEND_KERNELS="k1 k2": also append those families' cases of the default and dsv3 suites
+# (after a change to one of their kernels).
+for f in ${APPEND_KERNELS:-}; do
+  step append-$f /tmp/res-append-$f KERNELGATE_SUITE=default UPDATE_BASELINES=append .devbin/kernels $f::
+  step dsv3-$f /tmp/res-dsv3-$f KERNELGATE_SUITE=dsv3 UPDATE_BASELINES=append .devbin/kernels $f::
+done
 tar -C /tmp/kgb -cf "$OUT/baselines.tar" "$slug"

@@ -151,9 +151,12 @@ fn in_pick(t: WgTile) -> bool {
     t.cluster == 1 || CLUSTER_IN_PICK
 }
 
-/// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself. Off until the
-/// bench (`kernels/dev/run_gemm_wgmma_bench.sh`, which checks and times them, and shows the
-/// model's choice with `--c2-pick`) has run them on a GPU; [`TILE_ENV`] can force them.
+/// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself; [`TILE_ENV`] can
+/// force them. Off: until session 14 they ran 1.35–4× slower than the plain tiles (a gpu-scope
+/// fence before every remote stage release); since the fix, forced on the gemm suite on an H100
+/// (GPU-f905faf7, same run as the pick), 128x256_c2 takes 0.96–1.03× the pick's time at
+/// 4096³–8192³, 4096×1000×4096 and 8192×1024×8192, and 1.06–2.3× on every smaller or skinny
+/// shape; 128x128_c2 is slower everywhere (1.03–1.64×). Nothing to gain on the H100.
 pub const CLUSTER_IN_PICK: bool = false;
 
 /// Most K splits.
