@@ -236,11 +236,11 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
     }
     let bad = || {
         format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `regs`, `bulk` or `bulk:W:S[:C][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS})"
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
         )
     };
     let parts: Vec<&str> = v.split(':').collect();
-    if parts.len() < 3 || parts.len() > 5 || parts[0] != "bulk" {
+    if parts.len() < 3 || parts.len() > 6 || parts[0] != "bulk" {
         return Err(bad());
     }
     let warps: u32 = parts[1].parse().map_err(|_| bad())?;
@@ -252,6 +252,16 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
             c
         }
         _ => 1,
+    };
+    let blocks_per_sm = match rest.first().and_then(|g| g.strip_prefix('g')) {
+        Some(b) => {
+            rest = &rest[1..];
+            match b.parse::<u32>() {
+                Ok(b) if (1..=32).contains(&b) => Some(b),
+                _ => return Err(bad()),
+            }
+        }
+        None => None,
     };
     let poly = match rest {
         [] => false,
@@ -268,6 +278,7 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
         warps,
         stages,
         chunks,
+        blocks_per_sm,
         poly,
     }))
 }
@@ -309,6 +320,9 @@ pub struct CeConfig {
     /// Pieces a row's copy is cut into, each on its own mbarrier: the warp sums a piece as soon
     /// as it lands (a running max per lane, rescaled when a piece raises it).
     pub chunks: u32,
+    /// At most this many blocks an SM (`None`: as many as fit). Fewer blocks keep fewer rows in
+    /// flight, so the rows asked for first land first instead of all landing at the end.
+    pub blocks_per_sm: Option<u32>,
     /// A quarter of the exponentials on the FMA pipe (`kg_cross_entropy_*_bp`).
     pub poly: bool,
 }
@@ -318,6 +332,7 @@ pub const CEB_DEFAULT: CeConfig = CeConfig {
     warps: 4,
     stages: 2,
     chunks: 1,
+    blocks_per_sm: None,
     poly: false,
 };
 
@@ -900,7 +915,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             let smem = ceb_smem_bytes(n * dt.size(), cfg);
             let f = gpu.module(CEB_FILE)?.function(&name)?;
             gpu.set_max_dynamic_smem(f, smem)?;
-            let per_sm = gpu.max_active_blocks(f, threads, smem)? as usize;
+            let fit = gpu.max_active_blocks(f, threads, smem)? as usize;
+            let per_sm = cfg.blocks_per_sm.map_or(fit, |b| fit.min(b as usize));
             let warps = cfg.warps as usize;
             let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
             scheme = format!(
@@ -1335,6 +1351,7 @@ mod tests {
             warps: 1,
             stages: 1,
             chunks: 1,
+            blocks_per_sm: None,
             poly: false,
         };
         assert_eq!(ceb_smem_bytes(2000, one), 128 + 2048);
@@ -1348,9 +1365,33 @@ mod tests {
                 warps,
                 stages,
                 chunks,
+                blocks_per_sm: None,
                 poly,
             }))
         };
+        assert_eq!(
+            parse_ce_fwd(Some("bulk:8:2:g1")),
+            Ok(CeFwd::Force(CeConfig {
+                warps: 8,
+                stages: 2,
+                chunks: 1,
+                blocks_per_sm: Some(1),
+                poly: false,
+            }))
+        );
+        assert_eq!(
+            parse_ce_fwd(Some("bulk:8:2:2:g3:poly")),
+            Ok(CeFwd::Force(CeConfig {
+                warps: 8,
+                stages: 2,
+                chunks: 2,
+                blocks_per_sm: Some(3),
+                poly: true,
+            }))
+        );
+        for bad in ["bulk:8:2:g0", "bulk:8:2:g33", "bulk:8:2:gx", "bulk:8:2:poly:g1"] {
+            assert!(parse_ce_fwd(Some(bad)).is_err(), "{bad}");
+        }
         assert_eq!(parse_ce_fwd(Some("regs")), Ok(CeFwd::Regs));
         // auto: rows of at most 8 KB up to 2^28 bytes, not the short grids of 4-6 KB rows.
         assert!(ceg_auto(4096, 2000) && ceg_auto(65_536, 2000) && ceg_auto(16_384, 8192));
