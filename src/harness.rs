@@ -166,6 +166,9 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    if let (Some(p), false) = (&cfg.profiler, args.list) {
+        eprintln!("kernelgate: a profiler is attached ({p}): latencies are measured but not gated against baselines (verdict `ungated`)");
+    }
     let session = Arc::new(Session::new(cfg, &suite.name).with_workers(suite.workers.clone()));
     let devices = if args.list {
         1

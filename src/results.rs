@@ -32,6 +32,9 @@ pub enum Verdict {
     Wrong,
     /// Correct; no baseline, and strict mode is on.
     MissingBaseline,
+    /// Correct; timed under a profiler ([`crate::config::Config::profiler`]), so the latency
+    /// was not compared with the baseline.
+    Ungated,
 }
 
 impl Verdict {

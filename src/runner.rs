@@ -1111,7 +1111,12 @@ pub fn run_case(
         floor_ms: cfg.floor_us / 1e3,
     };
     let fam_memory_bound = fam.memory_bound();
-    let base = if cfg.update_baselines { None } else { stored };
+    // Under a profiler the samples time the profiler too: nothing to compare (see Ungated).
+    let base = if cfg.update_baselines || cfg.profiler.is_some() {
+        None
+    } else {
+        stored
+    };
     let factor = base
         .as_ref()
         .and_then(|b| gate::machine_factor(fam_memory_bound, b.ceilings(), machine.ceilings));
@@ -1245,6 +1250,8 @@ pub fn run_case(
             Entry::from_rounds(&stats, all_rounds, env),
         )?;
         Verdict::Updated
+    } else if cfg.profiler.is_some() {
+        Verdict::Ungated
     } else if let Some(ab) = ab_outcome.as_ref().filter(|a| a.decides()) {
         match ab.paired.map(|p| p.change) {
             Some(Change::Slow) => Verdict::Regression,

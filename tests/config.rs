@@ -38,6 +38,8 @@ const VARS: &[&str] = &[
     "KERNELGATE_MACHINE_FACTOR",
     "KERNELGATE_SOAK_MS",
     "KERNELGATE_ADAPTIVE_BATCH",
+    "CUDA_INJECTION64_PATH",
+    "NVTX_INJECTION64_PATH",
 ];
 
 fn clear() {
@@ -313,6 +315,30 @@ fn environment() {
         e,
         "environment variable KERNELGATE_FLOOR_US=\"-1\": must be a finite number of µs ≥ 0"
     );
+
+    // A profiler attached (Nsight Compute / Systems set CUDA_INJECTION64_PATH): recorded, and
+    // no baselines are written under it.
+    assert_eq!(with("KERNELGATE_SUITE", "x").unwrap().profiler, None);
+    let c = with("CUDA_INJECTION64_PATH", "/opt/ncu/libInjection.so").unwrap();
+    assert_eq!(
+        c.profiler.as_deref(),
+        Some("CUDA_INJECTION64_PATH=/opt/ncu/libInjection.so")
+    );
+    for update in ["1", "append"] {
+        clear();
+        std::env::set_var("CUDA_INJECTION64_PATH", "/opt/ncu/libInjection.so");
+        std::env::set_var("UPDATE_BASELINES", update);
+        let e = Config::from_env_with_root(Path::new("/proj")).unwrap_err();
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with(&format!(
+                "environment variable UPDATE_BASELINES=\"{update}\""
+            )) && shown.contains("CUDA_INJECTION64_PATH=/opt/ncu/libInjection.so")
+                && shown.contains("never written as baselines"),
+            "{shown}"
+        );
+    }
+    clear();
 
     // The root: KERNELGATE_ROOT, else the current directory when it has fixtures/.
     clear();

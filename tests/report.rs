@@ -14,7 +14,7 @@ fn example(v: Verdict) -> kernelgate::results::Record {
         Verdict::Faster => record(dims, "cuda", v, Some(0.2), Some(0.25)),
         Verdict::Ambiguous => record(dims, "cuda", v, Some(0.265), Some(0.25)),
         Verdict::Regression => record(dims, "cuda", v, Some(0.275), Some(0.25)),
-        Verdict::New | Verdict::Updated | Verdict::MissingBaseline => {
+        Verdict::New | Verdict::Updated | Verdict::MissingBaseline | Verdict::Ungated => {
             record(dims, "cuda", v, Some(1.25), None)
         }
         Verdict::Wrong => record(dims, "cuda", v, None, None),
@@ -123,6 +123,24 @@ fn latency_units() {
         msg(0.000_5).starts_with("new: median 0.50 µs;"),
         "{}",
         msg(0.000_5)
+    );
+}
+
+#[test]
+fn a_case_timed_under_a_profiler_says_why_it_was_not_gated() {
+    let store = Store::new("b");
+    let r = record((1, 1, 1), "cuda", Verdict::Ungated, Some(0.0123), None);
+    assert!(r.verdict.passed(), "ungated cases pass");
+    let m = verdict_message(&r, GPU, &store);
+    assert!(
+        m.starts_with(
+            "ungated: median 12.30 µs, timed under a profiler (CUDA_INJECTION64_PATH is set)"
+        ) && m.contains("not compared with the baseline"),
+        "{m}"
+    );
+    assert_eq!(
+        serde_json::to_string(&Verdict::Ungated).unwrap(),
+        "\"ungated\""
     );
 }
 

@@ -17,7 +17,8 @@ fn verdict_passed() {
             Verdict::Faster,
             Verdict::Ambiguous,
             Verdict::New,
-            Verdict::Updated
+            Verdict::Updated,
+            Verdict::Ungated
         ]
     );
     for v in [
@@ -51,7 +52,8 @@ fn verdict_serde_names() {
             "updated",
             "regression",
             "wrong",
-            "missing_baseline"
+            "missing_baseline",
+            "ungated"
         ]
     );
     for v in ALL_VERDICTS {

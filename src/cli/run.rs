@@ -154,6 +154,7 @@ pub fn case_line(i: usize, n: usize, c: &Case, r: &Record) -> String {
         Verdict::Regression => "REGRESSION",
         Verdict::Wrong => "WRONG",
         Verdict::MissingBaseline => "NO-BASELINE",
+        Verdict::Ungated => "UNGATED",
     };
     let mut s = format!(
         "[{i}/{n}] {} {} {} {word}",
@@ -277,6 +278,9 @@ pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
     } else {
         let info = session.open()?;
         print!("{}", gpu_block(&info));
+    }
+    if let Some(p) = &session.cfg.profiler {
+        println!("a profiler is attached ({p}): latencies are measured but not gated against baselines (verdict `ungated`)");
     }
     println!(
         "suite {} ({} of {} cases), seed {}{}{}\n",

@@ -141,7 +141,7 @@ pub fn record(
     }
 }
 
-pub const ALL_VERDICTS: [Verdict; 8] = [
+pub const ALL_VERDICTS: [Verdict; 9] = [
     Verdict::Pass,
     Verdict::Faster,
     Verdict::Ambiguous,
@@ -150,6 +150,7 @@ pub const ALL_VERDICTS: [Verdict; 8] = [
     Verdict::Regression,
     Verdict::Wrong,
     Verdict::MissingBaseline,
+    Verdict::Ungated,
 ];
 
 /// A configuration rooted at `root` with every path under `dir` and a fixed seed.

@@ -1389,7 +1389,12 @@ mod tests {
                 poly: true,
             }))
         );
-        for bad in ["bulk:8:2:g0", "bulk:8:2:g33", "bulk:8:2:gx", "bulk:8:2:poly:g1"] {
+        for bad in [
+            "bulk:8:2:g0",
+            "bulk:8:2:g33",
+            "bulk:8:2:gx",
+            "bulk:8:2:poly:g1",
+        ] {
             assert!(parse_ce_fwd(Some(bad)).is_err(), "{bad}");
         }
         assert_eq!(parse_ce_fwd(Some("regs")), Ok(CeFwd::Regs));
