@@ -37,7 +37,7 @@
 //! | `KERNELGATE_NSA_KERNEL` | `grouped` or `tiled`: which of our kernels runs `nsa` (default `tiled`, kernels/nsa_tiled.cu, for G = hq/h ≤ 4 where its shared memory fits, else `grouped`, kernels/nsa.cu; forcing `tiled` where it cannot run is an error) |
 //! | `KERNELGATE_RMSNORM_BWD` | `rmsnorm_bwd`'s bulk-staged kernel (`kernels/rmsnorm_bwd_bulk.cu`: x and dy rows copied to shared memory by `cp.async.bulk` two rows ahead, w and the dw sums in registers, 2 blocks of up to 1024 threads per SM): unset or `auto` runs it on rows of 8–16 KB on compute capability 9.0+ (measured session 12: H200 0.77–0.96× the previous kernels' time, H100 0.85–1.00×), `bulk` forces it wherever it can run, `off` never runs it; forcing it below compute capability 9.0 or on rows it cannot take is an error |
 //! | `KERNELGATE_CE_FWD` | `cross_entropy`'s forward kernels of `kernels/cross_entropy_bulk.cu`: unset or `auto` runs the register-resident `_g` (whole row in registers, a block per row group) on rows of at most 8 KB in inputs of at most 2^28 bytes, except short grids (under 2^26 bytes) of 4–6 KB rows, and the second bulk-staged kernel (a warp per row, warps per block and row buffers per warp chosen at launch) nowhere (no launch beat the default on an H200); `regs` forces `_g`; `bulk` forces the bulk-staged one with 4 warps × 2 buffers, `bulk:W:S` with W warps a block and S buffers a warp, `bulk:W:S:C` also cuts each row's copy into C pieces (1–4) summed as they land, a further `:gB` launches at most B blocks an SM (fewer rows in flight), a trailing `:poly` also puts a quarter of the exponentials on the FMA pipe; `off` never runs it; forcing it where it cannot run (below compute capability 9.0, rows not 16-byte multiples or over 48 KB, a launch whose buffers do not fit an SM) is an error |
-//! | `CUDA_INJECTION64_PATH`, `NVTX_INJECTION64_PATH` | set by Nsight Compute / Nsight Systems (not by you): a profiler is attached, so every case is still checked and timed but its latency is not compared with the baseline (verdict `ungated`, `UNGATED` in the CLI), and `UPDATE_BASELINES` is refused (times under a profiler are not the kernel's) |
+//! | `NV_COMPUTE_PROFILER_PERFWORKS_DIR`, `NV_NSIGHT_INJECTION_TRANSPORT_TYPE`, `CUDA_INJECTION64_PATH`, `NVTX_INJECTION64_PATH` | set by Nsight Compute / Nsight Systems in the profiled process (not by you): a profiler is attached, so every case is still checked and timed but its latency is not compared with the baseline (verdict `ungated`, `UNGATED` in the CLI), and `UPDATE_BASELINES` is refused (times under a profiler are not the kernel's) |
 //! | `CUDA_HOME` / `CUDA_PATH` | where NVRTC's CUDA headers are looked for first |
 
 use crate::error::{Error, Result};
@@ -116,8 +116,8 @@ pub struct Config {
     /// Outputs larger than this many bytes are scanned for NaN/Inf on the device and only the
     /// reference's sampled spans are copied to the host (`KERNELGATE_DEVICE_CHECK_MB`).
     pub device_check_bytes: usize,
-    /// A profiler attached to this process (Nsight Compute and Nsight Systems set
-    /// `CUDA_INJECTION64_PATH`; [`PROFILER_VARS`]), as `VAR=value`: latencies are then not
+    /// A profiler attached to this process (one of [`PROFILER_VARS`] set, as Nsight Compute
+    /// and Nsight Systems do), as `VAR=value`: latencies are then not
     /// compared with baselines (verdict `ungated`) and never written as baselines.
     pub profiler: Option<String>,
 }
@@ -172,8 +172,15 @@ fn devices() -> Result<Option<crate::devices::DeviceSpec>> {
 /// Environment variables that say a CUDA profiler is attached: Nsight Compute replays each
 /// kernel (and can lock clocks) and Nsight Systems adds per-launch overhead, so a sample's time
 /// under either is not the kernel's (an `ncu` run of one GEMM read a 111 µs timed window where
-/// a bare host reads 3 µs, session 14).
-pub const PROFILER_VARS: [&str; 2] = ["CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"];
+/// a bare host reads 3 µs, session 14). Nsight Compute 2025.3 (CUDA 13.0) sets the first two
+/// in the profiled process (seen on the device) and no `CUDA_INJECTION64_PATH`; older tools
+/// and Nsight Systems inject through the last two.
+pub const PROFILER_VARS: [&str; 4] = [
+    "NV_COMPUTE_PROFILER_PERFWORKS_DIR",
+    "NV_NSIGHT_INJECTION_TRANSPORT_TYPE",
+    "CUDA_INJECTION64_PATH",
+    "NVTX_INJECTION64_PATH",
+];
 
 /// The first of [`PROFILER_VARS`] that `get` finds set, as `VAR=value`.
 pub fn profiler_from(get: impl Fn(&str) -> Option<String>) -> Option<String> {

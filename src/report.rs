@@ -121,7 +121,7 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
         Verdict::Updated => format!("baseline updated: median {now} written to {}", file.display()),
         Verdict::Wrong => r.message.clone(),
         Verdict::Ungated => format!(
-            "ungated: median {now}, timed under a profiler (CUDA_INJECTION64_PATH is set), so not compared with the baseline in {}",
+            "ungated: median {now}, timed under a profiler (an Nsight injection variable is set), so not compared with the baseline in {}",
             file.display()
         ),
     }

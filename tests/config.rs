@@ -40,6 +40,8 @@ const VARS: &[&str] = &[
     "KERNELGATE_ADAPTIVE_BATCH",
     "CUDA_INJECTION64_PATH",
     "NVTX_INJECTION64_PATH",
+    "NV_COMPUTE_PROFILER_PERFWORKS_DIR",
+    "NV_NSIGHT_INJECTION_TRANSPORT_TYPE",
 ];
 
 fn clear() {
@@ -324,6 +326,20 @@ fn environment() {
         c.profiler.as_deref(),
         Some("CUDA_INJECTION64_PATH=/opt/ncu/libInjection.so")
     );
+    // Nsight Compute 2025.3 sets these instead (seen on the device).
+    let c = with(
+        "NV_COMPUTE_PROFILER_PERFWORKS_DIR",
+        "/opt/nvidia/nsight-compute/x",
+    )
+    .unwrap();
+    assert_eq!(
+        c.profiler.as_deref(),
+        Some("NV_COMPUTE_PROFILER_PERFWORKS_DIR=/opt/nvidia/nsight-compute/x")
+    );
+    assert!(with("NV_NSIGHT_INJECTION_TRANSPORT_TYPE", "uds")
+        .unwrap()
+        .profiler
+        .is_some());
     for update in ["1", "append"] {
         clear();
         std::env::set_var("CUDA_INJECTION64_PATH", "/opt/ncu/libInjection.so");

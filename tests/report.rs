@@ -134,7 +134,7 @@ fn a_case_timed_under_a_profiler_says_why_it_was_not_gated() {
     let m = verdict_message(&r, GPU, &store);
     assert!(
         m.starts_with(
-            "ungated: median 12.30 µs, timed under a profiler (CUDA_INJECTION64_PATH is set)"
+            "ungated: median 12.30 µs, timed under a profiler (an Nsight injection variable is set)"
         ) && m.contains("not compared with the baseline"),
         "{m}"
     );
