@@ -10,7 +10,7 @@ KG=.devbin/kernelgate
 nvidia-smi --query-gpu=name,uuid --format=csv,noheader | tee -a "$OUT/log-splitk.txt"
 $KG run --suite .devbin/splitk.json --backends cuda,cublas -o /tmp/spk/pick.json > /tmp/spk/pick.log 2>&1
 grep -E "gemm (cuda|cublas)" /tmp/spk/pick.log | sed -E 's/ \(tma.*//' | cut -c1-150 | tee -a "$OUT/log-splitk.txt"
-for v in "SPLITK=2" "SPLITK=8" "SPLITK=16" "SPLITK=32" "TILE=64x256" "TILE=64x256 SPLITK=8" "TILE=64x128 SPLITK=8" "TILE=64x128 SPLITK=16"; do
+for v in "SPLITK=2" "SPLITK=8" "SPLITK=12" "SPLITK=16" "TILE=64x256" "TILE=64x256 SPLITK=8" "TILE=64x128 SPLITK=8" "TILE=64x128 SPLITK=16"; do
   envs=""; for kv in $v; do envs="$envs KERNELGATE_GEMM_$kv"; done
   env $envs $KG run --suite .devbin/splitk.json --backends cuda -o "/tmp/spk/$v.json" > "/tmp/spk/$v.log" 2>&1
   echo "== $v" | tee -a "$OUT/log-splitk.txt"
