@@ -13,7 +13,8 @@
 // flight. A's M x slice is staged in shared memory as fp32 (broadcast reads). The four row
 // groups are added in shared memory in a fixed order ((g0 + g2) + (g1 + g3)). One slice: the
 // CTA writes C. Several: slice s writes its fp32 partial sums to part[s][M][N] and the host's
-// fixed-order reduction (gemm_skinny_reduce_*) adds them, so results are deterministic.
+// strip's last CTA (a counter per strip) adds them in slice order (deterministic) and writes C,
+// in the same launch when `counters` is given; else gemm_gemv_reduce_* does it afterwards.
 //
 // Launch: grid (ceil(N / 512), slices), block 256, no dynamic shared memory; N % 8 == 0 (the
 // host falls back otherwise), M <= MT, kchunk <= GV_KC (rows of B per slice; the last slice may
@@ -72,7 +73,8 @@ __device__ __forceinline__ uint4 ld_stream(const uint4* p) {
 
 template <typename T, int MT>
 __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                                     float* __restrict__ part, int M, int N, int K, int kchunk) {
+                                     float* __restrict__ part, unsigned* __restrict__ counters, int M,
+                                     int N, int K, int kchunk) {
     // A's slice as fp32, then (after the main loop) the row groups' partial sums.
     __shared__ __align__(16) float smem[(MT * GV_KC > 2 * GV_STRIP * MT * 8) ? MT * GV_KC : 2 * GV_STRIP * MT * 8];
     const int tid = threadIdx.x, c = tid % GV_STRIP, g = tid / GV_STRIP;
@@ -150,23 +152,54 @@ __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __restric
 #pragma unroll
             for (int j = 0; j < 8; j++) slot(0, m, j) = acc[m][j];
     __syncthreads();
-    if (g != 0 || !live) return;
+    if (g == 0 && live) {
 #pragma unroll
-    for (int m = 0; m < MT; m++) {
-        if (m >= M) break;
-        float o[8];
+        for (int m = 0; m < MT; m++) {
+            if (m >= M) break;
+            float o[8];
 #pragma unroll
-        for (int j = 0; j < 8; j++) o[j] = acc[m][j] + slot(0, m, j);
-        const size_t at = (size_t)m * N + (size_t)vcol * 8;
-        if (gridDim.y == 1) {
-            *reinterpret_cast<uint4*>(C + at) = make_uint4(Gv<T>::pack(o[0], o[1]), Gv<T>::pack(o[2], o[3]),
-                                                           Gv<T>::pack(o[4], o[5]), Gv<T>::pack(o[6], o[7]));
-        } else {
-            float4* p = reinterpret_cast<float4*>(part + (size_t)blockIdx.y * M * N + at);
-            p[0] = make_float4(o[0], o[1], o[2], o[3]);
-            p[1] = make_float4(o[4], o[5], o[6], o[7]);
+            for (int j = 0; j < 8; j++) o[j] = acc[m][j] + slot(0, m, j);
+            const size_t at = (size_t)m * N + (size_t)vcol * 8;
+            if (gridDim.y == 1) {
+                *reinterpret_cast<uint4*>(C + at) = make_uint4(Gv<T>::pack(o[0], o[1]), Gv<T>::pack(o[2], o[3]),
+                                                               Gv<T>::pack(o[4], o[5]), Gv<T>::pack(o[6], o[7]));
+            } else {
+                float4* p = reinterpret_cast<float4*>(part + (size_t)blockIdx.y * M * N + at);
+                p[0] = make_float4(o[0], o[1], o[2], o[3]);
+                p[1] = make_float4(o[4], o[5], o[6], o[7]);
+            }
         }
     }
+    if (gridDim.y == 1 || counters == nullptr) return;
+    // Several slices, fused reduction: the strip's last CTA to finish adds every slice's
+    // partial in slice order (deterministic whatever order the CTAs ran in) and writes C; it
+    // resets the strip's counter for the next launch.
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+        const unsigned prev = atomicAdd(&counters[blockIdx.x], 1u);
+        last = prev == gridDim.y - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    // 256 threads over the strip's M x 512 outputs, two adjacent columns each step.
+    const int cols = min(GV_STRIP * 8, N - (int)blockIdx.x * GV_STRIP * 8);
+    const int S = gridDim.y;
+    for (int i = tid; i < M * (cols / 2); i += GV_THREADS) {
+        const int m = i / (cols / 2), cc = 2 * (i - m * (cols / 2));
+        const size_t at = (size_t)m * N + (size_t)blockIdx.x * GV_STRIP * 8 + cc;
+        float2 t = make_float2(0.f, 0.f);
+#pragma unroll 8
+        for (int q = 0; q < S; q++) {
+            const float2 v = __ldcg(reinterpret_cast<const float2*>(part + (size_t)q * M * N + at));
+            t.x += v.x;
+            t.y += v.y;
+        }
+        *reinterpret_cast<unsigned*>(C + at) = Gv<T>::pack(t.x, t.y);
+    }
+    if (tid == 0) counters[blockIdx.x] = 0;
 }
 
 }  // namespace gemv_detail
@@ -208,8 +241,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_gemv_reduce_fp16(const fl
 
 #define GV_ENTRY(NAME, T, MT)                                                                      \
     extern "C" __global__ void __launch_bounds__(GV_THREADS) NAME(                                 \
-        const T* A, const T* B, T* C, float* part, int M, int N, int K, int kchunk) {              \
-        gemv_detail::gemv<T, MT>(A, B, C, part, M, N, K, kchunk);                                  \
+        const T* A, const T* B, T* C, float* part, unsigned* counters, int M, int N, int K,         \
+        int kchunk) {                                                                              \
+        gemv_detail::gemv<T, MT>(A, B, C, part, counters, M, N, K, kchunk);                        \
     }
 GV_ENTRY(gemm_gemv_bf16_1, __nv_bfloat16, 1)
 GV_ENTRY(gemm_gemv_bf16_2, __nv_bfloat16, 2)

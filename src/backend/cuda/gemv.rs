@@ -9,7 +9,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable: `1` runs every 16-bit GEMM with M ≤ 8 and N a multiple of 8 on the
-/// GEMV kernel (an error for a case it cannot take); unset, empty or `0` never does.
+/// GEMV kernel with its slices added by each strip's last CTA in the same launch, `reduce` with
+/// a second (reduction) launch instead (an error for a case it cannot take); unset, empty or
+/// `0` never does.
 pub const GEMV_ENV: &str = "KERNELGATE_GEMM_GEMV";
 /// The kernel file.
 pub const GEMV_FILE: &str = "gemv.cu";
@@ -24,14 +26,37 @@ const STEP: u64 = 16;
 /// CTAs per SM the plan aims for.
 const CTAS_PER_SM: u64 = 2;
 
-/// Parses a [`GEMV_ENV`] value: `1` forces the kernel, unset, empty or `0` leaves it off.
-pub fn parse_gemv(value: Option<&str>) -> std::result::Result<bool, String> {
-    super::parse_choice(GEMV_ENV, value, &[("1", true), ("0", false)]).map(|v| v.unwrap_or(false))
+/// How [`GEMV_ENV`] asks for the GEMV kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gemv {
+    /// Not at all.
+    Off,
+    /// Slices added by each strip's last CTA, one launch.
+    Fused,
+    /// Slices added by a second launch.
+    TwoLaunches,
+}
+
+/// Parses a [`GEMV_ENV`] value: `1` (fused), `reduce` (two launches), unset, empty or `0` (off).
+pub fn parse_gemv(value: Option<&str>) -> std::result::Result<Gemv, String> {
+    super::parse_choice(
+        GEMV_ENV,
+        value,
+        &[
+            ("1", Gemv::Fused),
+            ("reduce", Gemv::TwoLaunches),
+            ("0", Gemv::Off),
+        ],
+    )
+    .map(|v| v.unwrap_or(Gemv::Off))
 }
 
 /// Whether the GEMV kernel takes `m × n` in `dtype`.
 pub fn applies(dtype: Dtype, m: u64, n: u64) -> bool {
-    matches!(dtype, Dtype::Bf16 | Dtype::Fp16) && (1..=8).contains(&m) && n > 0 && n.is_multiple_of(8)
+    matches!(dtype, Dtype::Bf16 | Dtype::Fp16)
+        && (1..=8).contains(&m)
+        && n > 0
+        && n.is_multiple_of(8)
 }
 
 /// The launch plan: (tile of M, column strips, K slices, rows of B per slice).
@@ -41,32 +66,40 @@ pub fn plan(m: u64, n: u64, k: u64, sms: u64) -> (u64, u64, u64, u64) {
     let least = k.div_ceil(MAX_KCHUNK).max(1);
     // Slices of at least MIN_KCHUNK rows (rounded down: a K under two of them is one slice).
     let most = (k / MIN_KCHUNK).max(1);
-    let splits = (CTAS_PER_SM * sms).div_ceil(gx).clamp(least, most.max(least));
+    let splits = (CTAS_PER_SM * sms)
+        .div_ceil(gx)
+        .clamp(least, most.max(least));
     let kchunk = (k.div_ceil(splits).div_ceil(STEP) * STEP).min(MAX_KCHUNK);
     (mt, gx, k.div_ceil(kchunk), kchunk)
 }
 
 /// Whether [`GEMV_ENV`] asks for the kernel on `case`; forcing it where it cannot run is an
 /// error naming the case.
-pub fn wanted(case: &Case) -> Result<bool> {
-    if !super::from_env(case, GEMV_ENV, parse_gemv)? {
-        return Ok(false);
+pub fn wanted(case: &Case) -> Result<Gemv> {
+    let how = super::from_env(case, GEMV_ENV, parse_gemv)?;
+    if how == Gemv::Off {
+        return Ok(how);
     }
     let s = &case.shape;
     if applies(case.dtype, s.get("m"), s.get("n")) {
-        Ok(true)
+        Ok(how)
     } else {
         Err(Error::Case {
             case: case.name(),
             message: format!(
-                "{GEMV_ENV}=1 forces kernels/{GEMV_FILE}, which takes bf16/fp16 with M <= 8 and N a multiple of 8"
+                "{GEMV_ENV} forces kernels/{GEMV_FILE}, which takes bf16/fp16 with M <= 8 and N a multiple of 8"
             ),
         })
     }
 }
 
 /// Prepares C = A·B on the GEMV kernel.
-pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result<Prepared> {
+pub fn prepare(
+    gpu: &mut Gpu,
+    case: &Case,
+    how: Gemv,
+    (a, b, c): (u64, u64, u64),
+) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
     let d = match case.dtype {
@@ -86,6 +119,21 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
     } else {
         0
     };
+    // One zeroed counter per strip for the fused reduction (each launch's last CTA of a strip
+    // zeroes it again).
+    let fused = splits > 1 && how == Gemv::Fused;
+    let counters = if fused {
+        let buf = gpu.alloc(
+            (gx * 4) as usize,
+            &format!("{} GEMV strip counters", case.name()),
+        )?;
+        gpu.fill_pattern(&buf, 4, 0)?;
+        let p = buf.ptr();
+        keep.push(buf);
+        p
+    } else {
+        0
+    };
     let mut steps = vec![(
         format!("gemm_gemv_{d}_{mt}"),
         Dims {
@@ -98,13 +146,14 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
             KernelArg::Ptr(b),
             KernelArg::Ptr(c),
             KernelArg::Ptr(part),
+            KernelArg::Ptr(counters),
             KernelArg::I32(m as i32),
             KernelArg::I32(n as i32),
             KernelArg::I32(k as i32),
             KernelArg::I32(kchunk as i32),
         ],
     )];
-    if splits > 1 {
+    if splits > 1 && !fused {
         let elems = m * n;
         steps.push((
             format!("gemm_gemv_reduce_{d}"),
@@ -123,7 +172,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
     }
     let variant = format!(
         "gemm_gemv_{d}_{mt} (B streamed once, two batches of rows in flight; {gx}x{splits} CTAs of 256, {kchunk} rows of B each{}; forced)",
-        if splits > 1 { ", fixed-order reduction" } else { "" }
+        match (splits > 1, fused) {
+            (false, _) => "",
+            (true, true) => ", slices added in order by each strip's last CTA",
+            (true, false) => ", slices added in order by a second launch",
+        }
     );
     super::launch_sequence(gpu, GEMV_FILE, steps, keep, variant, super::Chain::Ordinary)
 }
@@ -145,13 +198,21 @@ mod tests {
             assert!(mt >= m && mt <= 8);
             assert_eq!(gx, n.div_ceil(512));
             assert!(kchunk <= 512 && kchunk > 0, "{kchunk}");
-            assert!(splits * kchunk >= k && (splits - 1) * kchunk < k, "{m}x{n}x{k}");
+            assert!(
+                splits * kchunk >= k && (splits - 1) * kchunk < k,
+                "{m}x{n}x{k}"
+            );
         }
-        assert_eq!(plan(3, 5000, 77, 132).2, 1, "short K: one slice, no reduction");
+        assert_eq!(
+            plan(3, 5000, 77, 132).2,
+            1,
+            "short K: one slice, no reduction"
+        );
         assert!(applies(Dtype::Bf16, 8, 3000) && !applies(Dtype::Bf16, 9, 3000));
         assert!(!applies(Dtype::Fp32, 1, 4096) && !applies(Dtype::Fp16, 1, 4100));
-        assert_eq!(parse_gemv(None), Ok(false));
-        assert_eq!(parse_gemv(Some("1")), Ok(true));
+        assert_eq!(parse_gemv(None), Ok(Gemv::Off));
+        assert_eq!(parse_gemv(Some("1")), Ok(Gemv::Fused));
+        assert_eq!(parse_gemv(Some("reduce")), Ok(Gemv::TwoLaunches));
         assert!(parse_gemv(Some("yes")).unwrap_err().contains(GEMV_ENV));
     }
 }
