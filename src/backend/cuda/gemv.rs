@@ -35,8 +35,6 @@ pub enum Gemv {
     Fused,
     /// Slices added by a second launch.
     TwoLaunches,
-    /// Narrow strips of 32 columns over the whole of K: one launch, no partials.
-    Narrow,
 }
 
 /// Parses a [`GEMV_ENV`] value: `1` (fused), `reduce` (two launches), unset, empty or `0` (off).
@@ -47,7 +45,6 @@ pub fn parse_gemv(value: Option<&str>) -> std::result::Result<Gemv, String> {
         &[
             ("1", Gemv::Fused),
             ("reduce", Gemv::TwoLaunches),
-            ("narrow", Gemv::Narrow),
             ("0", Gemv::Off),
         ],
     )
@@ -109,37 +106,6 @@ pub fn prepare(
         Dtype::Bf16 => "bf16",
         _ => "fp16",
     };
-    if how == Gemv::Narrow {
-        let mt = [1u64, 2, 4, 8].into_iter().find(|&t| t >= m).unwrap_or(8);
-        let gx = n.div_ceil(32);
-        let step = (
-            format!("gemm_gemv_narrow_{d}_{mt}"),
-            Dims {
-                grid: (gx as u32, 1, 1),
-                block: (256, 1, 1),
-                smem: 0,
-            },
-            vec![
-                KernelArg::Ptr(a),
-                KernelArg::Ptr(b),
-                KernelArg::Ptr(c),
-                KernelArg::I32(m as i32),
-                KernelArg::I32(n as i32),
-                KernelArg::I32(k as i32),
-            ],
-        );
-        let variant = format!(
-            "gemm_gemv_narrow_{d}_{mt} (B streamed once; {gx} CTAs of 256 over 32 columns and all of K, no partials; forced)"
-        );
-        return super::launch_sequence(
-            gpu,
-            GEMV_FILE,
-            vec![step],
-            Vec::new(),
-            variant,
-            super::Chain::Ordinary,
-        );
-    }
     let (mt, gx, splits, kchunk) = plan(m, n, k, gpu.info.sm_count as u64);
     let mut keep = Vec::new();
     let part = if splits > 1 {
@@ -247,7 +213,6 @@ mod tests {
         assert_eq!(parse_gemv(None), Ok(Gemv::Off));
         assert_eq!(parse_gemv(Some("1")), Ok(Gemv::Fused));
         assert_eq!(parse_gemv(Some("reduce")), Ok(Gemv::TwoLaunches));
-        assert_eq!(parse_gemv(Some("narrow")), Ok(Gemv::Narrow));
         assert!(parse_gemv(Some("yes")).unwrap_err().contains(GEMV_ENV));
     }
 }
