@@ -202,86 +202,6 @@ __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __restric
     if (tid == 0) counters[blockIdx.x] = 0;
 }
 
-// Narrow strips over the whole of K (no slices, no partials, one launch): a CTA of 256 threads
-// owns 32 columns (4 vectors); thread (g, c) = (tid / 4, tid % 4) takes vector c and rows
-// g, g + 64, ... of B, two batches of GV_U rows in flight; A is read through the L1 (M x K is
-// small). The 64 row groups are added in a fixed tree order in shared memory. Grid ceil(N / 32).
-template <typename T, int MT>
-__device__ __forceinline__ void gemv_narrow(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                                            int M, int N, int K) {
-    constexpr int SV = 4, G = GV_THREADS / SV;
-    __shared__ __align__(16) float red[(G / 2) * SV * MT * 8];
-    const int tid = threadIdx.x, c = tid % SV, g = tid / SV;
-    const int vcol = blockIdx.x * SV + c;
-    const bool live = vcol * 8 < N;
-    float acc[MT][8];
-#pragma unroll
-    for (int m = 0; m < MT; m++)
-#pragma unroll
-        for (int j = 0; j < 8; j++) acc[m][j] = 0.0f;
-    const uint4* bp = reinterpret_cast<const uint4*>(B) + vcol;
-    const size_t row_v = (size_t)(N / 8);
-    uint4 q[2][GV_U];
-    auto load = [&](int b, int r0) {
-#pragma unroll
-        for (int u = 0; u < GV_U; u++) {
-            const int r = r0 + G * u;
-            q[b][u] = (live && r < K) ? ld_stream(bp + (size_t)r * row_v) : make_uint4(0, 0, 0, 0);
-        }
-    };
-    auto use = [&](int b, int r0) {
-#pragma unroll
-        for (int u = 0; u < GV_U; u++) {
-            const int r = r0 + G * u;
-            if (r < K) {
-                float f[8];
-                Gv<T>::unpack(q[b][u], f);
-#pragma unroll
-                for (int m = 0; m < MT; m++) {
-                    const float a = m < M ? Gv<T>::f(__ldg(A + (size_t)m * K + r)) : 0.0f;
-#pragma unroll
-                    for (int j = 0; j < 8; j++) acc[m][j] = fmaf(a, f[j], acc[m][j]);
-                }
-            }
-        }
-    };
-    constexpr int STEP = G * GV_U;
-    int r0 = g;
-    load(0, r0);
-    for (; r0 < K; r0 += 2 * STEP) {
-        load(1, r0 + STEP);
-        use(0, r0);
-        load(0, r0 + 2 * STEP);
-        use(1, r0 + STEP);
-    }
-    // Groups [h, 2h) hand their sums to groups [0, h), h = 32, 16, ..., 1: a fixed tree.
-    auto slot = [&](int gg, int m, int j) -> float& { return red[((gg * SV + c) * MT + m) * 8 + j]; };
-#pragma unroll 1
-    for (int h = G / 2; h >= 1; h >>= 1) {
-        if (g >= h && g < 2 * h)
-#pragma unroll
-            for (int m = 0; m < MT; m++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) slot(g - h, m, j) = acc[m][j];
-        __syncthreads();
-        if (g < h)
-#pragma unroll
-            for (int m = 0; m < MT; m++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc[m][j] += slot(g, m, j);
-        __syncthreads();
-    }
-    if (g != 0 || !live) return;
-#pragma unroll
-    for (int m = 0; m < MT; m++) {
-        if (m >= M) break;
-        const size_t at = (size_t)m * N + (size_t)vcol * 8;
-        *reinterpret_cast<uint4*>(C + at) =
-            make_uint4(Gv<T>::pack(acc[m][0], acc[m][1]), Gv<T>::pack(acc[m][2], acc[m][3]),
-                       Gv<T>::pack(acc[m][4], acc[m][5]), Gv<T>::pack(acc[m][6], acc[m][7]));
-    }
-}
-
 }  // namespace gemv_detail
 
 // C = part[0] + part[1] + ... + part[splits-1] for each of the `elems` outputs, in that order,
@@ -333,17 +253,3 @@ GV_ENTRY(gemm_gemv_fp16_1, __half, 1)
 GV_ENTRY(gemm_gemv_fp16_2, __half, 2)
 GV_ENTRY(gemm_gemv_fp16_4, __half, 4)
 GV_ENTRY(gemm_gemv_fp16_8, __half, 8)
-
-#define GV_NARROW(NAME, T, MT)                                                                     \
-    extern "C" __global__ void __launch_bounds__(GV_THREADS) NAME(const T* A, const T* B, T* C, int M, int N, \
-                                                                  int K) {                         \
-        gemv_detail::gemv_narrow<T, MT>(A, B, C, M, N, K);                                         \
-    }
-GV_NARROW(gemm_gemv_narrow_bf16_1, __nv_bfloat16, 1)
-GV_NARROW(gemm_gemv_narrow_bf16_2, __nv_bfloat16, 2)
-GV_NARROW(gemm_gemv_narrow_bf16_4, __nv_bfloat16, 4)
-GV_NARROW(gemm_gemv_narrow_bf16_8, __nv_bfloat16, 8)
-GV_NARROW(gemm_gemv_narrow_fp16_1, __half, 1)
-GV_NARROW(gemm_gemv_narrow_fp16_2, __half, 2)
-GV_NARROW(gemm_gemv_narrow_fp16_4, __half, 4)
-GV_NARROW(gemm_gemv_narrow_fp16_8, __half, 8)
