@@ -659,38 +659,19 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let ce_pick = if kind == "cross_entropy" {
         let bulk = ceb_applies(n, dt.size());
         let regs = ceg_layout(n, dt.size());
-        match super::from_env(case, CE_FWD_ENV, parse_ce_fwd)? {
-            CeFwd::Off => None,
-            // `auto`: the register kernel where ceg_auto says; the bulk launches nowhere (none
-            // won on an H200, session 14).
-            CeFwd::Auto => own_kernel(
-                case,
-                gpu,
+        // `auto`: the register kernel where ceg_auto says; the bulk launches nowhere (none won on
+        // an H200, session 14).
+        let (pick, can, auto) = match super::from_env(case, CE_FWD_ENV, parse_ce_fwd)? {
+            CeFwd::Off => (Pick::Off, None, false),
+            CeFwd::Auto => (
                 Pick::Auto,
-                CE_FWD_ENV,
-                CEB_FILE,
                 regs.map(CeKernel::Regs),
                 ceg_auto(m, n * dt.size()),
-            )?,
-            CeFwd::Force(c) => own_kernel(
-                case,
-                gpu,
-                Pick::Force,
-                CE_FWD_ENV,
-                CEB_FILE,
-                bulk.then_some(CeKernel::Bulk(c)),
-                false,
-            )?,
-            CeFwd::Regs => own_kernel(
-                case,
-                gpu,
-                Pick::Force,
-                CE_FWD_ENV,
-                CEB_FILE,
-                regs.map(CeKernel::Regs),
-                false,
-            )?,
-        }
+            ),
+            CeFwd::Force(c) => (Pick::Force, bulk.then_some(CeKernel::Bulk(c)), false),
+            CeFwd::Regs => (Pick::Force, regs.map(CeKernel::Regs), false),
+        };
+        own_kernel(case, gpu, pick, CE_FWD_ENV, CEB_FILE, can, auto)?
     } else {
         None
     };
@@ -881,69 +862,62 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 "norms.cu"
             }
         }
-        "cross_entropy" if matches!(ce_pick, Some(CeKernel::Regs(_))) => {
-            let Some(CeKernel::Regs(g)) = ce_pick else {
-                unreachable!("matched above")
-            };
-            scheme = "registers (cross_entropy_bulk.cu): the whole row loaded before use, max then sum reductions (1 barrier each), FFMA+EX2 per element, the target's logit loaded by the row's first thread".to_string();
-            let dims = Dims {
-                grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
-                block: (g.tpr, g.rpb, 1),
-                smem: 0,
-            };
-            let args = vec![
-                KernelArg::Ptr(i[0]),
-                KernelArg::Ptr(i[1]),
-                KernelArg::Ptr(o[0]),
-                KernelArg::Ptr(o[1]),
-                KernelArg::I32(mi),
-                KernelArg::I32(ni),
-            ];
-            steps.push((format!("kg_cross_entropy_{tn}_g"), dims, args));
-            CEB_FILE
-        }
         "cross_entropy" if ce_pick.is_some() => {
-            // The second bulk-staged kernel: a warp per row, persistent blocks.
-            let Some(CeKernel::Bulk(cfg)) = ce_pick else {
-                unreachable!("the register kernel is matched above")
+            // The kernels of cross_entropy_bulk.cu take (x, tgt, loss, lse, m, n), the bulk one
+            // then its launch's stages and chunks.
+            let mut args: Vec<KernelArg> = i
+                .iter()
+                .chain(o.iter())
+                .map(|&p| KernelArg::Ptr(p))
+                .chain([KernelArg::I32(mi), KernelArg::I32(ni)])
+                .collect();
+            let (name, dims) = match ce_pick {
+                Some(CeKernel::Regs(g)) => {
+                    scheme = "registers (cross_entropy_bulk.cu): the whole row loaded before use, max then sum reductions (1 barrier each), FFMA+EX2 per element, the target's logit loaded by the row's first thread".to_string();
+                    let dims = Dims {
+                        grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
+                        block: (g.tpr, g.rpb, 1),
+                        smem: 0,
+                    };
+                    (format!("kg_cross_entropy_{tn}_g"), dims)
+                }
+                // The second bulk-staged kernel: a warp per row, persistent blocks.
+                Some(CeKernel::Bulk(cfg)) => {
+                    let threads = cfg.warps * 32;
+                    let name = format!(
+                        "kg_cross_entropy_{tn}_{}",
+                        if cfg.poly { "bp" } else { "b" }
+                    );
+                    let smem = ceb_smem_bytes(n * dt.size(), cfg);
+                    let f = gpu.module(CEB_FILE)?.function(&name)?;
+                    gpu.set_max_dynamic_smem(f, smem)?;
+                    let fit = gpu.max_active_blocks(f, threads, smem)? as usize;
+                    let per_sm = cfg.blocks_per_sm.map_or(fit, |b| fit.min(b as usize));
+                    let warps = cfg.warps as usize;
+                    let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
+                    scheme = format!(
+                        "bulk-staged: whole rows copied to shared memory by cp.async.bulk{}, {} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2{}), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)",
+                        if cfg.chunks > 1 {
+                            format!(" in {} pieces (each summed as it lands, running max per lane)", cfg.chunks)
+                        } else {
+                            String::new()
+                        },
+                        cfg.stages,
+                        if cfg.poly { ", a quarter by polynomial on the FMA pipe" } else { "" }
+                    );
+                    args.extend([
+                        KernelArg::I32(cfg.stages as i32),
+                        KernelArg::I32(cfg.chunks as i32),
+                    ]);
+                    let dims = Dims {
+                        grid: (blocks as u32, 1, 1),
+                        block: (threads, 1, 1),
+                        smem,
+                    };
+                    (name, dims)
+                }
+                None => unreachable!("guarded by ce_pick.is_some()"),
             };
-            let threads = cfg.warps * 32;
-            let name = format!(
-                "kg_cross_entropy_{tn}_{}",
-                if cfg.poly { "bp" } else { "b" }
-            );
-            let smem = ceb_smem_bytes(n * dt.size(), cfg);
-            let f = gpu.module(CEB_FILE)?.function(&name)?;
-            gpu.set_max_dynamic_smem(f, smem)?;
-            let fit = gpu.max_active_blocks(f, threads, smem)? as usize;
-            let per_sm = cfg.blocks_per_sm.map_or(fit, |b| fit.min(b as usize));
-            let warps = cfg.warps as usize;
-            let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
-            scheme = format!(
-                "bulk-staged: whole rows copied to shared memory by cp.async.bulk{}, {} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2{}), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)",
-                if cfg.chunks > 1 {
-                    format!(" in {} pieces (each summed as it lands, running max per lane)", cfg.chunks)
-                } else {
-                    String::new()
-                },
-                cfg.stages,
-                if cfg.poly { ", a quarter by polynomial on the FMA pipe" } else { "" }
-            );
-            let dims = Dims {
-                grid: (blocks as u32, 1, 1),
-                block: (threads, 1, 1),
-                smem,
-            };
-            let args = vec![
-                KernelArg::Ptr(i[0]),
-                KernelArg::Ptr(i[1]),
-                KernelArg::Ptr(o[0]),
-                KernelArg::Ptr(o[1]),
-                KernelArg::I32(mi),
-                KernelArg::I32(ni),
-                KernelArg::I32(cfg.stages as i32),
-                KernelArg::I32(cfg.chunks as i32),
-            ];
             steps.push((name, dims, args));
             CEB_FILE
         }
