@@ -135,10 +135,6 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
     let wgmma = super::gemm_wgmma::applies(gpu, case);
-    let gemv = super::gemv::wanted(case)?;
-    if gemv != super::gemv::Gemv::Off {
-        return super::gemv::prepare(gpu, case, gemv, (a, b, c));
-    }
     match super::gemm_skinny::which(m as u64, n as u64, k as u64) {
         Some(kind)
             if wgmma

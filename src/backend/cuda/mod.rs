@@ -9,7 +9,6 @@ use crate::gpu::Gpu;
 mod gemm;
 mod gemm_skinny;
 mod gemm_wgmma;
-mod gemv;
 mod mha;
 mod mha_wgmma;
 mod norms;
