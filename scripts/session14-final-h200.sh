@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 14, a fresh H200 after the last kernel change (repo root, .devbin/ carried):
-#  1. C2=1: the 2-CTA cluster tile forced against the pick on the big GEMMs (.devbin/c2big.json);
+#  1. C2=1: the 2-CTA cluster tile forced against the pick on the big GEMMs (scripts/suites/c2big.json);
 #  2. the quack suite (needs the H200's memory) and dsv3, whole, defaults: wall time, pass count;
 #  3. scripts/gemm-rounds.sh with APPEND_KERNELS=cross_entropy (a baseline round).
 # Under $OUT: log*.txt and one tarball.
@@ -11,8 +11,8 @@ KG=.devbin/kernelgate
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log-suites.txt"; }
 nvidia-smi --query-gpu=name,uuid --format=csv,noheader | tee -a "$OUT/log-suites.txt"
 if [ "${C2:-1}" = 1 ]; then
-  $KG run --suite .devbin/c2big.json --backends cuda -o /tmp/fin/c2-pick.json > /tmp/fin/c2-pick.log 2>&1
-  KERNELGATE_GEMM_TILE=128x256_c2 $KG run --suite .devbin/c2big.json --backends cuda -o /tmp/fin/c2-forced.json > /tmp/fin/c2-forced.log 2>&1
+  $KG run --suite scripts/suites/c2big.json --backends cuda -o /tmp/fin/c2-pick.json > /tmp/fin/c2-pick.log 2>&1
+  KERNELGATE_GEMM_TILE=128x256_c2 $KG run --suite scripts/suites/c2big.json --backends cuda -o /tmp/fin/c2-forced.json > /tmp/fin/c2-forced.log 2>&1
   log "c2 forced: $(tail -1 /tmp/fin/c2-forced.log)"
   $KG compare /tmp/fin/c2-pick.json /tmp/fin/c2-forced.json | grep -E "gemm::" | cut -c1-120 | tee -a "$OUT/log-suites.txt"
 fi

@@ -5,7 +5,7 @@
 #  2. Nsight Compute on the default cross-entropy kernel at 4096 x 3072 and 16384 x 3072
 #     (throughput, pipe utilisation, warp states, occupancy) when NCU=1;
 #  3. cross_entropy_bulk.cu's launches (KERNELGATE_CE_FWD=bulk:W:S[:C][:poly]) against the
-#     default on the short-grid shapes (.devbin/ce-short.json), same binary, one after another.
+#     default on the short-grid shapes (scripts/suites/ce-short.json), same binary, one after another.
 # Under $OUT: log.txt, s14.tar.gz (results JSON, logs, ncu reports).
 set -u
 OUT=${OUT:-/tmp/kgout}
@@ -34,11 +34,11 @@ if [ "${NCU:-0}" = 1 ]; then
     grep -E "Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|No Eligible|Warp Cycles Per Issued|XU|FMA|ALU|Block Limit Shared|Registers Per|Grid Size|SM Frequency" /tmp/s14/ncu-$mn.txt | head -30 | tee -a "$OUT/log.txt"
   done
 fi
-$KG run --suite .devbin/ce-short.json --backends cuda --output /tmp/s14/ce-default.json > /tmp/s14/ce-default.log 2>&1
+$KG run --suite scripts/suites/ce-short.json --backends cuda --output /tmp/s14/ce-default.json > /tmp/s14/ce-default.log 2>&1
 log "ce-short default: $(tail -1 /tmp/s14/ce-default.log)"
 grep -E "% of copy" /tmp/s14/ce-default.log | cut -c1-140 | tee -a "$OUT/log.txt"
 for c in ${CE_VARIANTS:-bulk:4:2 bulk:8:1 bulk:4:2:2 bulk:4:2:4 bulk:8:1:2 bulk:8:1:4 bulk:16:1:2 bulk:8:2:2 bulk:4:2:poly bulk:8:1:2:poly}; do
-  KERNELGATE_CE_FWD=$c $KG run --suite .devbin/ce-short.json --backends cuda --output /tmp/s14/ce-$c.json > /tmp/s14/ce-$c.log 2>&1
+  KERNELGATE_CE_FWD=$c $KG run --suite scripts/suites/ce-short.json --backends cuda --output /tmp/s14/ce-$c.json > /tmp/s14/ce-$c.log 2>&1
   log "ce-short $c: $(tail -1 /tmp/s14/ce-$c.log)"
   $KG compare /tmp/s14/ce-default.json /tmp/s14/ce-$c.json | grep -E "cross_entropy::" | cut -c1-150 | tee -a "$OUT/log.txt"
 done
