@@ -46,19 +46,12 @@
 //     rasterized in groups of 8 M-tiles for L2 reuse. The producer runs ahead into the next
 //     unit while consumers do the epilogue.
 //   * Split-K (splits > 1): split s covers K blocks [s*kbPer, min((s+1)*kbPer, numK)) with
-//     kbPer = ceil(ceil(K/64) / splits) (an empty split adds zeros). The splits of a tile meet
-//     in the same launch, per warp (split_join): each warp of a consumer warpgroup owns a slot
-//     (tile, warpgroup, warp) = 16 rows x BN columns; it takes a ticket on the slot's counter,
-//     and every warp but the last to arrive writes its fp32 accumulators to its split's record
-//     of the slot (lane-interleaved float4s, coalesced) and publishes it; the last waits for the
-//     others' records, adds them in split order P[0] + P[1] + ... (its own registers as its own
-//     split: bitwise the same result whichever split comes last, and the same as the separate
-//     reduction kernel that did this before session 15) and stores C as without split-K.
-//     Warps whose 16 rows are all >= M take no part. Workspace P: splits * slots * 16*BN floats
-//     of records (slots = padded tiles * BM/16), then 2 * slots u32 counters, which the host
-//     zeroes once; each slot's last warp zeroes its counters again for the next launch. With
-//     splits == 1, P is unused (may be null) and the epilogue stores C directly.
-//   * Epilogue (splits == 1, or the last warp of a split tile): accumulators -> bf16x2/half2 (RN); the four lanes of each quad
+//     kbPer = ceil(ceil(K/64) / splits) (an empty split writes zeros). Each unit writes its fp32
+//     partial tile to P[s][M][N] (float2 stores, bounds checked); gemm_wgmma_reduce_<dt> then
+//     adds P[0] + P[1] + ... + P[splits-1] in that fixed order per element and rounds to C:
+//     bitwise deterministic, no atomics, no zeroing. With splits == 1, P is unused (may be null)
+//     and the epilogue stores C directly.
+//   * Epilogue (splits == 1): accumulators -> bf16x2/half2 (RN); the four lanes of each quad
 //     exchange their pairs (4 shuffles per 32 columns and row) so that every lane holds 8
 //     adjacent columns, and store them with one 16-byte store: a warp's store covers 64
 //     contiguous bytes of each of 8 rows, two whole 32-byte sectors. Bounds checked against M
@@ -124,11 +117,13 @@
 //   cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, bytes, stream, params, 0): no launch-time
 //   cluster attribute, the _c2 entries carry their cluster dims (2, 1, 1) in the binary
 //   params = { &tmA, &tmB, &C, &P, &M, &N, &K, &splits }  (tmA/tmB BY VALUE as
-//            __grid_constant__ CUtensorMap; M, N, K, splits are int; P = null when splits == 1,
-//            else a 16-byte aligned workspace of splits * T * BM * BN * 4 + T * (BM/64) * 4 * 8
-//            bytes, T = numTiles (padded to pairs for _c2), whose last T * (BM/64) * 4 * 8
-//            bytes (the counters) are zero before the first launch; launches that share a
-//            workspace must not overlap (one stream)
+//            __grid_constant__ CUtensorMap; P = float* workspace of splits*M*N floats, 16-byte
+//            aligned, or null when splits == 1; M, N, K, splits are int)
+//   split-K, after the GEMM in the same stream:
+//     gemm_wgmma_reduce_<bf16|f16>(const float* P, T* C, unsigned long long elems = M*N,
+//                                  int splits): block 256, any grid (grid-stride over
+//                                  elems / 4 float4 groups; elems % 4 == 0 since N % 8 == 0),
+//                                  e.g. min(ceil(elems / 1024), 8 * numSMs).
 // ---------------------------------------------------------------------------------------
 
 #include <cuda_bf16.h>
@@ -426,95 +421,6 @@ static __device__ __forceinline__ unsigned sel4(const unsigned (&p)[4], int i) {
     return (i & 2) ? hi : lo;
 }
 
-static __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// Split-K for one warp's 16 rows x BN columns of a tile (its slot), split sp of `splits`.
-// The warp takes a ticket; all but the last to arrive store their fp32 partial record (each lane
-// its accumulators in order, float4 i at lane + 32 i: coalesced, no bounds checks: records cover
-// the padded tile), publish it (fence, then the slot's done count) and return false. The last
-// waits until the others' records are published, resets both counters for the next launch and
-// adds the records into d in split order, d = P[0] + P[1] + ... + P[splits-1] with its own
-// accumulators as P[sp] (a + b == b + a in fp32, so the sum is bitwise the same whichever split
-// arrives last), then returns true: it stores C. No second launch; nobody waits for a warp that
-// has not finished its main loop, so any grid size is safe.
-template <int BN>
-static __device__ __forceinline__ bool split_join(float (&d)[BN / 2], float* __restrict__ P,
-                                                  unsigned* cnt, size_t slot, size_t slots, int sp,
-                                                  int splits, int lane) {
-    constexpr int V4 = BN / 8;  // float4 per lane
-    unsigned* ticket = cnt + 2 * slot;
-    unsigned tk = 0;
-    if (lane == 0) tk = atomicAdd(ticket, 1u);
-    tk = __shfl_sync(0xffffffffu, tk, 0);
-    auto rec = [&](int s) {
-        return reinterpret_cast<float4*>(P) + ((size_t)s * slots + slot) * (V4 * 32) + lane;
-    };
-    if (tk + 1u < (unsigned)splits) {
-        float4* mine = rec(sp);
-#pragma unroll
-        for (int i = 0; i < V4; ++i)
-            __stcg(mine + 32 * i, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
-        __threadfence();
-        __syncwarp();
-        if (lane == 0) {
-            __threadfence();
-            atomicAdd(ticket + 1, 1u);
-        }
-        return false;
-    }
-    if (lane == 0) {
-        while (ld_acquire_gpu(ticket + 1) < (unsigned)splits - 1u) {
-        }
-        atomicExch(ticket, 0u);
-        atomicExch(ticket + 1, 0u);
-    }
-    __syncwarp();
-    __threadfence();
-    // d = P[0] + P[1] + ... in split order, no registers beyond d: split 0 is d itself;
-    // split 1 adds P[0] to its own (a + b == b + a); a later split writes its own record first
-    // and restarts the sum from P[0], reading its own record back in its turn.
-    int s0 = 1;
-    if (sp == 1) {
-        s0 = 2;
-#pragma unroll
-        for (int i = 0; i < V4; ++i) {
-            const float4 v = __ldcg(rec(0) + 32 * i);
-            d[4 * i] = v.x + d[4 * i];
-            d[4 * i + 1] = v.y + d[4 * i + 1];
-            d[4 * i + 2] = v.z + d[4 * i + 2];
-            d[4 * i + 3] = v.w + d[4 * i + 3];
-        }
-    } else if (sp > 1) {
-        float4* mine = rec(sp);
-#pragma unroll
-        for (int i = 0; i < V4; ++i)
-            __stcg(mine + 32 * i, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
-#pragma unroll
-        for (int i = 0; i < V4; ++i) {
-            const float4 v = __ldcg(rec(0) + 32 * i);
-            d[4 * i] = v.x;
-            d[4 * i + 1] = v.y;
-            d[4 * i + 2] = v.z;
-            d[4 * i + 3] = v.w;
-        }
-    }
-    for (int s = s0; s < splits; ++s) {
-#pragma unroll
-        for (int i = 0; i < V4; ++i) {
-            const float4 v = __ldcg(rec(s) + 32 * i);
-            d[4 * i] += v.x;
-            d[4 * i + 1] += v.y;
-            d[4 * i + 2] += v.z;
-            d[4 * i + 3] += v.w;
-        }
-    }
-    return true;
-}
-
 static __device__ __forceinline__ void tile_coords(int t, int num_tm, int num_tn, int& tm, int& tn) {
     const int per_group = GROUP_M * num_tn;
     const int group = t / per_group;
@@ -563,10 +469,6 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     const int num_k = (K + BK - 1) / BK;
     const int kb_per = (num_k + splits - 1) / splits;
     const int units = num_tiles * splits;
-    // Split-K workspace (see the header): per (tile, consumer warpgroup, warp) slot one partial
-    // record per split, then two counters per slot after all records.
-    const size_t slots = (size_t)num_tiles * CL * NC * 4;
-    unsigned* cnt = reinterpret_cast<unsigned*>(P + (size_t)splits * slots * (16 * BN));
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -687,14 +589,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             // ------------------------------ epilogue ------------------------------
             const int row0 = tm * BM + cw * 64 + warp * 16 + (lane >> 2);
             const int col0 = tn * BN + (lane & 3) * 2;
-            // Split-K: the warp's partial joins the tile's others; only the warp that completes
-            // the set stores C (a warp whose 16 rows all lie past M has nothing to add).
-            bool store = splits == 1;
-            if (splits > 1 && tm * BM + cw * 64 + warp * 16 < M) {
-                const size_t slot = ((size_t)(t * CL + (int)rank) * NC + cw) * 4 + warp;
-                store = split_join<BN>(d, P, cnt, slot, slots, sp, splits, lane);
-            }
-            if (store && GW_EPI16) {
+            if (splits == 1 && GW_EPI16) {
                 // 16-byte stores: per 32 columns (blocks 4j..4j+3 of 8) and row g or g+8, the
                 // quad transposes its 4 x 4 bf16x2 pairs so that lane t holds block 4j+t whole.
                 const int t = lane & 3;
@@ -725,7 +620,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                                 make_uint4(o[0], o[1], o[2], o[3]);
                     }
                 }
-            } else if (store) {
+            } else if (splits == 1) {
                 typedef typename Pack2<T>::type T2;
 #pragma unroll
                 for (int b = 0; b < BN / 8; ++b) {
@@ -739,6 +634,20 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                                 Pack2<T>::make(d[4 * b + 2], d[4 * b + 3]);
                     }
                 }
+            } else {
+                float* Ps = P + (size_t)sp * M * N;
+#pragma unroll
+                for (int b = 0; b < BN / 8; ++b) {
+                    const int col = col0 + b * 8;
+                    if (col < N) {
+                        if (row0 < M)
+                            *reinterpret_cast<float2*>(Ps + (size_t)row0 * N + col) =
+                                make_float2(d[4 * b + 0], d[4 * b + 1]);
+                        if (row0 + 8 < M)
+                            *reinterpret_cast<float2*>(Ps + (size_t)(row0 + 8) * N + col) =
+                                make_float2(d[4 * b + 2], d[4 * b + 3]);
+                    }
+                }
             }
         }
     }
@@ -746,6 +655,31 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     if constexpr (CL == 2) cluster_sync();
 #undef GW_FULL
 #undef GW_EMPTY
+}
+
+// C = P[0] + P[1] + ... + P[splits-1] (that order for every element), rounded to T.
+template <typename T>
+static __device__ __forceinline__ void reduce_body(const float* __restrict__ P, T* __restrict__ C,
+                                                   unsigned long long elems, int splits) {
+    pdl_launch_next();
+    pdl_wait_previous();
+    typedef typename Pack2<T>::type T2;
+    const unsigned long long n4 = elems / 4;
+    const float4* P4 = reinterpret_cast<const float4*>(P);
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n4;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        float4 acc = P4[i];
+        for (int s = 1; s < splits; ++s) {
+            const float4 v = P4[(unsigned long long)s * n4 + i];
+            acc.x += v.x;
+            acc.y += v.y;
+            acc.z += v.z;
+            acc.w += v.w;
+        }
+        T2* c2 = reinterpret_cast<T2*>(C + 4 * i);
+        c2[0] = Pack2<T>::make(acc.x, acc.y);
+        c2[1] = Pack2<T>::make(acc.z, acc.w);
+    }
 }
 
 }  // namespace gemm_wgmma_detail
@@ -784,6 +718,16 @@ GW_ENTRY_C2(gemm_wgmma_bf16_128x128_c2, __nv_bfloat16, true, Cfg128x128)
 GW_ENTRY_C2(gemm_wgmma_f16_128x128_c2, __half, false, Cfg128x128)
 #undef GW_ENTRY
 #undef GW_ENTRY_C2
+
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_reduce_bf16(const float* P, __nv_bfloat16* C, unsigned long long elems, int splits) {
+    gemm_wgmma_detail::reduce_body<__nv_bfloat16>(P, C, elems, splits);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_reduce_f16(const float* P, __half* C, unsigned long long elems, int splits) {
+    gemm_wgmma_detail::reduce_body<__half>(P, C, elems, splits);
+}
 
 // Padding for shapes whose row strides TMA cannot take (K or N not a multiple of 8): the host
 // copies A (M x K) into M x Kp, or B (K x N) into K x Np, with zeros in the added columns

@@ -10,8 +10,8 @@
 //          checked and timed; the harness's pick leaves them out until measured).
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
 // cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel (the _c2 entries have compile-time
-// cluster dims and an even grid; split-K joins the splits inside the launch, its workspace's
-// counters zeroed before each config), checks each config x split against an fp32 reference GPU kernel (and bitwise
+// cluster dims and an even grid), then gemm_wgmma_reduce_* when
+// split), checks each config x split against an fp32 reference GPU kernel (and bitwise
 // run-to-run equality when split), and times them with L2 flushed before every timed launch
 // against cublasGemmEx (row-major via swapped operands). pick_plan() mirrors pick() of
 // src/backend/cuda/gemm_wgmma.rs; the table marks its choice with '*'.
@@ -191,11 +191,6 @@ struct TileCfg {
     long tiles(long m, long n) const {
         return ((m + bm * cluster - 1) / (bm * cluster)) * cluster * ((n + bn - 1) / bn);
     }
-    // split-K workspace bytes (records, then counters; see the host recipe in gemm_wgmma.cu)
-    size_t ws_bytes(long m, long n, long splits) const {
-        const size_t t = (size_t)tiles(m, n);
-        return splits > 1 ? (size_t)splits * t * bm * bn * 4 + t * (bm / 64) * 4 * 8 : 0;
-    }
     // persistent grid: at most one wave, a whole number of clusters
     long grid(long units, long sms) const {
         return std::min<long>(units, sms * ctas_per_sm / cluster * cluster);
@@ -216,7 +211,7 @@ static const int NT = 7;
 static bool g_cluster_pick = false;
 static const long MAX_SPLITS = 16, MIN_KBLOCKS_PER_SPLIT = 4;
 // Cost model constants (fitted to the H100 bench, see plan_cost in the Rust file).
-static const double L2_BYTES_PER_US = 11.0e6, MISALIGNED_TRAFFIC = 1.8, JOIN_US = 2.7,
+static const double L2_BYTES_PER_US = 11.0e6, MISALIGNED_TRAFFIC = 1.8, REDUCE_LAUNCH_US = 2.7,
                     PARTIAL_BYTES_PER_US = 8.8e6;
 
 static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, long sms) {
@@ -233,7 +228,7 @@ static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, l
     double kblock_us = std::max(t.kblock_ns / 1000.0, active * bytes / L2_BYTES_PER_US);
     double c = waves * (t.wave_ns / 1000.0 + kb_per * kblock_us);
     if (splits > 1)
-        c += JOIN_US + (double)(2 * (splits - 1) * m * n * 4) / PARTIAL_BYTES_PER_US;
+        c += REDUCE_LAUNCH_US + (double)(2 * splits * m * n * 4 + m * n * 2) / PARTIAL_BYTES_PER_US;
     return c;
 }
 
@@ -271,6 +266,7 @@ struct KInfo;
 template <>
 struct KInfo<__nv_bfloat16> {
     static const void* sym(const TileCfg& t) { return t.bf16; }
+    static const void* reduce() { return (const void*)gemm_wgmma_reduce_bf16; }
     static constexpr CUtensorMapDataType tdt = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     static constexpr cudaDataType cdt = CUDA_R_16BF;
     static const char* name() { return "bf16"; }
@@ -278,6 +274,7 @@ struct KInfo<__nv_bfloat16> {
 template <>
 struct KInfo<__half> {
     static const void* sym(const TileCfg& t) { return t.f16; }
+    static const void* reduce() { return (const void*)gemm_wgmma_reduce_f16; }
     static constexpr CUtensorMapDataType tdt = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     static constexpr cudaDataType cdt = CUDA_R_16F;
     static const char* name() { return "f16"; }
@@ -286,7 +283,7 @@ struct KInfo<__half> {
 // One config x split, launched as the host recipe says.
 template <typename T>
 struct Launch {
-    CUfunction f;
+    CUfunction f, fr;
     CUtensorMap ta, tb;
     T* C;
     float* P;
@@ -296,6 +293,13 @@ struct Launch {
         CUtensorMap a = ta, b = tb;
         void* params[] = {&a, &b, &C, &P, &M, &N, &K, &splits};
         CKD(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, smem, 0, params, nullptr));
+        if (splits > 1) {
+            unsigned long long elems = (unsigned long long)M * N;
+            int rg = (int)std::min<unsigned long long>((elems + 1023) / 1024, 8ull * g_num_sms);
+            rg = std::max(rg, 1);
+            void* rp[] = {&P, &C, &elems, &splits};
+            CKD(cuLaunchKernel(fr, rg, 1, 1, 256, 1, 1, 0, 0, rp, nullptr));
+        }
     }
 };
 
@@ -386,13 +390,15 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
     int pt;
     long ps;
     pick_plan(M, N, K, g_num_sms, pt, ps);
-    // workspace for the largest config x split timed
-    size_t max_ws = 0;
+    // workspace for the largest split timed
+    long max_s = 1;
     for (int t = 0; t < NT; ++t)
-        for (long s : splits_for(TILES[t], M, N, K, ps, t == pt))
-            max_ws = std::max(max_ws, TILES[t].ws_bytes(M, N, s));
+        for (long s : splits_for(TILES[t], M, N, K, ps, t == pt)) max_s = std::max(max_s, s);
     float* P = nullptr;
-    if (max_ws) CK(cudaMalloc(&P, max_ws));
+    if (max_s > 1) CK(cudaMalloc(&P, (size_t)max_s * M * N * sizeof(float)));
+
+    CUfunction fr;
+    CK(cudaGetFuncBySymbol((cudaFunction_t*)&fr, KInfo<T>::reduce()));
     const bool skinny = M <= 16 || N <= 16;
     printf("\n== %s M=%d N=%d K=%d%s%s | pick %s split %ld | cuBLAS relL2 %.2e\n", KInfo<T>::name(), M,
            N, K, suite ? " [suite]" : "", skinny ? " (harness uses the skinny kernels here)" : "",
@@ -408,9 +414,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
         CUtensorMap tb = make_map(KInfo<T>::tdt, B, N, K, 64, 64);
         for (long s : splits_for(cfg, M, N, K, ps, t == pt)) {
             long units = cfg.tiles(M, N) * s;
-            // counters zero (the records of an earlier config may lie where this one counts)
-            if (s > 1) CK(cudaMemset(P, 0, cfg.ws_bytes(M, N, s)));
-            Launch<T> L{f, ta, tb, C, s > 1 ? P : nullptr, M, N, K, (int)s,
+            Launch<T> L{f, fr, ta, tb, C, s > 1 ? P : nullptr, M, N, K, (int)s,
                         (int)cfg.grid(units, g_num_sms), cfg.threads(),
                         cfg.smem()};
             CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN: catches unwritten outputs
@@ -422,9 +426,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
             if (s > 1) {  // run-to-run bitwise determinism
                 CK(cudaMemcpy(C2, C, (size_t)M * N * sizeof(T), cudaMemcpyDeviceToDevice));
                 CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));
-                // records poisoned, counters kept (the last warps reset them to zero)
-                const size_t recs = (size_t)s * cfg.tiles(M, N) * cfg.bm * cfg.bn * 4;
-                CK(cudaMemset(P, 0x7F, recs));
+                CK(cudaMemset(P, 0x7F, (size_t)s * M * N * sizeof(float)));
                 L();
                 CK(cudaDeviceSynchronize());
                 std::vector<unsigned char> h1((size_t)M * N * sizeof(T)), h2(h1.size());

@@ -4,7 +4,7 @@
 //! The launch follows the recipe at the head of the kernel file: two 2-D tensor maps with
 //! 128-byte swizzle (A boxes 64 K × BM, B boxes 64 N × 64 K), a persistent grid of
 //! min(tiles × splits, SMs × CTAs per SM) blocks, the tile's dynamic shared memory, and with
-//! split-K a zeroed workspace in which the splits of each tile join inside the launch.
+//! split-K a second kernel that adds the fp32 partial tiles in a fixed order.
 
 use super::tma::tensor_map_16bit_rows;
 use crate::backend::Prepared;
@@ -171,25 +171,17 @@ const L2_BYTES_PER_US: f64 = 11.0e6;
 /// Cost model: factor on an operand's load traffic when its rows are not 128-byte aligned
 /// (K % 64 ≠ 0 for A, N % 64 ≠ 0 for B): each 128-byte box row then touches an extra line.
 const MISALIGNED_TRAFFIC: f64 = 1.8;
-/// Cost model: microseconds the last split of a tile spends joining the others (its wait,
-/// its dependent reads of their records) beyond their traffic.
-const JOIN_US: f64 = 1.0;
+/// Cost model: microseconds of the second (reduction) launch.
+const REDUCE_LAUNCH_US: f64 = 2.7;
 /// Cost model: bytes per microsecond of the split-K partial traffic (mostly L2-resident).
 const PARTIAL_BYTES_PER_US: f64 = 8.8e6;
-
-/// Bytes of the split-K workspace of `tile` with `splits` splits for an `m × n` result: one
-/// fp32 record of every split per (tile, 16-row warp slab), then two `u32` counters per slab.
-pub fn split_workspace_bytes(tile: WgTile, splits: u64, m: u64, n: u64) -> u64 {
-    let tiles = tile.tiles(m, n);
-    splits * tiles * tile.bm * tile.bn * 4 + tiles * (tile.bm / 16) * 8
-}
 
 /// A launch plan: the tile and the number of K splits (1 = no split-K).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
     /// CTA tile.
     pub tile: WgTile,
-    /// K splits; above 1 the splits of a tile add their fp32 partials in order in the launch.
+    /// K splits; above 1 each split writes fp32 partials that a second kernel adds in order.
     pub splits: u64,
 }
 
@@ -202,9 +194,8 @@ pub struct Plan {
 /// t_kb = max([`WgTile::kblock_ns`], active × bytes per K block / [`L2_BYTES_PER_US`]):
 /// a K block is bound by the tensor cores or by the L2 → SM traffic the active CTAs share
 /// ((BM + BN) × 64 × 2 bytes each, × [`MISALIGNED_TRAFFIC`] for an operand whose rows are
-/// not 128-byte aligned). Split-K adds [`JOIN_US`] and the fp32 partial records of all
-/// splits but the last written and read back (2·(splits − 1)·m·n·4 bytes) at
-/// [`PARTIAL_BYTES_PER_US`].
+/// not 128-byte aligned). Split-K adds [`REDUCE_LAUNCH_US`] and the fp32 partials written
+/// and read back (2·splits·m·n·4 bytes) plus C (m·n·2 bytes) at [`PARTIAL_BYTES_PER_US`].
 ///
 /// The seven constants per tile and the four global ones were fitted to
 /// `/work/shared-data/h100-gemm-wgmma-bench.txt` (H100 SXM, every tile × split timed with L2
@@ -229,8 +220,8 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
     let kblock_us = (tile.kblock_ns as f64 / 1000.0).max(active * bytes / L2_BYTES_PER_US);
     let mut t = waves * (tile.wave_ns as f64 / 1000.0 + kb_per as f64 * kblock_us);
     if splits > 1 {
-        let bytes = (2 * (splits - 1) * m * n * 4) as f64;
-        t += JOIN_US + bytes / PARTIAL_BYTES_PER_US;
+        let bytes = (2 * splits * m * n * 4 + m * n * 2) as f64;
+        t += REDUCE_LAUNCH_US + bytes / PARTIAL_BYTES_PER_US;
     }
     t
 }
@@ -239,7 +230,8 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// `tile`) and split counts 1..=[`MAX_SPLITS`] (or the forced `splits`), the one of least
 /// [`plan_cost`]. Automatic split counts keep at least [`MIN_KBLOCKS_PER_SPLIT`] K blocks per
 /// split and never leave a split empty. A candidate must beat the best so far by 3% to replace
-/// it, so near-ties go to the larger tile and the fewer splits (no workspace, no join). In effect (H100): 64x128 while one wave of it covers the problem (up to 1024³),
+/// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
+/// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 1024³),
 /// 128x128 where rows are misaligned or 128x256 would leave a costly partial wave (1000³,
 /// 3072³), 128x256 from 2048³ on; split-K where even the small tiles leave the machine
 /// mostly idle and K is long (2048×512×4096). Mirrored by `pick_plan` in
@@ -387,8 +379,8 @@ impl Padding {
     }
 }
 
-/// Environment variable that launches the kernels of a sequence (padding copies, GEMM, unpadding
-/// copy) one after the other the ordinary way (`0`) instead of each as a programmatic
+/// Environment variable that launches the kernels of a sequence (padding copies, GEMM, split-K
+/// reduction) one after the other the ordinary way (`0`) instead of each as a programmatic
 /// dependent of the one before, whose launch and set-up then overlap it (unset, empty or `1`).
 pub const PDL_ENV: &str = "KERNELGATE_GEMM_PDL";
 
@@ -511,15 +503,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         }
         resident = format!(", {most} clusters resident at most");
     }
-    // Split-K: the splits of a tile join inside the launch (see the kernel file's header); the
-    // workspace holds their fp32 partial records and the join counters, zeroed here once (each
-    // launch leaves them zero again).
     let part = if plan.splits > 1 {
         let ws = gpu.alloc(
-            split_workspace_bytes(tile, plan.splits, m, np) as usize,
-            &format!("{} split-K partial records", case.name()),
+            (plan.splits * m * np * 4) as usize,
+            &format!("{} split-K partial tiles", case.name()),
         )?;
-        gpu.fill_pattern(&ws, 4, 0)?;
         let p = ws.ptr();
         keep.push(ws);
         p
@@ -544,6 +532,23 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
             KernelArg::I32(plan.splits as i32),
         ],
     ));
+    if plan.splits > 1 {
+        let elems = m * np;
+        steps.push((
+            format!("gemm_wgmma_reduce_{dt}"),
+            Dims {
+                grid: (elems.div_ceil(1024).clamp(1, sms * 8) as u32, 1, 1),
+                block: (256, 1, 1),
+                smem: 0,
+            },
+            vec![
+                KernelArg::Ptr(part),
+                KernelArg::Ptr(c_k),
+                KernelArg::U64(elems),
+                KernelArg::I32(plan.splits as i32),
+            ],
+        ));
+    }
     if pad.pads_c(n) {
         steps.push(unpad_step(c_k, c, m, n, np, sms));
     }
