@@ -51,10 +51,7 @@
 //     reads of Q·Kᵀ), B = K tile
 //     (smem, K-major: key rows of 128 B, same descriptor form), trans-b = 0; the first k16
 //     step has scale-d = 0 (no zero fill of S).
-//   * Online softmax in registers, log2 domain (as mha.cu): p = ex2(s·scale_log2 − m), where m
-//     (MHA_WG_LAZY) is the row's running max only once it has grown by more than 8 since the
-//     last change (p <= 2^8 in between, O and l on the same base); a warp rescales O only when
-//     one of its rows changed its base.
+//   * Online softmax in registers, log2 domain (as mha.cu): p = ex2(s·scale_log2 − m).
 //     wgmma m64nN fp32 accumulator layout (per warp w of the WG: rows 16w..16w+15;
 //     g = lane/4, t = lane%4):  acc[4i+0], acc[4i+1] = row g,   cols 8i+2t, 8i+2t+1
 //                               acc[4i+2], acc[4i+3] = row g+8, cols 8i+2t, 8i+2t+1
@@ -118,14 +115,6 @@ struct alignas(64) CUtensorMap {
     unsigned long long opaque[16];
 };
 #endif
-
-// Lazy rescaling of O (FlashAttention-4's threshold): 1 = a row's exponent base moves only when
-// its max grows by more than MW_LAZY_LOG2 (log2 units), and a warp skips the O rescale when none
-// of its rows moved; 0 = the base follows every new max.
-#ifndef MHA_WG_LAZY
-#define MHA_WG_LAZY 1
-#endif
-#define MW_LAZY_LOG2 8.0f
 
 #ifndef MHA_WG_BN
 #define MHA_WG_BN 128
@@ -392,11 +381,10 @@ template <int D, int BN, int STAGES, int NC> struct Layout {
 };
 
 // One consumer warpgroup's softmax step on a fresh score tile `s` (raw Q·Kᵀ): masks (when
-// `edge`), updates the running max/sum, turns s into p in place, sets the O correction
-// factors (corr[rr] for row rr of this thread) and returns whether either differs from 1 (the
-// caller rescales O only when some lane of the warp needs it).
+// `edge`), updates the running max/sum, turns s into p in place and returns the O correction
+// factors (corr[rr] for row rr of this thread).
 template <int BN, bool CAUSAL>
-static __device__ __forceinline__ bool softmax_step(float (&s)[BN / 2], float (&row_m)[2], float (&row_l)[2],
+static __device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&row_m)[2], float (&row_l)[2],
                                                     float (&corr)[2], bool edge, int n0, int row0, int Sk,
                                                     int diag, float scale_log2) {
     const int lane = threadIdx.x & 31;
@@ -421,15 +409,9 @@ static __device__ __forceinline__ bool softmax_step(float (&s)[BN / 2], float (&
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
         mx = fmaxf(row_m[rr], mx * scale_log2);
-#if MHA_WG_LAZY
-        // Lazy rescaling: keep the old base unless the new max exceeds it by more than
-        // MW_LAZY_LOG2 (p <= 2^MW_LAZY_LOG2 meanwhile; O and l carry the same base, so O / l is
-        // unchanged). A row leaving -inf always takes the new max (-inf - -inf is NaN: kept).
-        mx = mx - row_m[rr] > MW_LAZY_LOG2 ? mx : row_m[rr];
-#endif
         // A row that has seen only masked keys keeps m = -inf: base 0 so exp2(-inf) = 0, not NaN.
         const float base = mx == MW_NEG_INF ? 0.f : mx;
-        corr[rr] = mx == row_m[rr] ? 1.f : fast_exp2(row_m[rr] - base);  // row_m = -inf -> 0
+        corr[rr] = fast_exp2(row_m[rr] - base);  // row_m = -inf -> 0
         row_m[rr] = mx;
         float sum = 0.f;
 #pragma unroll
@@ -442,7 +424,6 @@ static __device__ __forceinline__ bool softmax_step(float (&s)[BN / 2], float (&
         }
         row_l[rr] = row_l[rr] * corr[rr] + sum;  // per-thread partial sum, reduced in the epilogue
     }
-    return corr[0] != 1.f || corr[1] != 1.f;
 }
 
 template <typename T, int BN>
@@ -777,8 +758,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     wgmma_wait<0>();
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(j);
-                    const bool need = softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
-                    if (__any_sync(0xffffffffu, need)) rescale_o<D>(o, corr);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
+                    rescale_o<D>(o, corr);
                     convert_p<T, BN>(s, p);
                     mbar_wait(MW_VFULL(st), ph);
                     turn_begin();
@@ -820,11 +801,10 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     wgmma_wait<1>();  // S_j done (P·V may still run)
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(j);
-                    const bool need = softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
-                    const bool any = __any_sync(0xffffffffu, need);
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
                     wgmma_wait<0>();  // P_{j-1}·V_{j-1} done: O and p are free
                     if (lane == 0) mbar_arrive(MW_VEMPTY(sp));
-                    if (any) rescale_o<D>(o, corr);
+                    rescale_o<D>(o, corr);
                     convert_p<T, BN>(s, p);
                 }
                 const unsigned itl = it + n_tiles - 1;

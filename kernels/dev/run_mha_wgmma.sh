@@ -9,7 +9,6 @@
 #   regstore = -DMHA_WG_TMA_STORE=0 O stored straight from registers (the old epilogue)
 #   simple   = -DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0 (debug fallback; correctness only)
 #   noring   = -DMHA_WG_RING=0       ping-pong order closed per tile (no turn ring across tiles)
-#   eager    = -DMHA_WG_LAZY=0       O rescaled at every new row max (no lazy threshold)
 #   bn160/bn176/bn192 = -DMHA_WG_BN_D128=N: key tile N for the non-causal d128 entries (Q·Kᵀ
 #              from shared memory; no TMA-store staging at 176 and 192, where it does not fit)
 # Each checks every shape against an fp32 reference in every launch configuration (BM 128/192,
@@ -40,7 +39,6 @@ flags_of() {
     regstore) echo "-DMHA_WG_TMA_STORE=0" ;;
     simple) echo "-DMHA_WG_OVERLAP=0 -DMHA_WG_PINGPONG=0" ;;
     noring) echo "-DMHA_WG_RING=0" ;;
-    eager) echo "-DMHA_WG_LAZY=0" ;;
     bn160) echo "-DMHA_WG_BN_D128=160" ;;
     bn176) echo "-DMHA_WG_BN_D128=176" ;;
     bn192) echo "-DMHA_WG_BN_D128=192" ;;
