@@ -64,6 +64,10 @@ pub struct Round {
     /// the mode was recorded, when every flush was a `write`; see [`same_flush`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l2_flush: Option<crate::timing::FlushMode>,
+    /// The duty-cycle ratio that set the hold's floor (`timing::duty_hold_us`; absent: the rule
+    /// did not apply, or a round from before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_hold: Option<f64>,
 }
 
 /// Whether a stored round flushed the L2 the way a new round does, so both time the same
@@ -235,6 +239,7 @@ impl Round {
             ceilings: None,
             batch: None,
             l2_flush: None,
+            duty_hold: None,
         }
     }
 }
@@ -549,6 +554,7 @@ pub fn import_results(
                 r.machine.clone()
             };
             let flush = r.l2_flush_mode();
+            let duty = r.duty_hold;
             let round = Round {
                 median_ms: stats.median_ms,
                 noise: stats.noise,
@@ -559,17 +565,20 @@ pub fn import_results(
                 ceilings: f.ceilings,
                 batch: (r.batch > 0).then_some(r.batch),
                 l2_flush: flush,
+                duty_hold: duty,
             };
             let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
-            // A record timed after another L2 flush than the entry's newest round, and older
-            // than it, is not imported: it would restart the entry on the older way of timing.
+            // A record timed after another L2 flush (or duty-cycle hold) than the entry's newest
+            // round, and older than it, is not imported: it would restart the entry on the older
+            // way of timing.
             if let Some(last) = old.as_ref().and_then(|e| e.rounds.last()) {
-                if !same_flush(last.l2_flush, flush) && round.date < last.date {
+                let same = same_flush(last.l2_flush, flush) && last.duty_hold == duty;
+                if !same && round.date < last.date {
                     continue;
                 }
             }
             let mut rounds = old
-                .map(|e| rounds_to_keep(e, &r.source_hash, flush))
+                .map(|e| rounds_to_keep(e, &r.source_hash, flush, duty))
                 .unwrap_or_default();
             if rounds
                 .iter()
@@ -606,21 +615,24 @@ pub fn import_results(
 }
 
 /// The rounds of `old` that a new round of code `source_hash`, timed after an L2 flush of
-/// `l2_flush`, joins: all of them when the entry timed the same code the same way, none when
-/// its source hash differs (the kernel changed: its old rounds timed other code, and keeping
-/// them would put the change itself into the baseline's spread); of the rest, only those whose
-/// flush was the same (see [`same_flush`]: a write flush leaves dirty lines that the timed
-/// launch pays for, so its rounds time more than the kernel). An entry without a recorded hash
-/// keeps its rounds of the same flush.
+/// `l2_flush` and with the duty-cycle hold `duty_hold`, joins: all of them when the entry timed
+/// the same code the same way, none when its source hash differs (the kernel changed: its old
+/// rounds timed other code, and keeping them would put the change itself into the baseline's
+/// spread); of the rest, only those whose flush was the same (see [`same_flush`]: a write flush
+/// leaves dirty lines that the timed launch pays for, so its rounds time more than the kernel)
+/// and whose duty-cycle hold was the same (a long, power-bound kernel runs faster the longer
+/// the GPU idles between samples). An entry without a recorded hash keeps its rounds of the
+/// same flush and hold.
 pub fn rounds_to_keep(
     old: Entry,
     source_hash: &str,
     l2_flush: Option<crate::timing::FlushMode>,
+    duty_hold: Option<f64>,
 ) -> Vec<Round> {
     if old.env.source_hash.is_empty() || old.env.source_hash == source_hash {
         old.rounds
             .into_iter()
-            .filter(|r| same_flush(r.l2_flush, l2_flush))
+            .filter(|r| same_flush(r.l2_flush, l2_flush) && r.duty_hold == duty_hold)
             .collect()
     } else {
         Vec::new()

@@ -57,6 +57,22 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             );
         }
     }
+    if let Some(then) = r.baseline_duty_hold {
+        let now = r.duty_hold.unwrap_or(0.0);
+        let says = |x: f64| {
+            if x > 0.0 {
+                format!("a duty-cycle hold of {x}× the sample")
+            } else {
+                "no duty-cycle hold".to_string()
+            }
+        };
+        machines += &format!(
+            "; baseline timed with {}, this run with {} (a long kernel runs faster the longer \
+             the GPU idles between samples: refresh with UPDATE_BASELINES=append)",
+            says(then),
+            says(now)
+        );
+    }
     if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {
         let base = ab.base_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
         return match (r.verdict, ab.paired) {

@@ -107,6 +107,10 @@ pub struct Record {
     /// Samples dropped because the host's enqueue outlasted the hold.
     #[serde(default)]
     pub late_samples: usize,
+    /// The duty-cycle ratio that set the hold's floor (`timing::duty_hold_us`), when the rule
+    /// applied to this case's samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_hold: Option<f64>,
     /// Seconds compiling the kernel for this case (0 when cached).
     pub compilation_time: f64,
     /// Implementation variant.
@@ -153,6 +157,10 @@ pub struct Record {
     /// differs from this run's [`Record::l2_flush`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_l2_flush: Option<crate::timing::FlushMode>,
+    /// The duty-cycle ratio of the baseline's newest round (0: none) when it differs from this
+    /// run's [`Record::duty_hold`] (0: none): the two timed the kernel at different duty cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_duty_hold: Option<f64>,
     /// The ratio a uniformly faster or slower machine alone would explain (baseline ceilings
     /// over this machine's; applied to the gate only with `KERNELGATE_MACHINE_FACTOR=1`).
     #[serde(default)]

@@ -867,6 +867,7 @@ fn external_round(
             hold_us: t.hold_us,
             batch: t.batch,
             soak_ms: t.soak_ms,
+            duty_hold: t.duty_hold,
         },
     };
     let budget = hang + Duration::from_secs_f64((t.warmup_ms + t.max_time_ms) / 1e3 * 2.0 + 30.0);
@@ -915,6 +916,7 @@ fn external_round(
             hold_us: reply.hold_us,
             host_enqueue_us: reply.host_enqueue_us,
             late_samples: reply.late_samples,
+            duty_hold: reply.duty_hold,
         };
         Some((samples, st))
     } else {
@@ -1025,6 +1027,7 @@ pub fn run_case(
         hold_us: 0.0,
         host_enqueue_us: 0.0,
         late_samples: 0,
+        duty_hold: None,
         compilation_time: first.compile_s,
         variant: first.variant.clone(),
         verdict: Verdict::Wrong,
@@ -1044,6 +1047,7 @@ pub fn run_case(
         machine: String::new(),
         baseline_machines: None,
         baseline_l2_flush: None,
+        baseline_duty_hold: None,
         machine_factor: None,
         window_shift_ms: None,
         floor_ms: None,
@@ -1088,6 +1092,7 @@ pub fn run_case(
         ceilings: machine.ceilings,
         batch: Some(s.batch),
         l2_flush: s.l2_flush,
+        duty_hold: s.duty_hold,
     };
     let mut rounds = vec![stored_round(&stats, &samples)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
@@ -1237,7 +1242,12 @@ pub fn run_case(
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
                 all_rounds =
-                    crate::baseline::rounds_to_keep(old, &first.source_hash, samples.l2_flush);
+                    crate::baseline::rounds_to_keep(
+                        old,
+                        &first.source_hash,
+                        samples.l2_flush,
+                        samples.duty_hold,
+                    );
             }
         }
         all_rounds.extend(rounds.iter().cloned());
@@ -1296,6 +1306,7 @@ pub fn run_case(
     record.hold_us = samples.hold_us;
     record.host_enqueue_us = samples.host_enqueue_us;
     record.late_samples = samples.late_samples;
+    record.duty_hold = samples.duty_hold;
     record.stats = Some(stats);
     record.baseline_ms = base.as_ref().map(|b| b.median_ms);
     record.baseline_machines = base.as_ref().map(|b| b.machines);
@@ -1304,6 +1315,11 @@ pub fn run_case(
         .filter(|_| samples.flushed)
         .and_then(|b| b.rounds.last())
         .map(|x| x.l2_flush.unwrap_or(crate::timing::FlushMode::Write));
+    record.baseline_duty_hold = base
+        .as_ref()
+        .and_then(|b| b.rounds.last())
+        .filter(|x| x.duty_hold != samples.duty_hold)
+        .map(|x| x.duty_hold.unwrap_or(0.0));
     record.machine = machine.key.clone();
     record.machine_factor = factor;
     record.window_shift_ms = base

@@ -48,6 +48,11 @@ pub struct Policy {
     /// (`KERNELGATE_L2_FLUSH`; a policy stored before the field existed read `write`).
     #[serde(default = "legacy_flush")]
     pub l2_flush: FlushMode,
+    /// Duty-cycle hold: a sample of at least [`DUTY_MIN_SAMPLE_US`] is held for at least this
+    /// many times its own duration (see [`duty_hold_us`]; `KERNELGATE_DUTY_HOLD`, default
+    /// [`DUTY_HOLD`]; 0 turns it off, as in a policy stored before the field existed).
+    #[serde(default)]
+    pub duty_hold: f64,
 }
 
 fn default_hold_us() -> f64 {
@@ -108,6 +113,7 @@ impl Default for Policy {
             batch: None,
             soak_ms: 0.0,
             l2_flush: FlushMode::Read,
+            duty_hold: DUTY_HOLD,
         }
     }
 }
@@ -140,6 +146,10 @@ pub struct Samples {
     /// the timed window); each such sample doubled the hold.
     #[serde(default)]
     pub late_samples: usize,
+    /// The duty-cycle ratio that set the hold's floor ([`duty_hold_us`]), when the rule applied
+    /// (a sample of at least [`DUTY_MIN_SAMPLE_US`] under a policy with a ratio above 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty_hold: Option<f64>,
 }
 
 /// A start and an end event, both with timing enabled.
@@ -177,6 +187,30 @@ pub const HOST_MARGIN: f64 = 3.0;
 /// The longest hold the harness raises to, µs.
 pub const MAX_HOLD_US: f64 = 2000.0;
 
+/// Default ratio of the duty-cycle hold ([`Policy::duty_hold`]): a long sample is held for at
+/// least as long as it runs, so every backend's long kernels run at most half of the time.
+/// Why: the hold otherwise follows each backend's host enqueue time (cuBLAS's call took ~50 µs
+/// against ~7 µs for a kernel launch, so its hold was 150–450 µs against 50–130), and a long,
+/// power-bound kernel runs faster the more the GPU idles between samples. On an H100
+/// (GPU-fc38f869, `docs/gate/README.md`, session 15) our 6144³/8192³ GEMMs read 586.9–1457.6 µs
+/// with a 1000 µs hold for both backends against 595.2–1572.1 µs with the enqueue-driven hold
+/// (up to 1.10×), while cuBLAS, already held ~300–450 µs, moved by at most 1.2%: the same-run
+/// ratio compared our kernel at a ~90% duty cycle with cuBLAS at ~60%.
+pub const DUTY_HOLD: f64 = 1.0;
+/// Samples shorter than this (µs) keep the enqueue-driven hold: in the same runs nothing at or
+/// under 4096³ (182 µs) moved with the hold.
+pub const DUTY_MIN_SAMPLE_US: f64 = 250.0;
+/// The longest duty-cycle hold, µs.
+pub const MAX_DUTY_HOLD_US: f64 = 20_000.0;
+
+/// The duty-cycle floor of the hold in front of a sample that runs `sample_us`: `ratio` ×
+/// `sample_us` (at most [`MAX_DUTY_HOLD_US`]) for samples of at least [`DUTY_MIN_SAMPLE_US`]
+/// under a ratio above 0, else `None` (the rule does not apply).
+pub fn duty_hold_us(ratio: f64, sample_us: f64) -> Option<f64> {
+    (ratio > 0.0 && sample_us >= DUTY_MIN_SAMPLE_US)
+        .then(|| (ratio * sample_us).min(MAX_DUTY_HOLD_US))
+}
+
 /// The hold for a host whose enqueue of one sample took `enqueue_us` (its slowest trial):
 /// `policy_us`, or [`HOST_MARGIN`] × `enqueue_us` when that is longer, at most [`MAX_HOLD_US`].
 pub fn hold_for(policy_us: f64, enqueue_us: f64) -> f64 {
@@ -195,6 +229,8 @@ struct Timed<'a> {
     /// Host enqueue time of each kept sample, µs.
     enqueue_us: Vec<f64>,
     late: usize,
+    /// The duty-cycle ratio, when it set the hold's floor.
+    duty: Option<f64>,
 }
 
 /// Trial samples in warm-up that measure the host's enqueue time.
@@ -237,6 +273,7 @@ impl Timed<'_> {
             hold_us: policy.hold_us,
             enqueue_us: Vec::new(),
             late: 0,
+            duty: None,
         };
         // Warm-up by time: double the batch until the warm-up budget is spent.
         let mut spent = 0.0;
@@ -264,6 +301,11 @@ impl Timed<'_> {
             slowest = slowest.max(us);
         }
         t.hold_us = hold_for(policy.hold_us, slowest);
+        // Long samples: idle at least as long as they run, whatever the backend's enqueue time.
+        if let Some(h) = duty_hold_us(policy.duty_hold, single * 1e3 * t.batch as f64) {
+            t.hold_us = t.hold_us.max(h);
+            t.duty = Some(policy.duty_hold);
+        }
         // Soak: samples as they will be taken, discarded, until the power state has settled.
         if policy.soak_ms > 0.0 {
             let soak = Instant::now();
@@ -390,6 +432,7 @@ impl Timed<'_> {
                 percentile(&e, 50.0)
             },
             late_samples: self.late,
+            duty_hold: self.duty,
         }
     }
 }
@@ -455,6 +498,9 @@ pub fn measure_pair(
     let ev = events(gpu)?;
     let mut a = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, base)?;
     let mut b = Timed::warm(gpu, &ev, hang, name, policy, flush_l2, new)?;
+    // One hold for both, so neither runs at a higher duty cycle than the other.
+    let hold = a.hold_us.max(b.hold_us);
+    (a.hold_us, b.hold_us) = (hold, hold);
     let (mut ma, mut mb) = (Vec::new(), Vec::new());
     let started = Instant::now();
     let cap = Duration::from_secs_f64(2.0 * policy.max_time_ms / 1e3);
@@ -576,6 +622,23 @@ pub fn exclusive(on: bool) -> Option<TimingLock> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_samples_idle_as_long_as_they_run() {
+        // Off, or a sample under the threshold: the rule does not apply.
+        assert_eq!(duty_hold_us(0.0, 1000.0), None);
+        assert_eq!(duty_hold_us(1.0, DUTY_MIN_SAMPLE_US - 1.0), None);
+        // A long sample: held ratio × its duration, capped.
+        assert_eq!(duty_hold_us(1.0, DUTY_MIN_SAMPLE_US), Some(DUTY_MIN_SAMPLE_US));
+        assert_eq!(duty_hold_us(0.5, 1400.0), Some(700.0));
+        assert_eq!(duty_hold_us(1.0, 1e9), Some(MAX_DUTY_HOLD_US));
+        // The default policy applies it; a policy stored before the field existed does not.
+        assert_eq!(Policy::default().duty_hold, DUTY_HOLD);
+        let mut v = serde_json::to_value(Policy::default()).unwrap();
+        v.as_object_mut().unwrap().remove("duty_hold");
+        let legacy: Policy = serde_json::from_value(v).unwrap();
+        assert_eq!(legacy.duty_hold, 0.0);
+    }
 
     #[test]
     fn hold_outlasts_a_slow_host() {

@@ -43,6 +43,7 @@ fn round(median: f64, machine: &str) -> Round {
         ceilings: None,
         batch: None,
         l2_flush: None,
+        duty_hold: None,
     }
 }
 
@@ -258,6 +259,7 @@ fn entry_from_stats() {
             ceilings: None,
             batch: None,
             l2_flush: None,
+            duty_hold: None,
         }]
     );
     assert_eq!((e.within, e.between, e.machines), (st.noise, 0.0, 1));
@@ -309,6 +311,7 @@ fn entry_from_rounds() {
         ceilings: None,
         batch: None,
         l2_flush: None,
+        duty_hold: None,
     };
     assert_eq!(
         Entry::new(&st, env()),
@@ -974,13 +977,13 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     let st = Stats::from_samples(&[1.0; 20]).unwrap();
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
     // Same code: the new round joins the old ones.
-    assert_eq!(rounds_to_keep(e.clone(), &e.env.source_hash, None).len(), 2);
+    assert_eq!(rounds_to_keep(e.clone(), &e.env.source_hash, None, None).len(), 2);
     // The kernel changed: its old rounds timed other code.
-    assert!(rounds_to_keep(e.clone(), "fedcba", None).is_empty());
+    assert!(rounds_to_keep(e.clone(), "fedcba", None, None).is_empty());
     // No hash recorded (hand-made or very old entries): kept.
     let mut unknown = e;
     unknown.env.source_hash.clear();
-    assert_eq!(rounds_to_keep(unknown, "fedcba", None).len(), 2);
+    assert_eq!(rounds_to_keep(unknown, "fedcba", None, None).len(), 2);
 }
 
 #[test]
@@ -1004,17 +1007,17 @@ fn rounds_of_another_l2_flush_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A read round joins only the read rounds: the write rounds timed the flush's write-back too.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Read));
+    let kept = rounds_to_keep(e.clone(), &h, Some(Read), None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
     // A write round joins the write rounds and those from before the mode was recorded.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Write));
+    let kept = rounds_to_keep(e.clone(), &h, Some(Write), None);
     assert_eq!(
         kept.iter().map(|r| r.machine.as_str()).collect::<Vec<_>>(),
         ["a", "b"]
     );
     // An unflushed case's round (None) joins the unrecorded rounds only.
-    assert_eq!(rounds_to_keep(e, &h, None).len(), 1);
+    assert_eq!(rounds_to_keep(e, &h, None, None).len(), 1);
     assert!(same_flush(None, Some(Write)));
     assert!(!same_flush(None, Some(Read)));
     assert!(!same_flush(Some(Write), Some(Read)));
@@ -1026,6 +1029,7 @@ fn the_l2_flush_mode_is_stored_with_a_round_and_older_rounds_read_without_it() {
     use kernelgate::timing::FlushMode;
     let r = Round {
         l2_flush: Some(FlushMode::Read),
+        duty_hold: None,
         ..round(1.0, "a")
     };
     let j = serde_json::to_string(&r).unwrap();
@@ -1084,6 +1088,7 @@ fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
     let entry_of = |date: &str| {
         let read = Round {
             l2_flush: Some(FlushMode::Read),
+            duty_hold: None,
             date: date.into(),
             ..round(0.0062, "GPU-read")
         };
@@ -1121,4 +1126,35 @@ fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
     let (added, e) = import_over("2999-01-01T00:00:00Z", &file);
     assert_eq!(added, 1);
     assert_eq!(e.rounds.len(), 2);
+}
+
+#[test]
+fn rounds_of_another_duty_cycle_hold_are_not_mixed_into_an_entry() {
+    use kernelgate::baseline::rounds_to_keep;
+    use kernelgate::timing::FlushMode::Read;
+    let st = Stats::from_samples(&[1.0; 20]).unwrap();
+    let held = |m: f64, machine: &str, d| Round {
+        l2_flush: Some(Read),
+        duty_hold: d,
+        ..round(m, machine)
+    };
+    // Two rounds from before the duty-cycle hold (a long kernel timed at a high duty cycle),
+    // then one with it.
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            held(1.10, "a", None),
+            held(1.12, "b", None),
+            held(1.00, "c", Some(1.0)),
+        ],
+        env(),
+    );
+    let h = e.env.source_hash.clone();
+    // A new round with the hold joins only the held round; one without joins the other two.
+    let kept = rounds_to_keep(e.clone(), &h, Some(Read), Some(1.0));
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].machine, "c");
+    assert_eq!(rounds_to_keep(e.clone(), &h, Some(Read), None).len(), 2);
+    // Another ratio is another way of timing.
+    assert!(rounds_to_keep(e, &h, Some(Read), Some(2.0)).is_empty());
 }

@@ -32,6 +32,7 @@ fn round(median_us: f64, machine: &str) -> Round {
         ceilings: None,
         batch: Some(1),
         l2_flush: None,
+        duty_hold: None,
     }
 }
 

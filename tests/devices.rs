@@ -205,6 +205,7 @@ fn store_median(store: &Store, gpu: &str, c: &Case, ms: f64) {
         ceilings: None,
         batch: None,
         l2_flush: None,
+        duty_hold: None,
     };
     store
         .update(

@@ -52,6 +52,7 @@ fn round(median_ms: f64, noise: f64, machine: &str) -> Round {
         ceilings: None,
         batch: None,
         l2_flush: None,
+        duty_hold: None,
     }
 }
 

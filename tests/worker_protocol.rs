@@ -34,6 +34,7 @@ fn request() -> RunRequest {
             hold_us: 20.0,
             batch: None,
             soak_ms: 0.0,
+            duty_hold: 1.0,
         },
     }
 }

@@ -164,6 +164,11 @@ pub struct TimingRequest {
     /// (optional; 0 or absent: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub soak_ms: f64,
+    /// Duty-cycle hold ratio (`timing::duty_hold_us`): a sample of at least
+    /// `timing::DUTY_MIN_SAMPLE_US` µs is held at least this many times its duration (optional;
+    /// 0 or absent: off). A worker that applies it says so with `duty_hold` in its reply.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duty_hold: f64,
 }
 
 fn legacy_flush() -> crate::timing::FlushMode {
@@ -235,6 +240,9 @@ pub struct RunReply {
     /// Samples dropped because their enqueue outlasted the hold.
     #[serde(default)]
     pub late_samples: usize,
+    /// The duty-cycle ratio that set the hold's floor, when the worker applied the rule.
+    #[serde(default)]
+    pub duty_hold: Option<f64>,
 }
 
 /// A running worker process.

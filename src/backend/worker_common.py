@@ -197,6 +197,18 @@ CYCLES_PER_US = 2000  # torch.cuda._sleep spins clock cycles: ~2 GHz
 
 HOST_MARGIN = 3.0  # the hold is at least this many times the host's enqueue of a sample
 MAX_HOLD_US = 2000.0
+DUTY_MIN_SAMPLE_US = 250.0  # the harness's timing::DUTY_MIN_SAMPLE_US
+MAX_DUTY_HOLD_US = 20000.0  # the harness's timing::MAX_DUTY_HOLD_US
+
+
+def duty_hold_us(ratio, sample_us):
+    """The harness's timing::duty_hold_us: the duty-cycle floor of a sample's whole hold (µs),
+    `ratio` x `sample_us` for samples of at least DUTY_MIN_SAMPLE_US under a ratio above 0, else
+    None: a long, power-bound kernel then idles as long as it runs whatever the backend's host
+    enqueue time, so every backend's long samples run at the same duty cycle."""
+    if ratio > 0 and sample_us >= DUTY_MIN_SAMPLE_US:
+        return min(ratio * sample_us, MAX_DUTY_HOLD_US)
+    return None
 
 
 def hold_for(unit_us, units, slowest_us):
@@ -354,6 +366,12 @@ def measure(fn, pol):
     slowest = max(submit(False)[1] for _ in range(5))
     cap_total = max(MAX_HOLD_US, hold_us * units)
     hold_us = hold_for(hold_us, units, slowest)
+    duty = None
+    floor = duty_hold_us(float(pol.get("duty_hold", 0.0) or 0.0), single * 1e3 * batch)
+    if floor is not None:
+        duty = float(pol["duty_hold"])
+        hold_us = max(hold_us, floor / units)
+        cap_total = max(cap_total, hold_us * units)
     # Soak: samples as they will be timed, discarded, until the GPU's power state has settled.
     soak_s = float(pol.get("soak_ms", 0.0) or 0.0) / 1e3
     t_soak = time.monotonic()
@@ -399,6 +417,8 @@ def measure(fn, pol):
         graph = None  # frees its private memory pool before the next request
     timing = {"hold_us": hold_us * units, "host_enqueue_us": sorted(enqueue)[len(enqueue) // 2],
               "late_samples": late}
+    if duty is not None:
+        timing["duty_hold"] = duty
     return samples, batch, used_graph, flush is not None, graph_error, timing
 
 

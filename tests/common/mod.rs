@@ -104,6 +104,7 @@ pub fn record(
         hold_us: 20.0,
         host_enqueue_us: 4.0,
         late_samples: 0,
+        duty_hold: None,
         compilation_time: 0.25,
         variant: if backend == "cublas" {
             "cublasGemmEx".into()
@@ -122,6 +123,7 @@ pub fn record(
         machine: String::new(),
         baseline_machines: None,
         baseline_l2_flush: None,
+        baseline_duty_hold: None,
         machine_factor: None,
         window_shift_ms: None,
         floor_ms: None,
