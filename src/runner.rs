@@ -1241,13 +1241,12 @@ pub fn run_case(
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds =
-                    crate::baseline::rounds_to_keep(
-                        old,
-                        &first.source_hash,
-                        samples.l2_flush,
-                        samples.duty_hold,
-                    );
+                all_rounds = crate::baseline::rounds_to_keep(
+                    old,
+                    &first.source_hash,
+                    samples.l2_flush,
+                    samples.duty_hold,
+                );
             }
         }
         all_rounds.extend(rounds.iter().cloned());

@@ -629,7 +629,10 @@ mod tests {
         assert_eq!(duty_hold_us(0.0, 1000.0), None);
         assert_eq!(duty_hold_us(1.0, DUTY_MIN_SAMPLE_US - 1.0), None);
         // A long sample: held ratio × its duration, capped.
-        assert_eq!(duty_hold_us(1.0, DUTY_MIN_SAMPLE_US), Some(DUTY_MIN_SAMPLE_US));
+        assert_eq!(
+            duty_hold_us(1.0, DUTY_MIN_SAMPLE_US),
+            Some(DUTY_MIN_SAMPLE_US)
+        );
         assert_eq!(duty_hold_us(0.5, 1400.0), Some(700.0));
         assert_eq!(duty_hold_us(1.0, 1e9), Some(MAX_DUTY_HOLD_US));
         // The default policy applies it; a policy stored before the field existed does not.

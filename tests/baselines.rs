@@ -977,7 +977,10 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     let st = Stats::from_samples(&[1.0; 20]).unwrap();
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
     // Same code: the new round joins the old ones.
-    assert_eq!(rounds_to_keep(e.clone(), &e.env.source_hash, None, None).len(), 2);
+    assert_eq!(
+        rounds_to_keep(e.clone(), &e.env.source_hash, None, None).len(),
+        2
+    );
     // The kernel changed: its old rounds timed other code.
     assert!(rounds_to_keep(e.clone(), "fedcba", None, None).is_empty());
     // No hash recorded (hand-made or very old entries): kept.
