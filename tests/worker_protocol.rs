@@ -379,6 +379,37 @@ fn worker_batch_rule_matches_the_harness() {
 }
 
 #[test]
+fn worker_duty_hold_matches_the_harness() {
+    // worker_common.duty_hold_us against kernelgate::timing::duty_hold_us on the same inputs
+    // (off, short, at the threshold, long, capped), so a long op of every backend idles alike.
+    let cases: [(f64, f64); 6] = [
+        (0.0, 1000.0),
+        (1.0, 100.0),
+        (1.0, kernelgate::timing::DUTY_MIN_SAMPLE_US),
+        (1.0, 1400.0),
+        (0.5, 6000.0),
+        (2.0, 1e8),
+    ];
+    let mut script = String::from(
+        "import sys\nsys.path.insert(0, 'src/backend')\nimport worker_common as wc\nout = []\n",
+    );
+    for (ratio, us) in cases {
+        script += &format!("v = wc.duty_hold_us({ratio:?}, {us:?})\n");
+        script += "out.append('none' if v is None else '%.3f' % v)\n";
+    }
+    script += "wc._PROTO.write(' '.join(out))\nwc._PROTO.flush()\n";
+    let got = worker_common_says(&script);
+    let want: Vec<String> = cases
+        .iter()
+        .map(|(r, us)| {
+            kernelgate::timing::duty_hold_us(*r, *us)
+                .map_or("none".to_string(), |v| format!("{v:.3}"))
+        })
+        .collect();
+    assert_eq!(got, want.join(" "));
+}
+
+#[test]
 fn worker_flush_mode_follows_the_request() {
     // worker_common.flush_mode: the request's l2_flush, "write" when absent (the protocol's
     // first meaning of flush_l2), and a clear error for anything else.
