@@ -318,6 +318,21 @@ pub struct FamilySpread {
     pub between_p50: f64,
     /// Largest between-machine spread.
     pub between_max: f64,
+    /// Entries measured on one machine only (their between-machine spread is unknown).
+    pub single_machine: usize,
+    /// Entries whose newest round timed samples of at least
+    /// [`crate::timing::DUTY_MIN_SAMPLE_US`] without the duty-cycle hold (timed before it
+    /// existed, or with it off): a run under the default policy times them differently.
+    pub without_duty_hold: usize,
+}
+
+/// Whether `e`'s newest round timed samples of at least [`crate::timing::DUTY_MIN_SAMPLE_US`]
+/// without the duty-cycle hold (see [`FamilySpread::without_duty_hold`]).
+pub fn timed_without_duty_hold(e: &crate::baseline::Entry) -> bool {
+    e.rounds.last().is_some_and(|r| {
+        let sample_us = r.median_ms * r.batch.unwrap_or(1).max(1) as f64 * 1e3;
+        r.duty_hold.is_none() && sample_us >= crate::timing::DUTY_MIN_SAMPLE_US
+    })
 }
 
 /// Per-family spread of baseline files.
@@ -340,6 +355,12 @@ pub fn family_spread(files: &[BaselineFile]) -> Vec<FamilySpread> {
                 within_max: dw.max,
                 between_p50: db.p50,
                 between_max: db.max,
+                single_machine: f.entries.values().filter(|e| e.machines <= 1).count(),
+                without_duty_hold: f
+                    .entries
+                    .values()
+                    .filter(|e| timed_without_duty_hold(e))
+                    .count(),
             }
         })
         .collect()
@@ -373,18 +394,33 @@ pub fn derived_floor_us(files: &[BaselineFile]) -> Option<f64> {
 
 /// The spread table and the floor derivation for one GPU model's baselines, as Markdown.
 pub fn render_spread(gpu: &str, files: &[BaselineFile]) -> String {
-    let mut s = format!("## {gpu}\n\n| family | entries | machines (min) | within p50 | within max | between p50 | between max |\n|---|---|---|---|---|---|---|\n");
-    for f in family_spread(files) {
+    let mut s = format!("## {gpu}\n\n| family | entries | machines (min) | on 1 machine | no duty-cycle hold | within p50 | within max | between p50 | between max |\n|---|---|---|---|---|---|---|---|---|\n");
+    let spreads = family_spread(files);
+    for f in &spreads {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.2}% | {:.2}% | {:.2}% | {:.2}% |",
+            "| {} | {} | {} | {} | {} | {:.2}% | {:.2}% | {:.2}% | {:.2}% |",
             f.kernel,
             f.entries,
             f.min_machines,
+            f.single_machine,
+            f.without_duty_hold,
             f.within_p50 * 100.0,
             f.within_max * 100.0,
             f.between_p50 * 100.0,
             f.between_max * 100.0
+        );
+    }
+    let stale: usize = spreads.iter().map(|f| f.without_duty_hold).sum();
+    if stale > 0 {
+        let noun = if stale == 1 { "entry" } else { "entries" };
+        let _ = writeln!(
+            s,
+            "\n{stale} {noun} timed samples of {:.0} µs or more without the duty-cycle hold \
+             (before session 15, or with KERNELGATE_DUTY_HOLD=0): a default run times them with \
+             it and notes the difference; UPDATE_BASELINES=append on machines of this model \
+             restarts them",
+            crate::timing::DUTY_MIN_SAMPLE_US
         );
     }
     let tiny = tiny_spreads_us(files);

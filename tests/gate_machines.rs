@@ -875,6 +875,16 @@ fn family_spread_and_render() {
     assert_eq!((fs[1].kernel.as_str(), fs[1].entries), ("rmsnorm", 2));
     assert_eq!(fs[0].min_machines, 1);
     assert_eq!(fs[1].min_machines, 1);
+    // One-machine entries: spin us2 (two rounds of "a") and rmsnorm small_bf16.
+    assert_eq!((fs[0].single_machine, fs[1].single_machine), (1, 1));
+    // Rounds of 250 µs or more timed without the duty-cycle hold: rmsnorm big_bf16 (262 µs);
+    // none of the spin entries reaches 250 µs.
+    assert_eq!((fs[0].without_duty_hold, fs[1].without_duty_hold), (0, 1));
+    let mut held = norm_file();
+    for e in held.entries.values_mut() {
+        e.rounds.last_mut().unwrap().duty_hold = Some(1.0);
+    }
+    assert_eq!(family_spread(&[held])[0].without_duty_hold, 0);
     let bm = files[0]
         .entries
         .values()
@@ -892,8 +902,12 @@ fn family_spread_and_render() {
         text.starts_with(&format!("## {}\n\n| family | entries |", common::GPU)),
         "{text}"
     );
-    assert!(text.contains("\n| spin | 5 | 1 | "), "{text}");
-    assert!(text.contains("\n| rmsnorm | 2 | 1 | "), "{text}");
+    assert!(text.contains("\n| spin | 5 | 1 | 1 | 0 | "), "{text}");
+    assert!(text.contains("\n| rmsnorm | 2 | 1 | 1 | 1 | "), "{text}");
+    assert!(
+        text.contains("\n1 entry timed samples of 250 µs or more without the duty-cycle hold"),
+        "{text}"
+    );
     assert!(
         text.contains("kernels under 20 µs on ≥ 2 machines: 3; largest machine-to-machine difference 0.620 µs (spin::cuda::us10_fp32); derived floor 0.80 µs"),
         "{text}"

@@ -110,7 +110,8 @@ pub enum Command {
         #[arg(long)]
         retire_unwindowed: bool,
     },
-    /// The spread stored in baselines per family (within and between machines) and the
+    /// The spread stored in baselines per family (within and between machines), the entries to
+    /// refresh (measured on one machine; long ones timed without the duty-cycle hold) and the
     /// absolute floor derived from tiny kernels measured on several machines.
     Spread {
         /// GPU slugs under the baselines directory (default: all).
