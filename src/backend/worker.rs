@@ -16,7 +16,7 @@
 //!      "outputs":[{"name":"C","path":"/dev/shm/kg-1-0/out0.bin","dtype":"bf16","len":4096,"alias":null}],
 //!      "timing":{"warmup_ms":50,"min_samples":20,"max_samples":2000,"max_time_ms":2000,
 //!                "target_noise":0.005,"min_sample_us":20,"max_batch":256,"flush_l2":true,
-//!                "l2_flush":"read","hold_us":20,"batch":2,"soak_ms":300}}`.
+//!                "l2_flush":"read","hold_us":20,"batch":2,"soak_ms":300,"duty_hold":1}}`.
 //!    `l2_flush` (optional; absent means `write`) says how to empty the L2 before each sample:
 //!    `read` = read a buffer of twice the L2's size (the L2 is left cold and clean), `write` =
 //!    write it (cold, but full of dirty lines the timed op then writes back). The reply echoes
@@ -25,7 +25,11 @@
 //!    like with like; without it the worker picks the batch from the op's duration by the
 //!    harness's rule (`timing::batch_for`, mirrored in `worker_common.batch_for`). `soak_ms`
 //!    (optional, compute-bound families) runs discarded samples for that long after the warm-up
-//!    so the GPU's clocks settle before the kept ones.
+//!    so the GPU's clocks settle before the kept ones. `duty_hold` (optional; absent or 0: off)
+//!    holds a sample of 250 µs or more at least that many times its own duration before it
+//!    starts (`timing::duty_hold_us`, mirrored in `worker_common.duty_hold_us`), so a long op
+//!    idles the GPU as long as the harness's kernels do; the reply says `"duty_hold": 1` when
+//!    the rule set its hold.
 //!    Inputs are raw little-endian files (`int32` true: 32-bit integers, else the dtype) made by the
 //!    harness from the same seeded inputs its reference uses. The worker loads them onto its
 //!    device, runs the op once and writes each output as a raw little-endian file of `len`
