@@ -1161,3 +1161,58 @@ fn rounds_of_another_duty_cycle_hold_are_not_mixed_into_an_entry() {
     // Another ratio is another way of timing.
     assert!(rounds_to_keep(e, &h, Some(Read), Some(2.0)).is_empty());
 }
+
+#[test]
+fn importing_keeps_rounds_of_another_duty_cycle_hold_apart() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = kernelgate::results::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
+    )
+    .unwrap();
+    file.results
+        .retain(|r| r.verified && r.stats.is_some() && r.l2_flushed);
+    file.results.truncate(1);
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    let rec = file.results[0].clone();
+    // Store an entry of one read-flush round with `duty` dated `date`, import `file`.
+    let import_over = |date: &str, duty: Option<f64>, file: &kernelgate::results::ResultsFile| {
+        let stored = Round {
+            l2_flush: Some(FlushMode::Read),
+            duty_hold: duty,
+            date: date.into(),
+            ..round(0.0062, "GPU-stored")
+        };
+        let entry = Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![stored],
+            Provenance {
+                source_hash: rec.source_hash.clone(),
+                ..env()
+            },
+        );
+        store
+            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
+            .unwrap();
+        let added = import_results(&store, std::slice::from_ref(file), false).unwrap();
+        let e = store
+            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+            .unwrap()
+            .unwrap();
+        (added, e)
+    };
+    // A record without the hold, older than the entry's held round: skipped.
+    let (added, e) = import_over("2999-01-01T00:00:00Z", Some(1.0), &file);
+    assert_eq!((added, e.rounds.len()), (0, 1));
+    assert_eq!(e.rounds[0].duty_hold, Some(1.0));
+    // A held record over an older round without the hold: the entry restarts on it.
+    file.results[0].duty_hold = Some(1.0);
+    let (added, e) = import_over("2000-01-01T00:00:00Z", None, &file);
+    assert_eq!((added, e.rounds.len()), (1, 1));
+    assert_eq!(e.rounds[0].duty_hold, Some(1.0));
+    // A held record joins held rounds.
+    let (added, e) = import_over("2000-01-01T00:00:00Z", Some(1.0), &file);
+    assert_eq!((added, e.rounds.len()), (1, 2));
+    assert!(e.rounds.iter().all(|r| r.duty_hold == Some(1.0)));
+}

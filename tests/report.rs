@@ -239,3 +239,32 @@ fn message_says_when_the_baseline_was_timed_after_another_l2_flush() {
     r.l2_flush = None;
     assert!(!with(&r, Some(FlushMode::Write)).contains("L2 flush"));
 }
+
+#[test]
+fn message_says_when_the_baseline_was_timed_with_another_duty_cycle_hold() {
+    let store = Store::new("baselines");
+    let r = example(Verdict::Pass);
+    let with = |then: Option<f64>, now: Option<f64>| {
+        let mut r = r.clone();
+        r.baseline_duty_hold = then;
+        r.duty_hold = now;
+        verdict_message(&r, GPU, &store)
+    };
+    // A long case timed under the hold against a baseline from before it.
+    let msg = with(Some(0.0), Some(1.0));
+    assert!(
+        msg.contains(
+            "baseline timed with no duty-cycle hold, this run with a duty-cycle hold of 1× the sample"
+        ) && msg.contains("UPDATE_BASELINES=append"),
+        "{msg}"
+    );
+    // The other way round (KERNELGATE_DUTY_HOLD=0 against held rounds).
+    let msg = with(Some(1.0), None);
+    assert!(
+        msg.contains("baseline timed with a duty-cycle hold of 1× the sample, this run with no duty-cycle hold"),
+        "{msg}"
+    );
+    // No difference recorded: nothing said.
+    assert!(!with(None, Some(1.0)).contains("duty-cycle"));
+    assert!(!with(None, None).contains("duty-cycle"));
+}
