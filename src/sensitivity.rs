@@ -417,7 +417,7 @@ pub fn render_spread(gpu: &str, files: &[BaselineFile]) -> String {
         let _ = writeln!(
             s,
             "\n{stale} {noun} timed samples of {:.0} µs or more without the duty-cycle hold \
-             (before session 15, or with KERNELGATE_DUTY_HOLD=0): a default run times them with \
+             (timed before the hold existed, or with KERNELGATE_DUTY_HOLD=0): a default run times them with \
              it and notes the difference; UPDATE_BASELINES=append on machines of this model \
              restarts them",
             crate::timing::DUTY_MIN_SAMPLE_US

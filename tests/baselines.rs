@@ -1071,11 +1071,8 @@ proptest::proptest! {
     }
 }
 
-#[test]
-fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
-    use kernelgate::timing::FlushMode;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path().join("b"));
+/// One flushed, verified record of the committed H200 smoke results, as a results file of its own.
+fn one_flushed_record() -> kernelgate::results::ResultsFile {
     let mut file = kernelgate::results::load(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
     )
@@ -1083,50 +1080,68 @@ fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
     file.results
         .retain(|r| r.verified && r.stats.is_some() && r.l2_flushed);
     file.results.truncate(1);
-    let rec = file.results[0].clone();
+    file
+}
+
+/// Stores an entry of the one round `stored` for `file`'s record, imports `file` over it and
+/// returns the rounds added and the entry after.
+fn import_over(
+    store: &Store,
+    stored: Round,
+    file: &kernelgate::results::ResultsFile,
+) -> (usize, Entry) {
+    let rec = &file.results[0];
+    let entry = Entry::from_rounds(
+        rec.stats.as_ref().unwrap(),
+        vec![stored],
+        Provenance {
+            source_hash: rec.source_hash.clone(),
+            ..env()
+        },
+    );
+    store
+        .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
+        .unwrap();
+    let added = import_results(store, std::slice::from_ref(file), false).unwrap();
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    (added, e)
+}
+
+/// A read-flush round of `machine` dated `date`, with the duty-cycle hold `duty`.
+fn read_round(date: &str, duty: Option<f64>, machine: &str) -> Round {
+    Round {
+        l2_flush: Some(kernelgate::timing::FlushMode::Read),
+        duty_hold: duty,
+        date: date.into(),
+        ..round(0.0062, machine)
+    }
+}
+
+#[test]
+fn importing_an_older_record_of_another_l2_flush_keeps_the_entry() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
     assert_eq!(
-        rec.l2_flush, None,
+        file.results[0].l2_flush, None,
         "a results file from before the mode was recorded"
     );
-    let entry_of = |date: &str| {
-        let read = Round {
-            l2_flush: Some(FlushMode::Read),
-            duty_hold: None,
-            date: date.into(),
-            ..round(0.0062, "GPU-read")
-        };
-        Entry::from_rounds(
-            rec.stats.as_ref().unwrap(),
-            vec![read],
-            Provenance {
-                source_hash: rec.source_hash.clone(),
-                ..env()
-            },
-        )
-    };
-    // Store an entry whose read-flush round has `date`, import `file`, return the entry.
-    let import_over = |date: &str, file: &kernelgate::results::ResultsFile| {
-        store
-            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry_of(date))
-            .unwrap();
-        let added = import_results(&store, std::slice::from_ref(file), false).unwrap();
-        let e = store
-            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
-            .unwrap()
-            .unwrap();
-        (added, e)
-    };
+    let read = |date: &str| read_round(date, None, "GPU-read");
     // The entry's read-flush round is newer than the record: the record is skipped.
-    let (added, e) = import_over("2999-01-01T00:00:00Z", &file);
+    let (added, e) = import_over(&store, read("2999-01-01T00:00:00Z"), &file);
     assert_eq!((added, e.rounds.len()), (0, 1));
     assert_eq!(e.rounds[0].l2_flush, Some(FlushMode::Read));
     // Older than the record: the record (a write flush) restarts the entry, as an append would.
-    let (added, e) = import_over("2000-01-01T00:00:00Z", &file);
+    let (added, e) = import_over(&store, read("2000-01-01T00:00:00Z"), &file);
     assert_eq!((added, e.rounds.len()), (1, 1));
     assert_eq!(e.rounds[0].l2_flush, Some(FlushMode::Write));
     // A read-flush record joins read-flush rounds.
     file.results[0].l2_flush = Some(FlushMode::Read);
-    let (added, e) = import_over("2999-01-01T00:00:00Z", &file);
+    let (added, e) = import_over(&store, read("2999-01-01T00:00:00Z"), &file);
     assert_eq!(added, 1);
     assert_eq!(e.rounds.len(), 2);
 }
@@ -1167,52 +1182,20 @@ fn importing_keeps_rounds_of_another_duty_cycle_hold_apart() {
     use kernelgate::timing::FlushMode;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path().join("b"));
-    let mut file = kernelgate::results::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
-    )
-    .unwrap();
-    file.results
-        .retain(|r| r.verified && r.stats.is_some() && r.l2_flushed);
-    file.results.truncate(1);
+    let mut file = one_flushed_record();
     file.results[0].l2_flush = Some(FlushMode::Read);
-    let rec = file.results[0].clone();
-    // Store an entry of one read-flush round with `duty` dated `date`, import `file`.
-    let import_over = |date: &str, duty: Option<f64>, file: &kernelgate::results::ResultsFile| {
-        let stored = Round {
-            l2_flush: Some(FlushMode::Read),
-            duty_hold: duty,
-            date: date.into(),
-            ..round(0.0062, "GPU-stored")
-        };
-        let entry = Entry::from_rounds(
-            rec.stats.as_ref().unwrap(),
-            vec![stored],
-            Provenance {
-                source_hash: rec.source_hash.clone(),
-                ..env()
-            },
-        );
-        store
-            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
-            .unwrap();
-        let added = import_results(&store, std::slice::from_ref(file), false).unwrap();
-        let e = store
-            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
-            .unwrap()
-            .unwrap();
-        (added, e)
-    };
+    let stored = |date: &str, duty| read_round(date, duty, "GPU-stored");
     // A record without the hold, older than the entry's held round: skipped.
-    let (added, e) = import_over("2999-01-01T00:00:00Z", Some(1.0), &file);
+    let (added, e) = import_over(&store, stored("2999-01-01T00:00:00Z", Some(1.0)), &file);
     assert_eq!((added, e.rounds.len()), (0, 1));
     assert_eq!(e.rounds[0].duty_hold, Some(1.0));
     // A held record over an older round without the hold: the entry restarts on it.
     file.results[0].duty_hold = Some(1.0);
-    let (added, e) = import_over("2000-01-01T00:00:00Z", None, &file);
+    let (added, e) = import_over(&store, stored("2000-01-01T00:00:00Z", None), &file);
     assert_eq!((added, e.rounds.len()), (1, 1));
     assert_eq!(e.rounds[0].duty_hold, Some(1.0));
     // A held record joins held rounds.
-    let (added, e) = import_over("2000-01-01T00:00:00Z", Some(1.0), &file);
+    let (added, e) = import_over(&store, stored("2000-01-01T00:00:00Z", Some(1.0)), &file);
     assert_eq!((added, e.rounds.len()), (1, 2));
     assert!(e.rounds.iter().all(|r| r.duty_hold == Some(1.0)));
 }

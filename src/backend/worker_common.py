@@ -366,10 +366,10 @@ def measure(fn, pol):
     slowest = max(submit(False)[1] for _ in range(5))
     cap_total = max(MAX_HOLD_US, hold_us * units)
     hold_us = hold_for(hold_us, units, slowest)
-    duty = None
-    floor = duty_hold_us(float(pol.get("duty_hold", 0.0) or 0.0), single * 1e3 * batch)
+    ratio = float(pol.get("duty_hold", 0.0) or 0.0)
+    floor = duty_hold_us(ratio, single * 1e3 * batch)
+    duty = None if floor is None else ratio
     if floor is not None:
-        duty = float(pol["duty_hold"])
         hold_us = max(hold_us, floor / units)
         cap_total = max(cap_total, hold_us * units)
     # Soak: samples as they will be timed, discarded, until the GPU's power state has settled.
