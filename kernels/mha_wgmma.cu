@@ -94,9 +94,7 @@
 //     tmV: same as tmK on V
 //     tmO: same as tmQ on O, box {64, 64, 1}
 //   BM = 128 (entries mha_wgmma_{bf16,fp16}_d{64,128}[_causal]) or 192 (d64 only,
-//   mha_wgmma_{bf16,fp16}_d64_bm192[_causal]); BN = MHA_WG_BN (128), or 160 / 176 / 192 for
-//   the non-causal d128 entries mha_wgmma_{bf16,fp16}_d128_bn{160,176,192} (no TMA-store
-//   staging at 176 and 192: O is stored from registers);
+//   mha_wgmma_{bf16,fp16}_d64_bm192[_causal]); BN = MHA_WG_BN (128);
 //   STAGES = MHA_WG_STAGES_D64 / _D128 (4 / 2).
 //   dynamic smem = mha_wg::Layout<D, BN, STAGES, NC>::SMEM
 //     = 1024 + BM*D*2 + 2*STAGES*BN*D*2 + (TMA store: BM*D*2) + 256 bytes
@@ -970,10 +968,3 @@ MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64
 MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192_causal, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, true)
 MHA_WG_KERNEL(mha_wgmma_fp16_d128, __half, 128, MHA_WG_BN_D128, MHA_WG_STAGES_D128, 2, false)
 MHA_WG_KERNEL(mha_wgmma_fp16_d128_causal, __half, 128, MHA_WG_BN, MHA_WG_STAGES_D128, 2, true)
-// Non-causal d128 with larger key tiles (the host's KERNELGATE_MHA_BN, src/backend/cuda/mha_wgmma.rs).
-MHA_WG_KERNEL(mha_wgmma_bf16_d128_bn160, __nv_bfloat16, 128, 160, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_bf16_d128_bn176, __nv_bfloat16, 128, 176, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_bf16_d128_bn192, __nv_bfloat16, 128, 192, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128_bn160, __half, 128, 160, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128_bn176, __half, 128, 176, MHA_WG_STAGES_D128, 2, false)
-MHA_WG_KERNEL(mha_wgmma_fp16_d128_bn192, __half, 128, 192, MHA_WG_STAGES_D128, 2, false)

@@ -2,7 +2,7 @@
 //!
 //! The launch follows the recipe at the head of the kernel file: four 3-D tensor maps
 //! (`{d, seq, batch·heads}`, 128-byte swizzle; Q boxes of 64 columns × BM rows, K/V boxes of
-//! 64 × [`block_n`] rows, O boxes of 64 × 64 for the TMA-store epilogue), a persistent 1-D grid of
+//! 64 × [`BLOCK_N`], O boxes of 64 × 64 for the TMA-store epilogue), a persistent 1-D grid of
 //! [`Config::grid`] CTAs of [`threads`] threads (one producer and BM/64 consumer warpgroups)
 //! that walk the (m-block, head, batch) tiles, and the dynamic shared memory of [`smem_bytes`].
 //! [`choose`] picks the configuration per shape and the record's variant names it.
@@ -14,33 +14,8 @@ use crate::error::Result;
 use crate::family::mha::default_scale;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// Keys per K/V tile of every entry but the non-causal d128 ones (`MHA_WG_BN` in the kernel).
+/// Keys per K/V tile (`MHA_WG_BN` in the kernel).
 pub const BLOCK_N: u64 = 128;
-
-/// Environment variable that forces the key tile of the non-causal d128 entries: `128`, `160`,
-/// `176` or `192` (unset or empty: [`BLOCK_N_D128`]). Other entries keep [`BLOCK_N`].
-pub const BN_ENV: &str = "KERNELGATE_MHA_BN";
-
-/// Key tile of the non-causal d128 entries when [`BN_ENV`] does not force one.
-pub const BLOCK_N_D128: u64 = 128;
-
-/// The values of [`BN_ENV`]: the key tiles the kernel file instantiates for non-causal d128.
-const BN_CHOICES: [(&str, u64); 4] = [("128", 128), ("160", 160), ("176", 176), ("192", 192)];
-
-/// Parses a [`BN_ENV`] value (unset or empty: `None`, the default tile).
-pub fn parse_bn(value: Option<&str>) -> std::result::Result<Option<u64>, String> {
-    super::parse_choice(BN_ENV, value, &BN_CHOICES)
-}
-
-/// Keys per K/V tile: `forced` (from [`BN_ENV`]) or [`BLOCK_N_D128`] for the non-causal d128
-/// entries, [`BLOCK_N`] for every other one.
-pub fn block_n(d: u64, causal: bool, forced: Option<u64>) -> u64 {
-    if d == 128 && !causal {
-        forced.unwrap_or(BLOCK_N_D128)
-    } else {
-        BLOCK_N
-    }
-}
 
 /// One launch configuration of the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,20 +100,10 @@ pub fn tiles(b: u64, h: u64, sq: u64, block_m: u64) -> u64 {
 /// dynamic counter when they differ in length (causal, where the kernel orders each head's
 /// longest first, or a last m-block shorter than the others), else the static round robin;
 /// a non-causal launch's partial last wave split over the key range ([`split_tail`]).
-#[allow(clippy::too_many_arguments)]
-pub fn choose(
-    b: u64,
-    h: u64,
-    sq: u64,
-    sk: u64,
-    d: u64,
-    causal: bool,
-    block_n: u64,
-    resident: u64,
-) -> Config {
+pub fn choose(b: u64, h: u64, sq: u64, sk: u64, d: u64, causal: bool, resident: u64) -> Config {
     let block_m = block_m(d, causal);
     let n = tiles(b, h, sq, block_m);
-    let (split_from, split_c) = split_tail(n, resident, sk.div_ceil(block_n), causal);
+    let (split_from, split_c) = split_tail(n, resident, sk.div_ceil(BLOCK_N), causal);
     let mut cfg = Config {
         block_m,
         grid: 0,
@@ -164,31 +129,11 @@ pub fn stages(d: u64) -> u64 {
     }
 }
 
-/// Most dynamic shared memory per CTA on sm_90 (227 KiB).
-const SMEM_MAX: u64 = 232_448;
-
-/// Whether the TMA-store epilogue's staging tile fits beside Q and the K/V ring
-/// (`Layout::STORE` in the kernel): at d128 with 176- or 192-key tiles it does not, and those
-/// entries store O from registers.
-pub fn tma_store(d: u64, block_m: u64, block_n: u64) -> bool {
-    1024 + main_bytes(d, block_m, block_n) + block_m * d * 2 + 256 <= SMEM_MAX
-}
-
-/// The Q tile and the `stages` K and V tiles.
-fn main_bytes(d: u64, block_m: u64, block_n: u64) -> u64 {
-    block_m * d * 2 + 2 * stages(d) * block_n * d * 2
-}
-
 /// Dynamic shared memory: 1 KiB alignment slack, the Q tile, `stages` K and V tiles, the O
-/// staging tile of the TMA-store epilogue where it fits ([`tma_store`]) and 256 bytes of
-/// mbarriers (`Layout::SMEM` in the kernel).
-pub fn smem_bytes(d: u64, block_m: u64, block_n: u64) -> u32 {
-    let staging = if tma_store(d, block_m, block_n) {
-        block_m * d * 2
-    } else {
-        0
-    };
-    (1024 + main_bytes(d, block_m, block_n) + staging + 256) as u32
+/// staging tile of the TMA-store epilogue and 256 bytes of mbarriers (`Layout::SMEM` in the
+/// kernel).
+pub fn smem_bytes(d: u64, block_m: u64) -> u32 {
+    (1024 + block_m * d * 2 + 2 * stages(d) * BLOCK_N * d * 2 + block_m * d * 2 + 256) as u32
 }
 
 /// Whether the wgmma kernel can run this case on this device: compute capability 9.0,
@@ -210,19 +155,13 @@ pub fn usable(gpu: &Gpu, case: &Case) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// The kernel entry point for a dtype, head dimension, tile height, mask and key tile (`_bnN`
-/// for a key tile other than [`BLOCK_N`]).
-pub fn entry(dtype: Dtype, d: u64, block_m: u64, causal: bool, block_n: u64) -> String {
+/// The kernel entry point for a dtype, head dimension, tile height and mask.
+pub fn entry(dtype: Dtype, d: u64, block_m: u64, causal: bool) -> String {
     let ty = if dtype == Dtype::Bf16 { "bf16" } else { "fp16" };
     format!(
-        "mha_wgmma_{ty}_d{d}{}{}{}",
+        "mha_wgmma_{ty}_d{d}{}{}",
         if block_m == 192 { "_bm192" } else { "" },
-        if causal { "_causal" } else { "" },
-        if block_n == BLOCK_N {
-            String::new()
-        } else {
-            format!("_bn{block_n}")
-        }
+        if causal { "_causal" } else { "" }
     )
 }
 
@@ -234,20 +173,18 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Re
     let (sq, sk, d) = (s.get("sq"), s.get("sk"), s.get("d"));
     let causal = s.get("causal") == 1;
     let block_m = block_m(d, causal);
-    let block_n = block_n(d, causal, super::from_env(case, BN_ENV, parse_bn)?);
-    let name = entry(case.dtype, d, block_m, causal, block_n);
+    let name = entry(case.dtype, d, block_m, causal);
     let module = gpu.module("mha_wgmma.cu")?;
     let f = module.function(&name)?;
     let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
-    let smem = smem_bytes(d, block_m, block_n);
+    let smem = smem_bytes(d, block_m);
     gpu.set_max_dynamic_smem(f, smem)?;
     let per_sm = gpu.max_active_blocks(f, threads(block_m), smem)? as u64;
-    let resident = gpu.info.sm_count as u64 * per_sm;
-    let cfg = choose(b, h, sq, sk, d, causal, block_n, resident);
+    let cfg = choose(b, h, sq, sk, d, causal, gpu.info.sm_count as u64 * per_sm);
     let n_tiles = tiles(b, h, sq, block_m);
     let tm_q = tensor_map_16bit(case, q, &[d, sq, b * h], &[64, block_m as u32, 1])?;
-    let tm_k = tensor_map_16bit(case, k, &[d, sk, b * hkv], &[64, block_n as u32, 1])?;
-    let tm_v = tensor_map_16bit(case, v, &[d, sk, b * hkv], &[64, block_n as u32, 1])?;
+    let tm_k = tensor_map_16bit(case, k, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
+    let tm_v = tensor_map_16bit(case, v, &[d, sk, b * hkv], &[64, BLOCK_N as u32, 1])?;
     let tm_o = tensor_map_16bit(case, o, &[d, sq, b * h], &[64, 64, 1])?;
     // The dynamic tile counter: two u32 words zeroed once here (in stream order before the
     // first launch); each launch's last CTA zeroes them again.
@@ -305,15 +242,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, q: u64, k: u64, v: u64, o: u64) -> Re
         compile_s,
         source_hash: hash,
         variant: format!(
-            "{name} (tma+wgmma, {} consumer WGs ping-pong, BM={block_m}, BN={block_n}, {} stages, \
-             intra-WG overlap, {} epilogue, persistent grid {} of {} tiles, {} tiles{})",
+            "{name} (tma+wgmma, {} consumer WGs ping-pong, BM={block_m}, BN={BLOCK_N}, {} stages, \
+             intra-WG overlap, TMA-store epilogue, persistent grid {} of {} tiles, {} tiles{})",
             block_m / 64,
             stages(d),
-            if tma_store(d, block_m, block_n) {
-                "TMA-store"
-            } else {
-                "register-store"
-            },
             cfg.grid,
             n_tiles,
             if cfg.dynamic { "dynamic" } else { "static" },
@@ -337,47 +269,25 @@ mod tests {
     #[test]
     fn smem_matches_the_kernel_recipe() {
         // The numbers in the header of kernels/mha_wgmma.cu.
-        assert_eq!(smem_bytes(64, 128, 128), 165_120);
-        assert_eq!(smem_bytes(128, 128, 128), 197_888);
-        assert_eq!(smem_bytes(64, 192, 128), 181_504);
-        // d128 key tiles: 160 keeps the TMA-store staging, 176 and 192 drop it.
-        assert_eq!(smem_bytes(128, 128, 160), 230_656);
-        assert_eq!(smem_bytes(128, 128, 176), 214_272);
-        assert_eq!(smem_bytes(128, 128, 192), 230_656);
-        assert!(tma_store(128, 128, 160) && !tma_store(128, 128, 176) && !tma_store(128, 128, 192));
-        for (d, bm, bn) in [(64, 128, 128), (128, 128, 128), (64, 192, 128), (128, 128, 192)] {
-            assert!(smem_bytes(d, bm, bn) <= 232_448);
+        assert_eq!(smem_bytes(64, 128), 165_120);
+        assert_eq!(smem_bytes(128, 128), 197_888);
+        assert_eq!(smem_bytes(64, 192), 181_504);
+        for (d, bm) in [(64, 128), (128, 128), (64, 192)] {
+            assert!(smem_bytes(d, bm) <= 232_448);
         }
     }
 
     #[test]
     fn entry_names() {
         assert_eq!(
-            entry(Dtype::Bf16, 128, 128, true, 128),
+            entry(Dtype::Bf16, 128, 128, true),
             "mha_wgmma_bf16_d128_causal"
         );
-        assert_eq!(entry(Dtype::Fp16, 64, 128, false, 128), "mha_wgmma_fp16_d64");
+        assert_eq!(entry(Dtype::Fp16, 64, 128, false), "mha_wgmma_fp16_d64");
         assert_eq!(
-            entry(Dtype::Bf16, 64, 192, true, 128),
+            entry(Dtype::Bf16, 64, 192, true),
             "mha_wgmma_bf16_d64_bm192_causal"
         );
-        assert_eq!(
-            entry(Dtype::Fp16, 128, 128, false, 176),
-            "mha_wgmma_fp16_d128_bn176"
-        );
-    }
-
-    #[test]
-    fn key_tile_per_entry() {
-        assert_eq!(block_n(128, false, None), BLOCK_N_D128);
-        assert_eq!(block_n(128, false, Some(176)), 176);
-        // Only the non-causal d128 entries have other key tiles.
-        assert_eq!(block_n(128, true, Some(176)), BLOCK_N);
-        assert_eq!(block_n(64, false, Some(192)), BLOCK_N);
-        assert_eq!(parse_bn(None), Ok(None));
-        assert_eq!(parse_bn(Some("192")), Ok(Some(192)));
-        let err = parse_bn(Some("144")).unwrap_err();
-        assert!(err.contains(BN_ENV) && err.contains("`176`"), "{err}");
     }
 
     #[test]
@@ -390,7 +300,7 @@ mod tests {
 
     #[test]
     fn persistent_grid_and_scheduler() {
-        let c = choose(4, 32, 4096, 4096, 128, true, 128, 132);
+        let c = choose(4, 32, 4096, 4096, 128, true, 132);
         assert_eq!(
             c,
             Config {
@@ -403,18 +313,18 @@ mod tests {
         );
         // Equal tiles: static round robin; 4096 tiles = 31 waves of 132 + 4, each split into
         // 8 chunks of 4 of the 32 key tiles.
-        let nc = choose(4, 32, 4096, 4096, 128, false, 128, 132);
+        let nc = choose(4, 32, 4096, 4096, 128, false, 132);
         assert!(!nc.dynamic);
         assert_eq!((nc.grid, nc.split_from, nc.split_c), (132, 4092, 8));
         assert_eq!(units(&nc, 4096), 4092 + 32);
         // A short last m-block (512 = 2·192 + 128): dynamic; 3072 = 23 · 132 + 36 tiles, but
         // 4 key tiles are too few to split.
-        let d64 = choose(32, 32, 512, 512, 64, false, 128, 132);
+        let d64 = choose(32, 32, 512, 512, 64, false, 132);
         assert_eq!((d64.block_m, d64.grid, d64.dynamic), (192, 132, true));
         assert_eq!((d64.split_from, d64.split_c), (3072, 1));
         // Fewer tiles than SMs: one CTA per tile, unless the keys are long enough to split.
-        assert_eq!(choose(1, 2, 17, 17, 128, false, 128, 132).grid, 2);
-        let few = choose(1, 2, 17, 8192, 128, false, 128, 132);
+        assert_eq!(choose(1, 2, 17, 17, 128, false, 132).grid, 2);
+        let few = choose(1, 2, 17, 8192, 128, false, 132);
         assert_eq!((few.split_from, few.split_c, few.grid), (0, 16, 32));
         assert_eq!(tiles(32, 32, 512, 192), 3 * 32 * 32);
         assert_eq!(threads(192), 512);
