@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran against commit dd261c7 (KERNELGATE_MHA_BN and the _bn160/_bn176/_bn192 entries), reverted after.
 # Session 16 (repo root, .devbin/ carried): the key tile of the non-causal d128 attention entries
 # (KERNELGATE_MHA_BN = 128 / 160 / 176 / 192). First every tile on scripts/suites/bn-check.json
 # (awkward lengths, GQA, split-KV tail: correctness), then scripts/suites/bn-speed.json (cuda and
