@@ -68,6 +68,11 @@ pub struct Round {
     /// did not apply, or a round from before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duty_hold: Option<f64>,
+    /// The kernel configuration that ran (the record's `variant`: entry point, tile, split,
+    /// launch shape, peer library and version; absent in rounds from before it was stored). The
+    /// gate says when a run's differs from the newest round's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// Whether a stored round flushed the L2 the way a new round does, so both time the same
@@ -240,6 +245,7 @@ impl Round {
             batch: None,
             l2_flush: None,
             duty_hold: None,
+            variant: None,
         }
     }
 }
@@ -566,6 +572,7 @@ pub fn import_results(
                 batch: (r.batch > 0).then_some(r.batch),
                 l2_flush: flush,
                 duty_hold: duty,
+                variant: (!r.variant.is_empty()).then(|| r.variant.clone()),
             };
             let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
             // A record timed after another L2 flush (or duty-cycle hold) than the entry's newest

@@ -14,6 +14,20 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
+/// Most characters of each kernel configuration the verdict quotes when a run's differs from
+/// the baseline's.
+const VARIANT_NOTE_CHARS: usize = 140;
+
+/// `s` cut to at most `max` characters, with `…` where it was cut.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let head: String = s.chars().take(max.saturating_sub(1)).collect();
+        format!("{head}…")
+    }
+}
+
 /// The message for a record's verdict: for a regression, median now vs baseline, the
 /// ratio, the noise, the tolerance and the command that refreshes.
 pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
@@ -71,6 +85,13 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
              the GPU idles between samples: refresh with UPDATE_BASELINES=append)",
             says(then),
             says(now)
+        );
+    }
+    if let Some(then) = &r.baseline_variant {
+        machines += &format!(
+            "; baseline's newest round ran another configuration: {} (this run: {})",
+            clip(then, VARIANT_NOTE_CHARS),
+            clip(&r.variant, VARIANT_NOTE_CHARS)
         );
     }
     if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {

@@ -161,6 +161,11 @@ pub struct Record {
     /// run's [`Record::duty_hold`] (0: none): the two timed the kernel at different duty cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_duty_hold: Option<f64>,
+    /// The kernel configuration of the baseline's newest round when it differs from this run's
+    /// [`Record::variant`] (a changed tile pick, a forced configuration, another peer version);
+    /// never set against rounds that stored none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_variant: Option<String>,
     /// The ratio a uniformly faster or slower machine alone would explain (baseline ceilings
     /// over this machine's; applied to the gate only with `KERNELGATE_MACHINE_FACTOR=1`).
     #[serde(default)]

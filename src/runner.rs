@@ -1048,6 +1048,7 @@ pub fn run_case(
         baseline_machines: None,
         baseline_l2_flush: None,
         baseline_duty_hold: None,
+        baseline_variant: None,
         machine_factor: None,
         window_shift_ms: None,
         floor_ms: None,
@@ -1082,6 +1083,7 @@ pub fn run_case(
         host: gpu.info.host.clone(),
         ceilings,
     };
+    let variant = first.variant.clone();
     let stored_round = |st: &Stats, s: &Samples| crate::baseline::Round {
         median_ms: st.median_ms,
         noise: st.noise,
@@ -1093,6 +1095,7 @@ pub fn run_case(
         batch: Some(s.batch),
         l2_flush: s.l2_flush,
         duty_hold: s.duty_hold,
+        variant: (!variant.is_empty()).then(|| variant.clone()),
     };
     let mut rounds = vec![stored_round(&stats, &samples)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
@@ -1319,6 +1322,11 @@ pub fn run_case(
         .and_then(|b| b.rounds.last())
         .filter(|x| x.duty_hold != samples.duty_hold)
         .map(|x| x.duty_hold.unwrap_or(0.0));
+    record.baseline_variant = base
+        .as_ref()
+        .and_then(|b| b.rounds.last())
+        .and_then(|x| x.variant.clone())
+        .filter(|v| *v != record.variant);
     record.machine = machine.key.clone();
     record.machine_factor = factor;
     record.window_shift_ms = base

@@ -44,6 +44,7 @@ fn round(median: f64, machine: &str) -> Round {
         batch: None,
         l2_flush: None,
         duty_hold: None,
+        variant: None,
     }
 }
 
@@ -260,6 +261,7 @@ fn entry_from_stats() {
             batch: None,
             l2_flush: None,
             duty_hold: None,
+            variant: None,
         }]
     );
     assert_eq!((e.within, e.between, e.machines), (st.noise, 0.0, 1));
@@ -312,6 +314,7 @@ fn entry_from_rounds() {
         batch: None,
         l2_flush: None,
         duty_hold: None,
+        variant: None,
     };
     assert_eq!(
         Entry::new(&st, env()),
@@ -1033,6 +1036,7 @@ fn the_l2_flush_mode_is_stored_with_a_round_and_older_rounds_read_without_it() {
     let r = Round {
         l2_flush: Some(FlushMode::Read),
         duty_hold: None,
+        variant: None,
         ..round(1.0, "a")
     };
     let j = serde_json::to_string(&r).unwrap();
@@ -1115,6 +1119,7 @@ fn read_round(date: &str, duty: Option<f64>, machine: &str) -> Round {
     Round {
         l2_flush: Some(kernelgate::timing::FlushMode::Read),
         duty_hold: duty,
+        variant: None,
         date: date.into(),
         ..round(0.0062, machine)
     }
@@ -1154,6 +1159,7 @@ fn rounds_of_another_duty_cycle_hold_are_not_mixed_into_an_entry() {
     let held = |m: f64, machine: &str, d| Round {
         l2_flush: Some(Read),
         duty_hold: d,
+        variant: None,
         ..round(m, machine)
     };
     // Two rounds from before the duty-cycle hold (a long kernel timed at a high duty cycle),
@@ -1198,4 +1204,35 @@ fn importing_keeps_rounds_of_another_duty_cycle_hold_apart() {
     let (added, e) = import_over(&store, stored("2000-01-01T00:00:00Z", Some(1.0)), &file);
     assert_eq!((added, e.rounds.len()), (1, 2));
     assert!(e.rounds.iter().all(|r| r.duty_hold == Some(1.0)));
+}
+
+#[test]
+fn importing_stores_the_kernel_configuration_of_each_round() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    file.results[0].variant = "gemm_wgmma_bf16_64x128 (forced)".into();
+    let stored = read_round("2000-01-01T00:00:00Z", None, "GPU-stored");
+    // A round from before the configuration was stored keeps none; the new round has the
+    // record's, and another configuration does not restart the entry (only code does).
+    let (added, e) = import_over(&store, stored, &file);
+    assert_eq!((added, e.rounds.len()), (1, 2));
+    assert_eq!(e.rounds[0].variant, None);
+    assert_eq!(
+        e.rounds[1].variant.as_deref(),
+        Some("gemm_wgmma_bf16_64x128 (forced)")
+    );
+    // A record that names no configuration stores none.
+    file.results[0].variant.clear();
+    let stored = read_round("2000-01-01T00:00:00Z", None, "GPU-stored");
+    let (_, e) = import_over(&store, stored, &file);
+    assert_eq!(e.rounds.last().unwrap().variant, None);
+    // Rounds without the field (every committed round before it existed) still load, and a
+    // round without a configuration writes no field.
+    let json = serde_json::to_string(&e.rounds[0]).unwrap();
+    assert!(!json.contains("variant"), "{json}");
+    let back: Round = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.variant, None);
 }

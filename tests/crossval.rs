@@ -33,6 +33,7 @@ fn round(median_us: f64, machine: &str) -> Round {
         batch: Some(1),
         l2_flush: None,
         duty_hold: None,
+        variant: None,
     }
 }
 

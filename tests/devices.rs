@@ -206,6 +206,7 @@ fn store_median(store: &Store, gpu: &str, c: &Case, ms: f64) {
         batch: None,
         l2_flush: None,
         duty_hold: None,
+        variant: None,
     };
     store
         .update(

@@ -53,6 +53,7 @@ fn round(median_ms: f64, noise: f64, machine: &str) -> Round {
         batch: None,
         l2_flush: None,
         duty_hold: None,
+        variant: None,
     }
 }
 

@@ -200,6 +200,7 @@ fn each_case_is_timed_with_its_baselines_batch_and_compute_bound_ones_soak() {
         batch: Some(batch),
         l2_flush: None,
         duty_hold: None,
+        variant: None,
     };
     let env = Provenance {
         gpu: "NVIDIA H100 80GB HBM3".into(),

@@ -268,3 +268,27 @@ fn message_says_when_the_baseline_was_timed_with_another_duty_cycle_hold() {
     assert!(!with(None, Some(1.0)).contains("duty-cycle"));
     assert!(!with(None, None).contains("duty-cycle"));
 }
+
+#[test]
+fn message_says_when_the_baseline_ran_another_configuration() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Pass);
+    r.variant = "gemm_wgmma_bf16_128x128 (tma+wgmma 128x128x64, 6 stages; 64 CTAs; forced)".into();
+    // No difference recorded (same configuration, or rounds that stored none): nothing said.
+    assert!(!verdict_message(&r, GPU, &store).contains("configuration"));
+    r.baseline_variant =
+        Some("gemm_wgmma_bf16_64x128 (tma+wgmma 64x128x64, 4 stages; 128 CTAs)".into());
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.contains(
+            "baseline's newest round ran another configuration: gemm_wgmma_bf16_64x128 \
+             (tma+wgmma 64x128x64, 4 stages; 128 CTAs) (this run: gemm_wgmma_bf16_128x128"
+        ),
+        "{msg}"
+    );
+    // Long configurations are cut, and say so.
+    r.baseline_variant = Some("x".repeat(400));
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(msg.contains(&format!("{}…", "x".repeat(139))), "{msg}");
+    assert!(!msg.contains(&"x".repeat(141)), "{msg}");
+}

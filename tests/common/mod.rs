@@ -124,6 +124,7 @@ pub fn record(
         baseline_machines: None,
         baseline_l2_flush: None,
         baseline_duty_hold: None,
+        baseline_variant: None,
         machine_factor: None,
         window_shift_ms: None,
         floor_ms: None,
