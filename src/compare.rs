@@ -6,7 +6,9 @@
 //! only one file, or without a latency (wrong output) in either, are listed but not called.
 //! A case timed after different L2 flushes in A and B (see [`crate::timing::FlushMode`]: a
 //! `write` flush's write-back lands in the timed window, a `read` one's does not) is still
-//! called, but marked, and the summary says how many such cases there are.
+//! called, but marked, and the summary says how many such cases there are. So is a case whose
+//! kernel configuration (the record's `variant`: entry point, tile, split, peer version) differs
+//! between A and B; the two configurations are listed after the table.
 
 use crate::gate::{self, Change, Comparison};
 use crate::results::{Record, ResultsFile};
@@ -63,6 +65,8 @@ pub struct Row {
     pub status: Status,
     /// The L2 flush of A and B when they differ (`None`: the same, or not both timed).
     pub flush_differs: Option<(Option<FlushMode>, Option<FlushMode>)>,
+    /// The kernel configurations of A and B when both name one and they differ.
+    pub variant_differs: Option<(String, String)>,
 }
 
 fn noise(r: &Record) -> f64 {
@@ -122,6 +126,16 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 }
                 _ => None,
             };
+            let variant_differs = match (ra, rb) {
+                (Some(ra), Some(rb))
+                    if !ra.variant.is_empty()
+                        && !rb.variant.is_empty()
+                        && ra.variant != rb.variant =>
+                {
+                    Some((ra.variant.clone(), rb.variant.clone()))
+                }
+                _ => None,
+            };
             Row {
                 key: k.clone(),
                 a_ms,
@@ -129,6 +143,7 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 cmp,
                 status,
                 flush_differs,
+                variant_differs,
             }
         })
         .collect()
@@ -150,7 +165,7 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}",
+            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}{}",
             r.key,
             ms(r.a_ms),
             ms(r.b_ms),
@@ -163,7 +178,12 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
             r.status.word(),
             r.flush_differs
                 .map(|(a, b)| format!(" (L2 flush {} -> {})", flush_word(a), flush_word(b)))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if r.variant_differs.is_some() {
+                " (configuration changed)"
+            } else {
+                ""
+            }
         );
     }
     let mut counts: Vec<String> = Vec::new();
@@ -194,6 +214,22 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
              (a write flush leaves dirty lines that the timed kernel writes back; \
              KERNELGATE_L2_FLUSH sets the mode)"
         );
+    }
+    let changed: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.variant_differs.is_some())
+        .collect();
+    if !changed.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} case(s) ran another kernel configuration in B than in A:",
+            changed.len()
+        );
+        let clip = |v: &str| crate::report::clip(v, crate::report::VARIANT_NOTE_CHARS);
+        for r in changed {
+            let (a, b) = r.variant_differs.as_ref().expect("filtered above");
+            let _ = writeln!(s, "  {}\n    A: {}\n    B: {}", r.key, clip(a), clip(b));
+        }
     }
     s
 }

@@ -14,12 +14,12 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
-/// Most characters of each kernel configuration the verdict quotes when a run's differs from
-/// the baseline's.
-const VARIANT_NOTE_CHARS: usize = 140;
+/// Most characters of each kernel configuration that a verdict (or `kernelgate compare`) quotes
+/// when two differ.
+pub const VARIANT_NOTE_CHARS: usize = 140;
 
 /// `s` cut to at most `max` characters, with `…` where it was cut.
-fn clip(s: &str, max: usize) -> String {
+pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {

@@ -152,3 +152,30 @@ fn cases_timed_after_different_l2_flushes_are_marked() {
     let same = kernelgate::compare::render(&compare(&a, &a, 5.0), 5.0);
     assert!(!same.contains("L2 flush"), "{same}");
 }
+
+#[test]
+fn a_changed_kernel_configuration_is_marked_and_listed() {
+    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    let case = a.results[0].case.clone();
+    b.results[0].variant = format!("{} (forced)", a.results[0].variant);
+    // A side that names no configuration is not a change.
+    b.results[1].variant.clear();
+    let rows = compare(&a, &b, 5.0);
+    let changed: Vec<_> = rows
+        .iter()
+        .filter(|r| r.variant_differs.is_some())
+        .collect();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].key, case);
+    let text = kernelgate::compare::render(&rows, 5.0);
+    let line = text.lines().find(|l| l.starts_with(&case)).unwrap();
+    assert!(line.ends_with("SAME (configuration changed)"), "{line}");
+    assert!(
+        text.contains(&format!(
+            "1 case(s) ran another kernel configuration in B than in A:\n  {case}\n    A: {}\n    B: {} (forced)",
+            a.results[0].variant, a.results[0].variant
+        )),
+        "{text}"
+    );
+}
