@@ -75,6 +75,11 @@ pub struct Round {
     pub variant: Option<String>,
 }
 
+/// A record's `variant` as a round stores it: `None` for a record that names no configuration.
+pub fn stored_variant(variant: &str) -> Option<String> {
+    (!variant.is_empty()).then(|| variant.to_string())
+}
+
 /// Whether a stored round flushed the L2 the way a new round does, so both time the same
 /// thing: equal modes, or a round from before the mode was recorded (`None`, when every flush
 /// was a memset) joined by a `write` round.
@@ -572,7 +577,7 @@ pub fn import_results(
                 batch: (r.batch > 0).then_some(r.batch),
                 l2_flush: flush,
                 duty_hold: duty,
-                variant: (!r.variant.is_empty()).then(|| r.variant.clone()),
+                variant: stored_variant(&r.variant),
             };
             let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
             // A record timed after another L2 flush (or duty-cycle hold) than the entry's newest

@@ -390,6 +390,16 @@ impl Config {
         Ok(())
     }
 
+    /// What a run under a profiler prints before its cases, when one is attached.
+    pub fn profiler_notice(&self) -> Option<String> {
+        self.profiler.as_ref().map(|p| {
+            format!(
+                "a profiler is attached ({p}): latencies are measured but not gated against \
+                 baselines (verdict `ungated`)"
+            )
+        })
+    }
+
     /// The kernel set our `cuda` backend compiles from: the working tree's `kernels/`, with
     /// the self-test's injected delay when set.
     pub fn kernel_set(&self) -> crate::gpu::KernelSet {

@@ -166,8 +166,8 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    if let (Some(p), false) = (&cfg.profiler, args.list) {
-        eprintln!("kernelgate: a profiler is attached ({p}): latencies are measured but not gated against baselines (verdict `ungated`)");
+    if let (Some(notice), false) = (cfg.profiler_notice(), args.list) {
+        eprintln!("kernelgate: {notice}");
     }
     let session = Arc::new(Session::new(cfg, &suite.name).with_workers(suite.workers.clone()));
     let devices = if args.list {

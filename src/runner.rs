@@ -1095,7 +1095,7 @@ pub fn run_case(
         batch: Some(s.batch),
         l2_flush: s.l2_flush,
         duty_hold: s.duty_hold,
-        variant: (!variant.is_empty()).then(|| variant.clone()),
+        variant: crate::baseline::stored_variant(&variant),
     };
     let mut rounds = vec![stored_round(&stats, &samples)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
@@ -1312,19 +1312,15 @@ pub fn run_case(
     record.stats = Some(stats);
     record.baseline_ms = base.as_ref().map(|b| b.median_ms);
     record.baseline_machines = base.as_ref().map(|b| b.machines);
-    record.baseline_l2_flush = base
-        .as_ref()
+    // How the baseline's newest round was timed and what ran, where it differs from this run.
+    let newest = base.as_ref().and_then(|b| b.rounds.last());
+    record.baseline_l2_flush = newest
         .filter(|_| samples.flushed)
-        .and_then(|b| b.rounds.last())
         .map(|x| x.l2_flush.unwrap_or(crate::timing::FlushMode::Write));
-    record.baseline_duty_hold = base
-        .as_ref()
-        .and_then(|b| b.rounds.last())
+    record.baseline_duty_hold = newest
         .filter(|x| x.duty_hold != samples.duty_hold)
         .map(|x| x.duty_hold.unwrap_or(0.0));
-    record.baseline_variant = base
-        .as_ref()
-        .and_then(|b| b.rounds.last())
+    record.baseline_variant = newest
         .and_then(|x| x.variant.clone())
         .filter(|v| *v != record.variant);
     record.machine = machine.key.clone();

@@ -320,7 +320,8 @@ fn environment() {
 
     // A profiler attached (Nsight Compute / Systems set CUDA_INJECTION64_PATH): recorded, and
     // no baselines are written under it.
-    assert_eq!(with("KERNELGATE_SUITE", "x").unwrap().profiler, None);
+    let c = with("KERNELGATE_SUITE", "x").unwrap();
+    assert_eq!((c.profiler_notice(), c.profiler), (None, None));
     let c = with("CUDA_INJECTION64_PATH", "/opt/ncu/libInjection.so").unwrap();
     assert_eq!(
         c.profiler.as_deref(),
@@ -335,6 +336,13 @@ fn environment() {
     assert_eq!(
         c.profiler.as_deref(),
         Some("NV_COMPUTE_PROFILER_PERFWORKS_DIR=/opt/nvidia/nsight-compute/x")
+    );
+    assert_eq!(
+        c.profiler_notice().as_deref(),
+        Some(
+            "a profiler is attached (NV_COMPUTE_PROFILER_PERFWORKS_DIR=/opt/nvidia/nsight-compute/x): \
+             latencies are measured but not gated against baselines (verdict `ungated`)"
+        )
     );
     assert!(with("NV_NSIGHT_INJECTION_TRANSPORT_TYPE", "uds")
         .unwrap()

@@ -279,8 +279,8 @@ pub fn run(cfg: Config, a: &RunArgs) -> Result<ExitCode> {
         let info = session.open()?;
         print!("{}", gpu_block(&info));
     }
-    if let Some(p) = &session.cfg.profiler {
-        println!("a profiler is attached ({p}): latencies are measured but not gated against baselines (verdict `ungated`)");
+    if let Some(notice) = session.cfg.profiler_notice() {
+        println!("{notice}");
     }
     println!(
         "suite {} ({} of {} cases), seed {}{}{}\n",

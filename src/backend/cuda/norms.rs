@@ -1334,34 +1334,22 @@ mod tests {
         assert_eq!(parse_ce_fwd(Some(" bulk ")), Ok(CeFwd::Force(CEB_DEFAULT)));
         assert_eq!(parse_ce_fwd(None), Ok(CeFwd::Auto));
         assert_eq!(parse_ce_fwd(Some("off")), Ok(CeFwd::Off));
-        let c = |warps, stages, chunks, poly| {
+        let c = |warps, stages, chunks, blocks_per_sm, poly| {
             Ok(CeFwd::Force(CeConfig {
                 warps,
                 stages,
                 chunks,
-                blocks_per_sm: None,
+                blocks_per_sm,
                 poly,
             }))
         };
         assert_eq!(
             parse_ce_fwd(Some("bulk:8:2:g1")),
-            Ok(CeFwd::Force(CeConfig {
-                warps: 8,
-                stages: 2,
-                chunks: 1,
-                blocks_per_sm: Some(1),
-                poly: false,
-            }))
+            c(8, 2, 1, Some(1), false)
         );
         assert_eq!(
             parse_ce_fwd(Some("bulk:8:2:2:g3:poly")),
-            Ok(CeFwd::Force(CeConfig {
-                warps: 8,
-                stages: 2,
-                chunks: 2,
-                blocks_per_sm: Some(3),
-                poly: true,
-            }))
+            c(8, 2, 2, Some(3), true)
         );
         for bad in [
             "bulk:8:2:g0",
@@ -1381,10 +1369,13 @@ mod tests {
         // The register kernel: vectorised rows of at most 4 vectors a thread of up to 512.
         assert!(ceg_layout(3072, 2).is_some() && ceg_layout(16_384, 2).is_some());
         assert!(ceg_layout(16_392, 2).is_none() && ceg_layout(1001, 2).is_none());
-        assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, 1, false));
-        assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, 1, true));
-        assert_eq!(parse_ce_fwd(Some("bulk:8:1:4")), c(8, 1, 4, false));
-        assert_eq!(parse_ce_fwd(Some("bulk:4:2:2:poly")), c(4, 2, 2, true));
+        assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, 1, None, false));
+        assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, 1, None, true));
+        assert_eq!(parse_ce_fwd(Some("bulk:8:1:4")), c(8, 1, 4, None, false));
+        assert_eq!(
+            parse_ce_fwd(Some("bulk:4:2:2:poly")),
+            c(4, 2, 2, None, true)
+        );
         for bad in [
             "bulk:0:1",
             "bulk:4:5",
