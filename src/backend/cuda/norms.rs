@@ -201,6 +201,9 @@ pub enum CeFwd {
     Force(CeConfig),
     /// The register-resident kernel (`kg_cross_entropy_*_g`) wherever it can run.
     Regs,
+    /// The register-row kernel with one combine (`kg_cross_entropy_*_w` of [`CEW_FILE`])
+    /// wherever it can run.
+    Rows,
 }
 
 /// The forward cross-entropy kernel of `kernels/cross_entropy_bulk.cu` a case runs.
@@ -210,6 +213,8 @@ pub enum CeKernel {
     Bulk(CeConfig),
     /// The register-resident kernel (`_g`) with this row layout.
     Regs(RowLayout),
+    /// The register-row kernel with one combine (`_w`, [`CEW_FILE`]) with this row layout.
+    Rows(RowLayout),
 }
 
 /// The layout of the register-resident forward cross-entropy (`kg_cross_entropy_*_g`) for rows
@@ -232,6 +237,7 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
         "off" => return Ok(CeFwd::Off),
         "bulk" => return Ok(CeFwd::Force(CEB_DEFAULT)),
         "regs" => return Ok(CeFwd::Regs),
+        "rows" => return Ok(CeFwd::Rows),
         _ => {}
     }
     let bad = || {
@@ -303,6 +309,64 @@ pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
 
 /// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
 pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
+
+/// The module of the register-row forward cross-entropy with one combine
+/// (`kg_cross_entropy_*_w`, [`CE_FWD_ENV`] `rows`).
+pub const CEW_FILE: &str = "cross_entropy_rows.cu";
+
+/// Vectors a thread of `kg_cross_entropy_*_w` holds at most (its `KG_CEW_CAP`).
+pub const CEW_CAP: usize = 8;
+
+/// The entry point of `kg_cross_entropy_*_w*` for rows of `nv` vectors over `tpr` threads:
+/// `w4`, `w6` or `w8` when every thread holds exactly that many vectors (loads without
+/// predicates), else `w` (up to [`CEW_CAP`] a thread, predicated on the row's length).
+pub fn cew_suffix(nv: usize, tpr: u32) -> &'static str {
+    let tpr = tpr as usize;
+    match (nv % tpr == 0).then_some(nv / tpr) {
+        Some(4) => "w4",
+        Some(6) => "w6",
+        Some(8) => "w8",
+        _ => "w",
+    }
+}
+
+/// The layout of the register-row forward cross-entropy (`kg_cross_entropy_*_w`) for rows of
+/// `n` elements of `elem` bytes, or `None` when the row is not a whole number of 16-byte
+/// vectors or needs more than [`CEW_CAP`] × [`MAX_TPR`] of them. One row a block: the first of
+/// 6, 8 and 4 vectors a thread that splits the row into whole warps, else as many 32-thread
+/// warps as [`CEW_CAP`] vectors a thread need; rows of at most 32 vectors take a power-of-two
+/// group of threads and several rows a block (at least 64 threads). From
+/// `kernels/dev/ce_probe.cu` on an H200 (GPU-08c0e416, cold launches): one row a block and 6
+/// vectors a thread were the fastest or within 4% of it at 4096 × 3072, 4096 × 6144,
+/// 16384 × 3072, 4096 × 8192 and 65536 × 4096.
+pub fn cew_layout(n: usize, elem: usize) -> Option<RowLayout> {
+    if elem == 0 || 16 % elem != 0 || (n * elem) % 16 != 0 || n == 0 {
+        return None;
+    }
+    let vec = 16 / elem;
+    let nv = n / vec;
+    if nv > CEW_CAP * MAX_TPR {
+        return None;
+    }
+    if nv <= 32 {
+        let tpr = nv.next_power_of_two() as u32;
+        return Some(RowLayout {
+            vec,
+            tpr,
+            rpb: (64 / tpr).clamp(1, 8),
+        });
+    }
+    let tpr = [6, 8, 4]
+        .iter()
+        .map(|&v| nv / v)
+        .find(|&t| t % 32 == 0 && nv % t == 0 && t <= MAX_TPR)
+        .unwrap_or_else(|| nv.div_ceil(CEW_CAP).div_ceil(32) * 32);
+    Some(RowLayout {
+        vec,
+        tpr: tpr as u32,
+        rpb: 1,
+    })
+}
 /// Most row buffers per warp it takes (`KG_CEB_MAX_STAGES`).
 pub const CEB_MAX_STAGES: u32 = 4;
 /// Most pieces it cuts a row's copy into (`KG_CEB_MAX_CHUNKS`).
@@ -661,7 +725,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         let regs = ceg_layout(n, dt.size());
         // `auto`: the register kernel where ceg_auto says; the bulk launches nowhere (none won on
         // an H200, session 14).
-        let (pick, can, auto) = match super::from_env(case, CE_FWD_ENV, parse_ce_fwd)? {
+        let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
+        let (pick, can, auto) = match ce_fwd {
             CeFwd::Off => (Pick::Off, None, false),
             CeFwd::Auto => (
                 Pick::Auto,
@@ -670,8 +735,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             ),
             CeFwd::Force(c) => (Pick::Force, bulk.then_some(CeKernel::Bulk(c)), false),
             CeFwd::Regs => (Pick::Force, regs.map(CeKernel::Regs), false),
+            CeFwd::Rows => (
+                Pick::Force,
+                cew_layout(n, dt.size()).map(CeKernel::Rows),
+                false,
+            ),
         };
-        own_kernel(case, gpu, pick, CE_FWD_ENV, CEB_FILE, can, auto)?
+        let file = match (ce_fwd, can) {
+            (CeFwd::Rows, _) | (_, Some(CeKernel::Rows(_))) => CEW_FILE,
+            _ => CEB_FILE,
+        };
+        own_kernel(case, gpu, pick, CE_FWD_ENV, file, can, auto)?
     } else {
         None
     };
@@ -881,6 +955,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                     };
                     (format!("kg_cross_entropy_{tn}_g"), dims)
                 }
+                Some(CeKernel::Rows(g)) => {
+                    scheme = "register rows (cross_entropy_rows.cu): every vector of the thread loaded before use, each thread's max then its sum of exp(x - its max) (FFMA+EX2), one (max, sum) combine over the row, the target's logit loaded by the row's first thread".to_string();
+                    let dims = Dims {
+                        grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
+                        block: (g.tpr, g.rpb, 1),
+                        smem: 0,
+                    };
+                    (format!("kg_cross_entropy_{tn}_{}", cew_suffix(n / g.vec, g.tpr)), dims)
+                }
                 // The second bulk-staged kernel: a warp per row, persistent blocks.
                 Some(CeKernel::Bulk(cfg)) => {
                     let threads = cfg.warps * 32;
@@ -919,7 +1002,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 None => unreachable!("guarded by ce_pick.is_some()"),
             };
             steps.push((name, dims, args));
-            CEB_FILE
+            if matches!(ce_pick, Some(CeKernel::Rows(_))) {
+                CEW_FILE
+            } else {
+                CEB_FILE
+            }
         }
         // The row kernels of softmax.cu and rows_p.cu take every input, then every output, then
         // (m, n).

@@ -1,0 +1,460 @@
+// Cross-entropy forward on short grids (issue 13): where does the time go on an H200?
+// A standalone probe (bf16 logits only), timed as the harness times a case: an L2 read-flush of
+// twice the L2, a spin kernel holding the stream, CUDA events around the launches, the median of
+// --samples samples; each kernel three ways: cold (flush, one launch), warm (no flush: the input
+// in L2) and the harness's batch (flush, then ceil(20 us / about the kernel's time) launches, time
+// per launch; the harness batches kernels under 20 us). For each shape it times
+//   read    the grid-stride read-only ceiling (as rows_bench's rb_read);
+//   xor/T/R the row kernels below with the arithmetic removed (loads only, same layout);
+//   ce/T/R  the same layout computing the loss: each thread's own max over its vectors, its sum of
+//           exp2((x - own max) log2e) right after (no barrier between max and sum), then one
+//           combine of (max, sum) pairs over the row (butterfly, then one slot per warp);
+//   on/T/R  the same with the sum taken vector by vector as loads land (online max per thread);
+//   h2/T/R  `ce` with the exponentials as ex2.approx.f16x2 on pairs (diagnostic: MUFU rate);
+//   poly/T/R `ce` with a quarter of the exponentials by polynomial on the FMA pipe.
+// T threads a row (each loading all of its n / 8 / T vectors before use), R rows a block.
+// --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). It checks every CE variant's lse against a
+// float64 reference on sampled rows. Build: kernels/dev/run_ce_probe.sh.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(2);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define LOG2E 1.4426950408889634f
+
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+    uint4 q;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
+                 : "l"(p));
+    return q;
+}
+__device__ __forceinline__ float ex2f(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+// 2^x for x <= 0 on the FMA pipe: x = i + f (i = round(x), |f| <= 1/2), 2^f by a degree-5
+// minimax-style polynomial (Taylor coefficients, relative error about 3e-6), i into the exponent.
+__device__ __forceinline__ float ex2_fma(float x) {
+    x = fmaxf(x, -125.f);
+    const float r = rintf(x), f = x - r;
+    float p = fmaf(fmaf(fmaf(fmaf(fmaf(1.3333558e-3f, f, 9.6181291e-3f), f, 5.5504109e-2f), f, 2.4022651e-1f), f,
+                        6.9314718e-1f), f, 1.f);
+    return __int_as_float(__float_as_int(p) + ((int)r << 23));
+}
+__device__ __forceinline__ unsigned ex2h2(unsigned x) {
+    unsigned y;
+    asm("ex2.approx.f16x2 %0, %1;" : "=r"(y) : "r"(x));
+    return y;
+}
+__device__ __forceinline__ unsigned ex2bh2(unsigned x) {
+    unsigned y;
+    asm("ex2.approx.ftz.bf16x2 %0, %1;" : "=r"(y) : "r"(x));
+    return y;
+}
+__device__ __forceinline__ float lo_f(unsigned w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float hi_f(unsigned w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ unsigned bmax2(unsigned a, unsigned b) {
+    unsigned r;
+    asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ float vmax(const uint4& q) {
+    const unsigned m = bmax2(bmax2(q.x, q.y), bmax2(q.z, q.w));
+    return fmaxf(lo_f(m), hi_f(m));
+}
+__device__ __forceinline__ float vsum(const uint4& q, float mb) {
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        s0 += ex2f(fmaf(lo_f(w[i]), LOG2E, -mb));
+        s1 += ex2f(fmaf(hi_f(w[i]), LOG2E, -mb));
+    }
+    return s0 + s1;
+}
+// vsum with every fourth exponential on the FMA pipe.
+__device__ __forceinline__ float vsum_poly(const uint4& q, float mb) {
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float a = fmaf(lo_f(w[i]), LOG2E, -mb), b = fmaf(hi_f(w[i]), LOG2E, -mb);
+        s0 += (i & 1) ? ex2_fma(a) : ex2f(a);
+        s1 += ex2f(b);
+    }
+    return s0 + s1;
+}
+__device__ __forceinline__ float vsum_h2(const uint4& q, float mb) {
+    const unsigned w[4] = {q.x, q.y, q.z, q.w};
+    __half2 acc = __floats2half2_rn(0.f, 0.f);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const __half2 a = __floats2half2_rn(fmaf(lo_f(w[i]), LOG2E, -mb), fmaf(hi_f(w[i]), LOG2E, -mb));
+        unsigned e = ex2h2(*reinterpret_cast<const unsigned*>(&a));
+        acc = __hadd2(acc, *reinterpret_cast<__half2*>(&e));
+    }
+    const float2 f = __half22float2(acc);
+    return f.x + f.y;
+}
+
+// (m, s) pairs: s is a sum of exp2((x - m) log2e).
+__device__ __forceinline__ void merge(float& m, float& s, float mo, float so) {
+    const float mn = fmaxf(m, mo);
+    if (mn == __int_as_float(0xff800000)) return;
+    s = s * ex2f((m - mn) * LOG2E) + so * ex2f((mo - mn) * LOG2E);
+    m = mn;
+}
+
+// MODE 0 xor (loads only), 1 ce, 2 on (online), 3 h2, 4 poly (a quarter of the exps on FMA).
+template <int VPT, int MODE>
+__global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__ x, const int* __restrict__ tgt,
+                                               float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
+    __shared__ float red[2][16][32];
+    const int tx = threadIdx.x, tpr = blockDim.x, lane = tx & 31;
+    const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = row < m;
+    const uint4* xr = reinterpret_cast<const uint4*>(x + row * (long long)n);
+    int t = 0;
+    if (live && tx == 0) t = __ldg(tgt + row);
+    uint4 q[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k)
+        if (live) q[k] = ld_stream(xr + tx + k * tpr);
+        else q[k] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
+    float xt = 0.f;
+    if (live && tx == 0 && t >= 0 && t < n) xt = __bfloat162float(x[row * (long long)n + t]);
+    float mx, s;
+    if (MODE == 0) {
+        unsigned a = 0;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) a ^= q[k].x ^ q[k].y ^ q[k].z ^ q[k].w;
+        mx = __uint_as_float(a & 0x3f7fffffu);
+        s = 1.f;
+    } else if (MODE == 2) {
+        mx = __int_as_float(0xff800000);
+        s = 0.f;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            const float vm = vmax(q[k]);
+            if (vm > mx) {
+                s *= ex2f((mx - vm) * LOG2E);
+                mx = vm;
+            }
+            s += vsum(q[k], mx * LOG2E);
+        }
+    } else {
+        unsigned mm = 0xff80ff80u;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) mm = bmax2(mm, bmax2(bmax2(q[k].x, q[k].y), bmax2(q[k].z, q[k].w)));
+        mx = fmaxf(lo_f(mm), hi_f(mm));
+        const float mb = mx * LOG2E;
+        float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+            if (MODE == 3) {
+                if (k & 1) a1 += vsum_h2(q[k], mb);
+                else a0 += vsum_h2(q[k], mb);
+            } else if (MODE == 4) {
+                if (k & 1) a1 += vsum_poly(q[k], mb);
+                else a0 += vsum_poly(q[k], mb);
+            } else {
+                if (k & 1) a1 += vsum(q[k], mb);
+                else a0 += vsum(q[k], mb);
+            }
+        }
+        s = a0 + a1;
+    }
+    // Combine over the row: butterfly in the warp, then a slot per warp.
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float mo = __shfl_xor_sync(0xffffffffu, mx, o), so = __shfl_xor_sync(0xffffffffu, s, o);
+        if (MODE == 0) {
+            mx = fmaxf(mx, mo);
+            s += so;
+        } else merge(mx, s, mo, so);
+    }
+    if (tpr > 32) {
+        if (lane == 0) {
+            red[0][threadIdx.y][tx >> 5] = mx;
+            red[1][threadIdx.y][tx >> 5] = s;
+        }
+        __syncthreads();
+        if (tx == 0)
+            for (int i = 1; i < tpr / 32; ++i) {
+                if (MODE == 0) {
+                    mx = fmaxf(mx, red[0][threadIdx.y][i]);
+                    s += red[1][threadIdx.y][i];
+                } else merge(mx, s, red[0][threadIdx.y][i], red[1][threadIdx.y][i]);
+            }
+    }
+    if (live && tx == 0) {
+        const float l = mx + logf(s);
+        lse[row] = l;
+        loss[row] = l - xt;
+    }
+}
+
+__global__ void rd_read(const uint4* __restrict__ a, unsigned* __restrict__ out, long long nv) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    unsigned acc = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nv; i += 8 * stride) {
+        uint4 q[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            if (i + u * stride < nv) q[u] = ld_stream(a + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            if (i + u * stride < nv) acc ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
+    }
+    if (acc == 0x9e3779b9u) out[blockIdx.x] = acc;
+}
+
+__global__ void spin(long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); while ((long long)(t - t0) < ns);
+}
+
+// MUFU rate: 8 independent chains a thread, `it` steps.
+template <int KIND>
+__global__ void mufu(float* out, int it) {
+    float f[8];
+    unsigned h[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        f[j] = -0.001f * (threadIdx.x + j);
+        h[j] = 0xb800b800u + j;
+    }
+    for (int i = 0; i < it; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            if (KIND == 0) f[j] = ex2f(f[j]) - 1.5f;
+            else if (KIND == 1) h[j] = ex2h2(h[j]) ^ 0x80008000u;
+            else h[j] = ex2bh2(h[j]) ^ 0x80008000u;
+        }
+    float a = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a += f[j] + __uint_as_float(h[j] & 0x3f7fffffu);
+    if (a == 1234.5f) out[0] = a;
+}
+
+static int g_sms, g_l2, g_samples = 30;
+static bool g_mufu = false;
+static cudaStream_t g_s;
+static void* g_flush;
+static unsigned* g_sink;
+
+static void flush() { rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)g_flush, g_sink, (long long)(2LL * g_l2 / 16)); }
+
+// How a sample is taken: 0 cold (flush, one launch), 1 warm (no flush, one launch), 2 the
+// harness's batch for a kernel of this length (flush, then g_batch launches; time per launch).
+static int g_mode = 0, g_batch = 3;
+template <class F> static double time_us(F launch) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < 3; ++i) launch();
+    std::vector<double> v;
+    for (int i = 0; i < g_samples; ++i) {
+        if (g_mode != 1) flush();
+        spin<<<1, 1, 0, g_s>>>(30000);
+        CK(cudaEventRecord(a, g_s));
+        const int nb = g_mode == 2 ? g_batch : 1;
+        for (int j = 0; j < nb; ++j) launch();
+        CK(cudaEventRecord(b, g_s));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms * 1e3 / nb);
+    }
+    CK(cudaGetLastError());
+    std::sort(v.begin(), v.end());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return v[v.size() / 2];
+}
+
+typedef void (*RowK)(const __nv_bfloat16*, const int*, float*, float*, int, int);
+static RowK pick(int vpt, int mode) {
+#define P(V)                                                \
+    if (vpt == V) switch (mode) {                           \
+        case 0: return ce_rows<V, 0>;                       \
+        case 1: return ce_rows<V, 1>;                       \
+        case 2: return ce_rows<V, 2>;                       \
+        case 3: return ce_rows<V, 3>;                       \
+        default: return ce_rows<V, 4>;                      \
+        }
+    P(2) P(3) P(4) P(6) P(8) P(12)
+#undef P
+    return nullptr;
+}
+
+static unsigned short f2bf(float f) {
+    unsigned u;
+    memcpy(&u, &f, 4);
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float bf2f(unsigned short h) {
+    unsigned u = (unsigned)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mufu")) g_mufu = true;
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    g_sms = p.multiProcessorCount;
+    g_l2 = p.l2CacheSize;
+    int clk_khz = 0;
+    CK(cudaDeviceGetAttribute(&clk_khz, cudaDevAttrClockRate, 0));
+    printf("%s, %d SMs, L2 %d MB, SM clock %d MHz\n", p.name, g_sms, g_l2 >> 20, clk_khz / 1000);
+    CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
+    CK(cudaMalloc(&g_flush, 2LL * g_l2));
+    CK(cudaMemset(g_flush, 1, 2LL * g_l2));
+    CK(cudaMalloc(&g_sink, 4 * g_sms * 8));
+    // Copy bandwidth: 1 GiB device to device, best of 5.
+    double copy_bw = 0;
+    {
+        const size_t B = 1ull << 30;
+        void *a, *b;
+        CK(cudaMalloc(&a, B));
+        CK(cudaMalloc(&b, B));
+        CK(cudaMemset(a, 3, B));
+        for (int i = 0; i < 5; ++i) {
+            const double us = time_us([&] { CK(cudaMemcpyAsync(b, a, B, cudaMemcpyDeviceToDevice, g_s)); });
+            copy_bw = std::max(copy_bw, 2.0 * B / us * 1e-3);
+        }
+        CK(cudaFree(a));
+        CK(cudaFree(b));
+    }
+    printf("copy bandwidth %.0f GB/s\n", copy_bw);
+    // MUFU rates (--mufu).
+    if (g_mufu) {
+        float* o;
+        CK(cudaMalloc(&o, 4));
+        const int it = 4096, blocks = g_sms * 8, thr = 256;
+        const char* names[3] = {"ex2.approx.ftz.f32", "ex2.approx.f16x2", "ex2.approx.ftz.bf16x2"};
+        for (int k = 0; k < 3; ++k) {
+            auto L = [&] {
+                if (k == 0) mufu<0><<<blocks, thr, 0, g_s>>>(o, it);
+                else if (k == 1) mufu<1><<<blocks, thr, 0, g_s>>>(o, it);
+                else mufu<2><<<blocks, thr, 0, g_s>>>(o, it);
+            };
+            const double us = time_us(L);
+            const double ops = (double)blocks * thr * it * 8 * (k ? 2 : 1);
+            printf("MUFU %-22s %8.1f us  %7.1f G exp/s  %.2f exp/clk/SM at %d MHz\n", names[k], us, ops / us * 1e-3,
+                   ops / (us * 1e-6) / g_sms / (clk_khz * 1e3), clk_khz / 1000);
+        }
+        CK(cudaFree(o));
+    }
+    struct Shape { int m, n; };
+    const Shape shapes[] = {{4096, 3072}, {4096, 6144}, {16384, 3072}};
+    int bad = 0;
+    for (const Shape& sh : shapes) {
+        const int m = sh.m, n = sh.n, nv = n / 8;
+        const size_t cnt = (size_t)m * n;
+        std::vector<unsigned short> hx(cnt);
+        std::vector<int> ht(m);
+        unsigned long long st = 0x9e3779b97f4a7c15ull ^ (unsigned long long)m * 131 + n;
+        for (size_t i = 0; i < cnt; ++i) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            hx[i] = f2bf(((st >> 40) * (1.0 / 16777216.0)) * 8.0 - 4.0);
+        }
+        for (int r = 0; r < m; ++r) ht[r] = (int)(((unsigned long long)r * 2654435761u) % n);
+        __nv_bfloat16* dx;
+        int* dt;
+        float *dl, *dlse;
+        CK(cudaMalloc(&dx, cnt * 2));
+        CK(cudaMalloc(&dt, m * 4));
+        CK(cudaMalloc(&dl, m * 4));
+        CK(cudaMalloc(&dlse, m * 4));
+        CK(cudaMemcpy(dx, hx.data(), cnt * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dt, ht.data(), m * 4, cudaMemcpyHostToDevice));
+        const double bytes = (double)cnt * 2 + 12.0 * m;
+        const double ideal = bytes / copy_bw * 1e-3;
+        printf("\n== %d x %d bf16: %.1f MB, copy-bandwidth time %.2f us\n", m, n, bytes / 1e6, ideal);
+        auto report = [&](const char* name, auto launch, const char* note) {
+            double t[3];
+            for (g_mode = 0; g_mode < 3; ++g_mode) t[g_mode] = time_us(launch);
+            g_mode = 0;
+            printf("  %-14s cold %7.2f us (%.3f)  warm %7.2f us  batch-%d %7.2f us (%.3f)  %s\n", name, t[0], ideal / t[0], t[1],
+                   g_batch, t[2], ideal / t[2], note);
+        };
+        g_batch = std::max(1, (int)ceil(20.0 / (ideal * 1.3)));
+        report("read", [&] { rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)dx, g_sink, (long long)(cnt / 8)); }, "grid-stride read-only ceiling");
+        // Reference lse on sampled rows.
+        std::vector<int> rows;
+        for (int r = 0; r < m; r += std::max(1, m / 61)) rows.push_back(r);
+        rows.push_back(m - 1);
+        std::vector<double> ref(rows.size());
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const unsigned short* xr = &hx[(size_t)rows[i] * n];
+            double mx = -INFINITY, s = 0;
+            for (int j = 0; j < n; ++j) mx = std::max(mx, (double)bf2f(xr[j]));
+            for (int j = 0; j < n; ++j) s += exp((double)bf2f(xr[j]) - mx);
+            ref[i] = mx + log(s);
+        }
+        const int tprs[] = {32, 64, 96, 128};
+        const char* mname[5] = {"xor", "ce", "on", "h2", "poly"};
+        for (int tpr : tprs) {
+            if (nv % tpr) continue;
+            const int vpt = nv / tpr;
+            if (!pick(vpt, 0)) continue;
+            for (int rpb : {1, 2}) {
+                if (tpr * rpb > 512 || tpr * rpb < 64 || (rpb > 1 && tpr > 32)) continue;
+                for (int mode : {0, 1, 4}) {
+                    RowK k = pick(vpt, mode);
+                    dim3 blk(tpr, rpb), grd((m + rpb - 1) / rpb);
+                    CK(cudaMemset(dlse, 0xff, m * 4));
+                    k<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n);
+                    CK(cudaStreamSynchronize(g_s));
+                    CK(cudaGetLastError());
+                    char note[160] = "";
+                    if (mode) {
+                        std::vector<float> hl(m);
+                        CK(cudaMemcpy(hl.data(), dlse, m * 4, cudaMemcpyDeviceToHost));
+                        double err = 0;
+                        for (size_t i = 0; i < rows.size(); ++i) {
+                            const double e = fabs(hl[rows[i]] - ref[i]);
+                            err = std::isnan(e) ? INFINITY : std::max(err, e);
+                        }
+                        const double tol = mode == 3 ? 2e-2 : 2e-4;  // h2: f16 exponentials
+                        if (!(err <= tol)) ++bad;
+                        snprintf(note, sizeof note, "lse max |err| %.2e %s", err, err <= tol ? "ok" : "FAIL");
+                    }
+                    char name[64];
+                    snprintf(name, sizeof name, "%s/%d/%d", mname[mode], tpr, rpb);
+                    report(name, [&] { k<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n); }, note);
+                }
+            }
+        }
+        CK(cudaFree(dx));
+        CK(cudaFree(dt));
+        CK(cudaFree(dl));
+        CK(cudaFree(dlse));
+    }
+    printf("\n%s\n", bad ? "SOME CHECKS FAILED" : "all checks passed");
+    return bad ? 1 : 0;
+}
