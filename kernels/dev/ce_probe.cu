@@ -11,7 +11,9 @@
 //           combine of (max, sum) pairs over the row (butterfly, then one slot per warp);
 //   on/T/R  the same with the sum taken vector by vector as loads land (online max per thread);
 //   h2/T/R  `ce` with the exponentials as ex2.approx.f16x2 on pairs (diagnostic: MUFU rate);
-//   poly/T/R `ce` with a quarter of the exponentials by polynomial on the FMA pipe.
+//   poly/T/R `ce` with a quarter of the exponentials by polynomial on the FMA pipe;
+//   two/T/R each thread group takes two rows (the second half of the rows second): both rows'
+//           loads issued, the first row finished while the second's bytes are on their way.
 // T threads a row (each loading all of its n / 8 / T vectors before use), R rows a block.
 // --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). It checks every CE variant's lse against a
 // float64 reference on sampled rows. Build: kernels/dev/run_ce_probe.sh.
@@ -212,6 +214,77 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
     }
 }
 
+// MODE 5 (`two`): a block of tpr x rpb threads takes rows r and r + ceil(m / 2) for each of its
+// rpb row slots; every thread issues the first row's loads, then the second's, and finishes the
+// first row (max, sum, combine, write) before touching the second, so the second row's bytes
+// are still on their way while the first row's exponentials run.
+template <int VPT>
+__device__ __forceinline__ void two_stats(const uint4 (&q)[VPT], float& mx, float& s) {
+    unsigned mm = 0xff80ff80u;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) mm = bmax2(mm, bmax2(bmax2(q[k].x, q[k].y), bmax2(q[k].z, q[k].w)));
+    mx = fmaxf(lo_f(mm), hi_f(mm));
+    const float mb = mx * LOG2E;
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+        if (k & 1) a1 += vsum(q[k], mb);
+        else a0 += vsum(q[k], mb);
+    }
+    s = a0 + a1;
+}
+__device__ __forceinline__ void two_combine(float& mx, float& s, float (*red)[32], int slot) {
+    const int tx = threadIdx.x, tpr = blockDim.x;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float mo = __shfl_xor_sync(0xffffffffu, mx, o), so = __shfl_xor_sync(0xffffffffu, s, o);
+        merge(mx, s, mo, so);
+    }
+    if (tpr > 32) {
+        if ((tx & 31) == 0) {
+            red[2 * slot][tx >> 5] = mx;
+            red[2 * slot + 1][tx >> 5] = s;
+        }
+        __syncthreads();
+        if (tx == 0)
+            for (int i = 1; i < tpr / 32; ++i) merge(mx, s, red[2 * slot][i], red[2 * slot + 1][i]);
+    }
+}
+template <int VPT>
+__global__ void __launch_bounds__(512) ce_two(const __nv_bfloat16* __restrict__ x, const int* __restrict__ tgt,
+                                              float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
+    __shared__ float red[16][4][32];
+    const int tx = threadIdx.x, tpr = blockDim.x;
+    const long long half = (m + 1) / 2;
+    const long long r0 = (long long)blockIdx.x * blockDim.y + threadIdx.y, r1 = r0 + half;
+    const bool l0 = r0 < half, l1 = r1 < m;
+    uint4 a[VPT], b[VPT];
+    const uint4* x0 = reinterpret_cast<const uint4*>(x + r0 * (long long)n);
+    const uint4* x1 = reinterpret_cast<const uint4*>(x + r1 * (long long)n);
+    const uint4 ninf = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) a[k] = l0 ? ld_stream(x0 + tx + k * tpr) : ninf;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) b[k] = l1 ? ld_stream(x1 + tx + k * tpr) : ninf;
+    float mx, s;
+    two_stats<VPT>(a, mx, s);
+    two_combine(mx, s, red[threadIdx.y], 0);
+    if (l0 && tx == 0) {
+        const int t = tgt[r0];
+        const float l = mx + logf(s);
+        lse[r0] = l;
+        loss[r0] = l - __bfloat162float(x[r0 * (long long)n + t]);
+    }
+    two_stats<VPT>(b, mx, s);
+    two_combine(mx, s, red[threadIdx.y], 1);
+    if (l1 && tx == 0) {
+        const int t = tgt[r1];
+        const float l = mx + logf(s);
+        lse[r1] = l;
+        loss[r1] = l - __bfloat162float(x[r1 * (long long)n + t]);
+    }
+}
+
 __global__ void rd_read(const uint4* __restrict__ a, unsigned* __restrict__ out, long long nv) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     unsigned acc = 0;
@@ -300,7 +373,8 @@ static RowK pick(int vpt, int mode) {
         case 1: return ce_rows<V, 1>;                       \
         case 2: return ce_rows<V, 2>;                       \
         case 3: return ce_rows<V, 3>;                       \
-        default: return ce_rows<V, 4>;                      \
+        case 4: return ce_rows<V, 4>;                       \
+        default: return ce_two<V>;                          \
         }
     P(2) P(3) P(4) P(6) P(8) P(12)
 #undef P
@@ -417,16 +491,17 @@ int main(int argc, char** argv) {
             ref[i] = mx + log(s);
         }
         const int tprs[] = {32, 64, 96, 128};
-        const char* mname[5] = {"xor", "ce", "on", "h2", "poly"};
+        const char* mname[6] = {"xor", "ce", "on", "h2", "poly", "two"};
         for (int tpr : tprs) {
             if (nv % tpr) continue;
             const int vpt = nv / tpr;
             if (!pick(vpt, 0)) continue;
-            for (int rpb : {1, 2}) {
-                if (tpr * rpb > 512 || tpr * rpb < 64 || (rpb > 1 && tpr > 32)) continue;
-                for (int mode : {0, 1, 4}) {
+            for (int rpb : {1, 2, 4}) {
+                if (tpr * rpb > 512 || tpr * rpb < 64 || (rpb > 2 && tpr > 32) || (rpb > 1 && tpr > 64)) continue;
+                for (int mode : {0, 1, 2, 5}) {
                     RowK k = pick(vpt, mode);
-                    dim3 blk(tpr, rpb), grd((m + rpb - 1) / rpb);
+                    const int nrows = mode == 5 ? (m + 1) / 2 : m;
+                    dim3 blk(tpr, rpb), grd((nrows + rpb - 1) / rpb);
                     CK(cudaMemset(dlse, 0xff, m * 4));
                     k<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n);
                     CK(cudaStreamSynchronize(g_s));

@@ -158,11 +158,13 @@ pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
 pub const RMSNORM_BWD_ENV: &str = "KERNELGATE_RMSNORM_BWD";
 
 /// Environment variable choosing `cross_entropy`'s forward kernels of
-/// `kernels/cross_entropy_bulk.cu`: unset, empty or `auto` runs the register-resident `_g`
-/// where [`ceg_auto`] says and the bulk-staged `_b` nowhere; `regs` forces `_g`, `bulk[:W:S[:C][:poly]]`
-/// forces `_b`/`_bp`; `off` runs neither. Forcing one where it cannot run (below compute capability 9.0,
-/// rows that are not 16-byte multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b` or than
-/// [`R_CACHE`] × 512 vectors for `_g`) is an error.
+/// `kernels/cross_entropy_rows.cu` and `kernels/cross_entropy_bulk.cu`: unset, empty or `auto`
+/// runs the register-row `_w*` where [`cew_auto`] says, else the register-resident `_g` where
+/// [`ceg_auto`] says, and the bulk-staged `_b` nowhere; `rows` forces `_w*`, `regs` forces `_g`,
+/// `bulk[:W:S[:C][:poly]]` forces `_b`/`_bp`; `off` runs none of them (rows_p.cu's kernels).
+/// Forcing one where it cannot run (below compute capability 9.0, rows that are not 16-byte
+/// multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b`, than [`R_CACHE`] × 512 vectors for
+/// `_g` or than [`CEW_CAP`] × [`MAX_TPR`] vectors for `_w`) is an error.
 pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
 
 /// A choice between a kernel's default rule, forcing it and never running it.
@@ -193,7 +195,7 @@ pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, Strin
 /// What [`CE_FWD_ENV`] asks of the cross-entropy forward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CeFwd {
-    /// The per-shape rule ([`ceg_auto`] for `_g`; `_b` nowhere).
+    /// The per-shape rule ([`cew_auto`] for `_w*`, else [`ceg_auto`] for `_g`; `_b` nowhere).
     Auto,
     /// Neither kernel of the module.
     Off,
@@ -307,6 +309,24 @@ pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
     row_bytes <= 8192 && bytes <= 1 << 28 && !(row_bytes > 4096 && bytes < 1 << 26)
 }
 
+/// Whether `auto` runs the register-row forward cross-entropy (`kg_cross_entropy_*_w4/6/8`,
+/// [`CEW_FILE`]) on `m` rows of `n` elements of `elem` bytes: rows of at least 6 KB that
+/// [`cew_layout`] splits exactly (no predicated loads) in inputs of at least 2^25 bytes, except
+/// rows under 8 KB in inputs under 2^26 bytes (4096 × 3072 bf16). It takes precedence over
+/// [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
+/// interleaved rounds per kernel, `docs/kernels/session17/`), `_w` against the best of the
+/// other kernels in the same run:
+/// - H200 GPU-6f871e6f: 1.04–1.22× faster on every such shape (4096 × 6144 0.71 → 0.76 of copy
+///   bandwidth, 16384 × 3072 0.83 → 0.87, 65536 × 12288 1.06 → 1.08); at 4096 × 3072 it took
+///   1.05× the bulk-staged `_r`'s time, and on the predicated rows (N = 1000) 1.3–1.4× `_g`'s;
+/// - H100 GPU-927fe739: the same as `_g` (0.99–1.01×) and 1.01–1.10× faster than `_r`/`_p`.
+pub fn cew_auto(m: usize, n: usize, elem: usize) -> bool {
+    let row_bytes = n * elem;
+    let bytes = m * row_bytes;
+    let exact = cew_layout(n, elem).is_some_and(|l| cew_suffix(n / l.vec, l.tpr) != "w");
+    exact && row_bytes >= 6144 && bytes >= 1 << 25 && !(row_bytes < 8192 && bytes < 1 << 26)
+}
+
 /// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
 pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
 
@@ -332,12 +352,12 @@ pub fn cew_suffix(nv: usize, tpr: u32) -> &'static str {
 
 /// The layout of the register-row forward cross-entropy (`kg_cross_entropy_*_w`) for rows of
 /// `n` elements of `elem` bytes, or `None` when the row is not a whole number of 16-byte
-/// vectors or needs more than [`CEW_CAP`] × [`MAX_TPR`] of them. One row a block: the first of
-/// 6, 8 and 4 vectors a thread that splits the row into whole warps, else as many 32-thread
-/// warps as [`CEW_CAP`] vectors a thread need; rows of at most 32 vectors take a power-of-two
-/// group of threads and several rows a block (at least 64 threads). From
-/// `kernels/dev/ce_probe.cu` on an H200 (GPU-08c0e416, cold launches): one row a block and 6
-/// vectors a thread were the fastest or within 4% of it at 4096 × 3072, 4096 × 6144,
+/// vectors or needs more than [`CEW_CAP`] × [`MAX_TPR`] of them. Threads: the first of 6, 8
+/// and 4 vectors a thread that splits the row into whole warps, else as many 32-thread warps
+/// as [`CEW_CAP`] vectors a thread need; rows of at most 32 vectors take a power-of-two group
+/// of threads. Rows a block: 64 threads' worth up to one warp a row, else one. From
+/// `kernels/dev/ce_probe.cu` on H200s (GPU-08c0e416 and GPU-88ff45c2, `docs/kernels/session17/`):
+/// one row a block and 6 vectors a thread were the fastest or within 4% of it at 4096 × 6144,
 /// 16384 × 3072, 4096 × 8192 and 65536 × 4096.
 pub fn cew_layout(n: usize, elem: usize) -> Option<RowLayout> {
     if elem == 0 || 16 % elem != 0 || (n * elem) % 16 != 0 || n == 0 {
@@ -350,10 +370,11 @@ pub fn cew_layout(n: usize, elem: usize) -> Option<RowLayout> {
     }
     if nv <= 32 {
         let tpr = nv.next_power_of_two() as u32;
+        // 64 threads a block; the kernel's shared slots are for rows spanning several warps.
         return Some(RowLayout {
             vec,
             tpr,
-            rpb: (64 / tpr).clamp(1, 8),
+            rpb: 64 / tpr,
         });
     }
     let tpr = [6, 8, 4]
@@ -361,10 +382,11 @@ pub fn cew_layout(n: usize, elem: usize) -> Option<RowLayout> {
         .map(|&v| nv / v)
         .find(|&t| t % 32 == 0 && nv % t == 0 && t <= MAX_TPR)
         .unwrap_or_else(|| nv.div_ceil(CEW_CAP).div_ceil(32) * 32);
+    // One-warp rows two a block (64 threads); rows of several warps one a block.
     Some(RowLayout {
         vec,
         tpr: tpr as u32,
-        rpb: 1,
+        rpb: if tpr == 32 { 2 } else { 1 },
     })
 }
 /// Most row buffers per warp it takes (`KG_CEB_MAX_STAGES`).
@@ -723,16 +745,19 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let ce_pick = if kind == "cross_entropy" {
         let bulk = ceb_applies(n, dt.size());
         let regs = ceg_layout(n, dt.size());
-        // `auto`: the register kernel where ceg_auto says; the bulk launches nowhere (none won on
-        // an H200, session 14).
+        // `auto`: the register-row kernel where cew_auto says, else the register kernel where
+        // ceg_auto says; the bulk launches nowhere (none won on an H200, session 14).
         let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
         let (pick, can, auto) = match ce_fwd {
             CeFwd::Off => (Pick::Off, None, false),
-            CeFwd::Auto => (
-                Pick::Auto,
-                regs.map(CeKernel::Regs),
-                ceg_auto(m, n * dt.size()),
-            ),
+            CeFwd::Auto => match cew_layout(n, dt.size()).filter(|_| cew_auto(m, n, dt.size())) {
+                Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
+                None => (
+                    Pick::Auto,
+                    regs.map(CeKernel::Regs),
+                    ceg_auto(m, n * dt.size()),
+                ),
+            },
             CeFwd::Force(c) => (Pick::Force, bulk.then_some(CeKernel::Bulk(c)), false),
             CeFwd::Regs => (Pick::Force, regs.map(CeKernel::Regs), false),
             CeFwd::Rows => (
@@ -1447,6 +1472,7 @@ mod tests {
             assert!(parse_ce_fwd(Some(bad)).is_err(), "{bad}");
         }
         assert_eq!(parse_ce_fwd(Some("regs")), Ok(CeFwd::Regs));
+        assert_eq!(parse_ce_fwd(Some("rows")), Ok(CeFwd::Rows));
         // auto: rows of at most 8 KB up to 2^28 bytes, not the short grids of 4-6 KB rows.
         assert!(ceg_auto(4096, 2000) && ceg_auto(65_536, 2000) && ceg_auto(16_384, 8192));
         assert!(ceg_auto(16_384, 6144) && ceg_auto(1, 16) && ceg_auto(32_768, 8192));
@@ -1481,6 +1507,49 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn register_row_cross_entropy_layout_and_rule() {
+        let lay = |n, e| cew_layout(n, e).map(|l| (l.vec, l.tpr, l.rpb, cew_suffix(n / l.vec, l.tpr)));
+        // Six vectors a thread first, then eight, then four, one row a block.
+        assert_eq!(lay(3072, 2), Some((8, 64, 1, "w6")));
+        assert_eq!(lay(6144, 2), Some((8, 128, 1, "w6")));
+        assert_eq!(lay(4096, 2), Some((8, 64, 1, "w8")));
+        assert_eq!(lay(8192, 2), Some((8, 128, 1, "w8")));
+        assert_eq!(lay(12_288, 2), Some((8, 256, 1, "w6")));
+        assert_eq!(lay(32_768, 2), Some((8, 512, 1, "w8")));
+        assert_eq!(lay(4096, 4), Some((4, 128, 1, "w8")));
+        assert_eq!(lay(512, 4), Some((4, 32, 2, "w4")));
+        // Rows no whole-warp split fits: up to CEW_CAP vectors a thread, predicated.
+        assert_eq!(lay(1000, 2), Some((8, 32, 2, "w")));
+        assert_eq!(lay(4104, 2), Some((8, 96, 1, "w")));
+        // Short rows: a power-of-two group of threads, several rows a block.
+        assert_eq!(lay(8, 2), Some((8, 1, 64, "w")));
+        assert_eq!(lay(24, 2), Some((8, 4, 16, "w")));
+        assert_eq!(lay(256, 2), Some((8, 32, 2, "w")));
+        // Not whole vectors, or more than CEW_CAP x MAX_TPR of them.
+        assert_eq!(lay(1001, 2), None);
+        assert_eq!(lay(3, 4), None);
+        assert_eq!(lay(65_536, 2), None);
+        assert_eq!(lay(32_768, 4), None);
+        for n in [8, 24, 1000, 3072, 4096, 4104, 32_768] {
+            let l = cew_layout(n, 2).unwrap();
+            let nv = n / l.vec;
+            assert!(nv <= CEW_CAP * l.tpr as usize && l.tpr as usize <= MAX_TPR, "{n}");
+            assert!(l.tpr * l.rpb >= 64 && (l.tpr * l.rpb) % 32 == 0, "{n}");
+            assert!(l.tpr <= 32 || l.rpb == 1, "{n}: shared slots only for one row a block");
+        }
+        // The rule: exact splits of rows of 6 KB and more in inputs of 2^25 bytes and more,
+        // except 6 KB rows under 2^26 bytes.
+        assert!(!cew_auto(4096, 3072, 2), "4096 x 3072 stays on the bulk-staged kernel");
+        assert!(cew_auto(4096, 6144, 2) && cew_auto(16_384, 3072, 2) && cew_auto(65_536, 3072, 2));
+        assert!(cew_auto(4096, 4096, 2) && cew_auto(8192, 4096, 2) && cew_auto(4_194_304, 4096, 2));
+        assert!(cew_auto(65_536, 12_288, 2) && cew_auto(1000, 32_768, 2) && cew_auto(4096, 4096, 4));
+        assert!(!cew_auto(4096, 1000, 2) && !cew_auto(65_536, 1000, 2), "predicated rows");
+        assert!(!cew_auto(1000, 4104, 2), "predicated rows");
+        assert!(!cew_auto(257, 4096, 2) && !cew_auto(2048, 4096, 2), "under 2^25 bytes");
+        assert!(!cew_auto(262_144, 512, 4), "rows under 6 KB");
     }
 
     #[test]
