@@ -987,7 +987,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                         block: (g.tpr, g.rpb, 1),
                         smem: 0,
                     };
-                    (format!("kg_cross_entropy_{tn}_{}", cew_suffix(n / g.vec, g.tpr)), dims)
+                    (
+                        format!("kg_cross_entropy_{tn}_{}", cew_suffix(n / g.vec, g.tpr)),
+                        dims,
+                    )
                 }
                 // The second bulk-staged kernel: a warp per row, persistent blocks.
                 Some(CeKernel::Bulk(cfg)) => {
@@ -1511,7 +1514,8 @@ mod tests {
 
     #[test]
     fn register_row_cross_entropy_layout_and_rule() {
-        let lay = |n, e| cew_layout(n, e).map(|l| (l.vec, l.tpr, l.rpb, cew_suffix(n / l.vec, l.tpr)));
+        let lay =
+            |n, e| cew_layout(n, e).map(|l| (l.vec, l.tpr, l.rpb, cew_suffix(n / l.vec, l.tpr)));
         // Six vectors a thread first, then eight, then four, one row a block.
         assert_eq!(lay(3072, 2), Some((8, 64, 1, "w6")));
         assert_eq!(lay(6144, 2), Some((8, 128, 1, "w6")));
@@ -1536,19 +1540,36 @@ mod tests {
         for n in [8, 24, 1000, 3072, 4096, 4104, 32_768] {
             let l = cew_layout(n, 2).unwrap();
             let nv = n / l.vec;
-            assert!(nv <= CEW_CAP * l.tpr as usize && l.tpr as usize <= MAX_TPR, "{n}");
+            assert!(
+                nv <= CEW_CAP * l.tpr as usize && l.tpr as usize <= MAX_TPR,
+                "{n}"
+            );
             assert!(l.tpr * l.rpb >= 64 && (l.tpr * l.rpb) % 32 == 0, "{n}");
-            assert!(l.tpr <= 32 || l.rpb == 1, "{n}: shared slots only for one row a block");
+            assert!(
+                l.tpr <= 32 || l.rpb == 1,
+                "{n}: shared slots only for one row a block"
+            );
         }
         // The rule: exact splits of rows of 6 KB and more in inputs of 2^25 bytes and more,
         // except 6 KB rows under 2^26 bytes.
-        assert!(!cew_auto(4096, 3072, 2), "4096 x 3072 stays on the bulk-staged kernel");
+        assert!(
+            !cew_auto(4096, 3072, 2),
+            "4096 x 3072 stays on the bulk-staged kernel"
+        );
         assert!(cew_auto(4096, 6144, 2) && cew_auto(16_384, 3072, 2) && cew_auto(65_536, 3072, 2));
         assert!(cew_auto(4096, 4096, 2) && cew_auto(8192, 4096, 2) && cew_auto(4_194_304, 4096, 2));
-        assert!(cew_auto(65_536, 12_288, 2) && cew_auto(1000, 32_768, 2) && cew_auto(4096, 4096, 4));
-        assert!(!cew_auto(4096, 1000, 2) && !cew_auto(65_536, 1000, 2), "predicated rows");
+        assert!(
+            cew_auto(65_536, 12_288, 2) && cew_auto(1000, 32_768, 2) && cew_auto(4096, 4096, 4)
+        );
+        assert!(
+            !cew_auto(4096, 1000, 2) && !cew_auto(65_536, 1000, 2),
+            "predicated rows"
+        );
         assert!(!cew_auto(1000, 4104, 2), "predicated rows");
-        assert!(!cew_auto(257, 4096, 2) && !cew_auto(2048, 4096, 2), "under 2^25 bytes");
+        assert!(
+            !cew_auto(257, 4096, 2) && !cew_auto(2048, 4096, 2),
+            "under 2^25 bytes"
+        );
         assert!(!cew_auto(262_144, 512, 4), "rows under 6 KB");
     }
 
