@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
+mod ce_fwd;
 mod gemm;
 mod gemm_skinny;
 mod gemm_wgmma;

@@ -25,14 +25,12 @@
 //! (Until session 11 the `_r` name was the streamed `_p` kernel with `L2::evict_first` loads,
 //! which measured the same as `_p`.)
 //!
-//! Kernels of their own modules (sm_90 bulk copies; each module's hash is its own, so changing
-//! one restarts only its cases' baselines): `rmsnorm_bwd`'s bulk-staged kernel
-//! (`kernels/rmsnorm_bwd_bulk.cu`, `_b`; the default on rows of 8–16 KB, [`rb_auto`],
-//! [`RMSNORM_BWD_ENV`]) and a second bulk-staged cross-entropy forward
-//! (`kernels/cross_entropy_bulk.cu`, `_b`/`_bp`: warps per block, row buffers per warp and
-//! pieces per row at launch, [`CeConfig`]; opt-in through [`CE_FWD_ENV`], since no launch beat
-//! the default on an H200 in session 14) beside a register-resident cross-entropy forward (same
-//! module, `_g`: the default where [`ceg_auto`] says).
+//! Kernels of their own modules (each module's hash is its own, so changing one restarts only
+//! its cases' baselines): `rmsnorm_bwd`'s bulk-staged kernel (`kernels/rmsnorm_bwd_bulk.cu`,
+//! `_b`; the default on rows of 8–16 KB, [`rb_auto`], [`RMSNORM_BWD_ENV`]) and the forward
+//! cross-entropy kernels of `kernels/cross_entropy_rows.cu` and `kernels/cross_entropy_bulk.cu`,
+//! chosen in [`ce_fwd`] (the register-row `_w*` and register-resident `_g` by default where
+//! their rules say, the second bulk-staged `_b`/`_bp` opt-in).
 //!
 //! Pipelined kernels (`kernels/rows_p.cu`, suffix `_p`; by default per [`rows_variant`],
 //! everywhere they apply with `KERNELGATE_ROWS_KERNEL=all`): `softmax`,
@@ -64,6 +62,7 @@
 //!   for both sums; dw partial sums per block (its rows combined on chip), then a small
 //!   column-sum kernel.
 
+use super::ce_fwd;
 use crate::backend::{Bindings, Prepared};
 use crate::case::Case;
 use crate::error::{Error, Result};
@@ -157,16 +156,6 @@ pub const ROWS_KERNEL_ENV: &str = "KERNELGATE_ROWS_KERNEL";
 /// 1024 vectors) is an error.
 pub const RMSNORM_BWD_ENV: &str = "KERNELGATE_RMSNORM_BWD";
 
-/// Environment variable choosing `cross_entropy`'s forward kernels of
-/// `kernels/cross_entropy_rows.cu` and `kernels/cross_entropy_bulk.cu`: unset, empty or `auto`
-/// runs the register-row `_w*` where [`cew_auto`] says, else the register-resident `_g` where
-/// [`ceg_auto`] says, and the bulk-staged `_b` nowhere; `rows` forces `_w*`, `regs` forces `_g`,
-/// `bulk[:W:S[:C][:poly]]` forces `_b`/`_bp`; `off` runs none of them (rows_p.cu's kernels).
-/// Forcing one where it cannot run (below compute capability 9.0, rows that are not 16-byte
-/// multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b`, than [`R_CACHE`] × 512 vectors for
-/// `_g` or than [`CEW_CAP`] × [`MAX_TPR`] vectors for `_w`) is an error.
-pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
-
 /// A choice between a kernel's default rule, forcing it and never running it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pick {
@@ -190,252 +179,6 @@ pub fn parse_rmsnorm_bwd(value: Option<&str>) -> std::result::Result<Pick, Strin
         ],
     )
     .map(|b| b.unwrap_or(Pick::Auto))
-}
-
-/// What [`CE_FWD_ENV`] asks of the cross-entropy forward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CeFwd {
-    /// The per-shape rule ([`cew_auto`] for `_w*`, else [`ceg_auto`] for `_g`; `_b` nowhere).
-    Auto,
-    /// Neither kernel of the module.
-    Off,
-    /// The second bulk-staged kernel with this launch wherever it can run.
-    Force(CeConfig),
-    /// The register-resident kernel (`kg_cross_entropy_*_g`) wherever it can run.
-    Regs,
-    /// The register-row kernel with one combine (`kg_cross_entropy_*_w` of [`CEW_FILE`])
-    /// wherever it can run.
-    Rows,
-}
-
-/// The forward cross-entropy kernel of `kernels/cross_entropy_bulk.cu` a case runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CeKernel {
-    /// The bulk-staged warp-per-row kernel (`_b`/`_bp`) with this launch.
-    Bulk(CeConfig),
-    /// The register-resident kernel (`_g`) with this row layout.
-    Regs(RowLayout),
-    /// The register-row kernel with one combine (`_w`, [`CEW_FILE`]) with this row layout.
-    Rows(RowLayout),
-}
-
-/// The layout of the register-resident forward cross-entropy (`kg_cross_entropy_*_g`) for rows
-/// of `n` elements of `elem` bytes: [`r_layout`]'s (vectorised rows, at most [`R_CACHE`]
-/// vectors a thread; its blocks hold at most 8 rows whenever a row spans several warps, which
-/// is all the kernel's shared memory holds), else `None`.
-pub fn ceg_layout(n: usize, elem: usize) -> Option<RowLayout> {
-    r_layout(n, elem)
-}
-
-/// Parses a [`CE_FWD_ENV`] value: `auto` (also unset or empty), `off`, `regs` (the
-/// register-resident kernel), `bulk` (the kernel with
-/// [`CEB_DEFAULT`]) or `bulk:W:S[:C][:poly]` (W warps a block, 1–32; S row buffers a warp,
-/// 1–[`CEB_MAX_STAGES`]; C pieces a row's copy is cut into, 1–[`CEB_MAX_CHUNKS`], default 1;
-/// `poly`: the `_bp` kernel).
-pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
-    let v = value.map(str::trim).unwrap_or("");
-    match v {
-        "" | "auto" => return Ok(CeFwd::Auto),
-        "off" => return Ok(CeFwd::Off),
-        "bulk" => return Ok(CeFwd::Force(CEB_DEFAULT)),
-        "regs" => return Ok(CeFwd::Regs),
-        "rows" => return Ok(CeFwd::Rows),
-        _ => {}
-    }
-    let bad = || {
-        format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
-        )
-    };
-    let parts: Vec<&str> = v.split(':').collect();
-    if parts.len() < 3 || parts.len() > 6 || parts[0] != "bulk" {
-        return Err(bad());
-    }
-    let warps: u32 = parts[1].parse().map_err(|_| bad())?;
-    let stages: u32 = parts[2].parse().map_err(|_| bad())?;
-    let mut rest = &parts[3..];
-    let chunks = match rest.first().map(|c| c.parse::<u32>()) {
-        Some(Ok(c)) => {
-            rest = &rest[1..];
-            c
-        }
-        _ => 1,
-    };
-    let blocks_per_sm = match rest.first().and_then(|g| g.strip_prefix('g')) {
-        Some(b) => {
-            rest = &rest[1..];
-            match b.parse::<u32>() {
-                Ok(b) if (1..=32).contains(&b) => Some(b),
-                _ => return Err(bad()),
-            }
-        }
-        None => None,
-    };
-    let poly = match rest {
-        [] => false,
-        ["poly"] => true,
-        _ => return Err(bad()),
-    };
-    if !(1..=32).contains(&warps)
-        || !(1..=CEB_MAX_STAGES).contains(&stages)
-        || !(1..=CEB_MAX_CHUNKS).contains(&chunks)
-    {
-        return Err(bad());
-    }
-    Ok(CeFwd::Force(CeConfig {
-        warps,
-        stages,
-        chunks,
-        blocks_per_sm,
-        poly,
-    }))
-}
-
-/// Whether `auto` runs the register-resident forward cross-entropy (`_g`) on `m` rows of
-/// `row_bytes`: rows of at most 8 KB in inputs of at most 2^28 bytes, except the short grids of
-/// 4–6 KB rows (inputs under 2^26 bytes), where the bulk-staged `_r` stays. Measured in session
-/// 14 through the harness, `_g` time over the previous rule's in the same run (H100
-/// GPU-676fe257, H200 GPU-48f177fa, `docs/kernels/session14/`):
-/// - rows of 2 KB (N = 1000 bf16) at M = 4096 / 16384 / 65536: H100 0.88 / 0.81 / 0.78, H200
-///   0.84 / 0.72 / 0.72;
-/// - 8 KB rows (N = 4096 bf16) at M = 4096 / 16384: H100 0.95 / 0.95, H200 0.95 / 0.93; the
-///   quack suite on the H200 at M = 8192 / 16384 / 32768: 0.88 / 0.91 / 0.94; at M = 65536
-///   (2^29 bytes) H100 0.99, H200 1.06 (left out);
-/// - 6 KB rows (N = 3072 bf16) at M = 16384: H100 0.95, H200 0.98; at M = 4096 (2^24.6
-///   bytes) H100 1.07, H200 0.98 (left out);
-/// - rows of 12–24 KB in bf16 at M ≥ 16384: H200 1.05–1.20 (left out).
-pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
-    let bytes = m * row_bytes;
-    row_bytes <= 8192 && bytes <= 1 << 28 && !(row_bytes > 4096 && bytes < 1 << 26)
-}
-
-/// Whether `auto` runs the register-row forward cross-entropy (`kg_cross_entropy_*_w4/6/8`,
-/// [`CEW_FILE`]) on `m` rows of `n` elements of `elem` bytes: rows of at least 6 KB that
-/// [`cew_layout`] splits exactly (no predicated loads) in inputs of at least 2^25 bytes, except
-/// rows under 8 KB in inputs under 2^26 bytes (4096 × 3072 bf16). It takes precedence over
-/// [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
-/// interleaved rounds per kernel, `docs/kernels/session17/`), `_w` against the best of the
-/// other kernels in the same run:
-/// - H200 GPU-6f871e6f: 1.04–1.22× faster on every such shape (4096 × 6144 0.71 → 0.76 of copy
-///   bandwidth, 16384 × 3072 0.83 → 0.87, 65536 × 12288 1.06 → 1.08); at 4096 × 3072 it took
-///   1.05× the bulk-staged `_r`'s time, and on the predicated rows (N = 1000) 1.3–1.4× `_g`'s;
-/// - H100 GPU-927fe739: the same as `_g` (0.99–1.01×) and 1.01–1.10× faster than `_r`/`_p`.
-pub fn cew_auto(m: usize, n: usize, elem: usize) -> bool {
-    let row_bytes = n * elem;
-    let bytes = m * row_bytes;
-    let exact = cew_layout(n, elem).is_some_and(|l| cew_suffix(n / l.vec, l.tpr) != "w");
-    exact && row_bytes >= 6144 && bytes >= 1 << 25 && !(row_bytes < 8192 && bytes < 1 << 26)
-}
-
-/// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
-pub const CEB_FILE: &str = "cross_entropy_bulk.cu";
-
-/// The module of the register-row forward cross-entropy with one combine
-/// (`kg_cross_entropy_*_w`, [`CE_FWD_ENV`] `rows`).
-pub const CEW_FILE: &str = "cross_entropy_rows.cu";
-
-/// Vectors a thread of `kg_cross_entropy_*_w` holds at most (its `KG_CEW_CAP`).
-pub const CEW_CAP: usize = 8;
-
-/// The entry point of `kg_cross_entropy_*_w*` for rows of `nv` vectors over `tpr` threads:
-/// `w4`, `w6` or `w8` when every thread holds exactly that many vectors (loads without
-/// predicates), else `w` (up to [`CEW_CAP`] a thread, predicated on the row's length).
-pub fn cew_suffix(nv: usize, tpr: u32) -> &'static str {
-    let tpr = tpr as usize;
-    match (nv % tpr == 0).then_some(nv / tpr) {
-        Some(4) => "w4",
-        Some(6) => "w6",
-        Some(8) => "w8",
-        _ => "w",
-    }
-}
-
-/// The layout of the register-row forward cross-entropy (`kg_cross_entropy_*_w`) for rows of
-/// `n` elements of `elem` bytes, or `None` when the row is not a whole number of 16-byte
-/// vectors or needs more than [`CEW_CAP`] × [`MAX_TPR`] of them. Threads: the first of 6, 8
-/// and 4 vectors a thread that splits the row into whole warps, else as many 32-thread warps
-/// as [`CEW_CAP`] vectors a thread need; rows of at most 32 vectors take a power-of-two group
-/// of threads. Rows a block: 64 threads' worth up to one warp a row, else one. From
-/// `kernels/dev/ce_probe.cu` on H200s (GPU-08c0e416 and GPU-88ff45c2, `docs/kernels/session17/`):
-/// one row a block and 6 vectors a thread were the fastest or within 4% of it at 4096 × 6144,
-/// 16384 × 3072, 4096 × 8192 and 65536 × 4096.
-pub fn cew_layout(n: usize, elem: usize) -> Option<RowLayout> {
-    if elem == 0 || 16 % elem != 0 || (n * elem) % 16 != 0 || n == 0 {
-        return None;
-    }
-    let vec = 16 / elem;
-    let nv = n / vec;
-    if nv > CEW_CAP * MAX_TPR {
-        return None;
-    }
-    if nv <= 32 {
-        let tpr = nv.next_power_of_two() as u32;
-        // 64 threads a block; the kernel's shared slots are for rows spanning several warps.
-        return Some(RowLayout {
-            vec,
-            tpr,
-            rpb: 64 / tpr,
-        });
-    }
-    let tpr = [6, 8, 4]
-        .iter()
-        .map(|&v| nv / v)
-        .find(|&t| t % 32 == 0 && nv % t == 0 && t <= MAX_TPR)
-        .unwrap_or_else(|| nv.div_ceil(CEW_CAP).div_ceil(32) * 32);
-    // One-warp rows two a block (64 threads); rows of several warps one a block.
-    Some(RowLayout {
-        vec,
-        tpr: tpr as u32,
-        rpb: if tpr == 32 { 2 } else { 1 },
-    })
-}
-/// Most row buffers per warp it takes (`KG_CEB_MAX_STAGES`).
-pub const CEB_MAX_STAGES: u32 = 4;
-/// Most pieces it cuts a row's copy into (`KG_CEB_MAX_CHUNKS`).
-pub const CEB_MAX_CHUNKS: u32 = 4;
-/// Longest row (bytes) it stages (`KG_CEB_MAX_ROW_BYTES`).
-pub const CEB_MAX_ROW_BYTES: usize = 49_152;
-
-/// A launch of the second bulk-staged cross-entropy forward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CeConfig {
-    /// Warps per block (each on its own rows).
-    pub warps: u32,
-    /// Row buffers per warp (rows in flight per warp).
-    pub stages: u32,
-    /// Pieces a row's copy is cut into, each on its own mbarrier: the warp sums a piece as soon
-    /// as it lands (a running max per lane, rescaled when a piece raises it).
-    pub chunks: u32,
-    /// At most this many blocks an SM (`None`: as many as fit). Fewer blocks keep fewer rows in
-    /// flight, so the rows asked for first land first instead of all landing at the end.
-    pub blocks_per_sm: Option<u32>,
-    /// A quarter of the exponentials on the FMA pipe (`kg_cross_entropy_*_bp`).
-    pub poly: bool,
-}
-
-/// The launch `bulk` forces: four warps a block, two row buffers a warp (rows_p.cu's `_r`).
-pub const CEB_DEFAULT: CeConfig = CeConfig {
-    warps: 4,
-    stages: 2,
-    chunks: 1,
-    blocks_per_sm: None,
-    poly: false,
-};
-
-/// Dynamic shared memory of the second bulk-staged cross-entropy forward for rows of
-/// `row_bytes` under `cfg` (`kg_ceb_smem_bytes`): per warp, [`CEB_MAX_STAGES`] ×
-/// [`CEB_MAX_CHUNKS`] mbarriers (8 bytes each), then `cfg.stages` row buffers, each rounded up
-/// to 128 bytes.
-pub fn ceb_smem_bytes(row_bytes: usize, cfg: CeConfig) -> u32 {
-    (cfg.warps as usize
-        * ((CEB_MAX_STAGES * CEB_MAX_CHUNKS) as usize * 8
-            + cfg.stages as usize * row_bytes.div_ceil(128) * 128)) as u32
-}
-
-/// Whether the second bulk-staged cross-entropy forward takes rows of `n` elements of `elem`
-/// bytes: 16-byte multiples (as the bulk copy needs) of at most [`CEB_MAX_ROW_BYTES`].
-pub fn ceb_applies(n: usize, elem: usize) -> bool {
-    n > 0 && (n * elem).is_multiple_of(16) && n * elem <= CEB_MAX_ROW_BYTES
 }
 
 /// Where `auto` runs the bulk-staged rmsnorm_bwd (given that it can run there): rows of 8–16 KB,
@@ -743,34 +486,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         None
     };
     let ce_pick = if kind == "cross_entropy" {
-        let bulk = ceb_applies(n, dt.size());
-        let regs = ceg_layout(n, dt.size());
-        // `auto`: the register-row kernel where cew_auto says, else the register kernel where
-        // ceg_auto says; the bulk launches nowhere (none won on an H200, session 14).
-        let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
-        let (pick, can, auto) = match ce_fwd {
-            CeFwd::Off => (Pick::Off, None, false),
-            CeFwd::Auto => match cew_layout(n, dt.size()).filter(|_| cew_auto(m, n, dt.size())) {
-                Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
-                None => (
-                    Pick::Auto,
-                    regs.map(CeKernel::Regs),
-                    ceg_auto(m, n * dt.size()),
-                ),
-            },
-            CeFwd::Force(c) => (Pick::Force, bulk.then_some(CeKernel::Bulk(c)), false),
-            CeFwd::Regs => (Pick::Force, regs.map(CeKernel::Regs), false),
-            CeFwd::Rows => (
-                Pick::Force,
-                cew_layout(n, dt.size()).map(CeKernel::Rows),
-                false,
-            ),
-        };
-        let file = match (ce_fwd, can) {
-            (CeFwd::Rows, _) | (_, Some(CeKernel::Rows(_))) => CEW_FILE,
-            _ => CEB_FILE,
-        };
-        own_kernel(case, gpu, pick, CE_FWD_ENV, file, can, auto)?
+        ce_fwd::choose(case, gpu, m, n, dt.size())?
     } else {
         None
     };
@@ -962,7 +678,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
             }
         }
         "cross_entropy" if ce_pick.is_some() => {
-            // The kernels of cross_entropy_bulk.cu take (x, tgt, loss, lse, m, n), the bulk one
+            // The kernels of their own modules take (x, tgt, loss, lse, m, n), the bulk one
             // then its launch's stages and chunks.
             let mut args: Vec<KernelArg> = i
                 .iter()
@@ -970,71 +686,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 .map(|&p| KernelArg::Ptr(p))
                 .chain([KernelArg::I32(mi), KernelArg::I32(ni)])
                 .collect();
-            let (name, dims) = match ce_pick {
-                Some(CeKernel::Regs(g)) => {
-                    scheme = "registers (cross_entropy_bulk.cu): the whole row loaded before use, max then sum reductions (1 barrier each), FFMA+EX2 per element, the target's logit loaded by the row's first thread".to_string();
-                    let dims = Dims {
-                        grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
-                        block: (g.tpr, g.rpb, 1),
-                        smem: 0,
-                    };
-                    (format!("kg_cross_entropy_{tn}_g"), dims)
-                }
-                Some(CeKernel::Rows(g)) => {
-                    scheme = "register rows (cross_entropy_rows.cu): every vector of the thread loaded before use, each thread's max then its sum of exp(x - its max) (FFMA+EX2), one (max, sum) combine over the row, the target's logit loaded by the row's first thread".to_string();
-                    let dims = Dims {
-                        grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
-                        block: (g.tpr, g.rpb, 1),
-                        smem: 0,
-                    };
-                    (
-                        format!("kg_cross_entropy_{tn}_{}", cew_suffix(n / g.vec, g.tpr)),
-                        dims,
-                    )
-                }
-                // The second bulk-staged kernel: a warp per row, persistent blocks.
-                Some(CeKernel::Bulk(cfg)) => {
-                    let threads = cfg.warps * 32;
-                    let name = format!(
-                        "kg_cross_entropy_{tn}_{}",
-                        if cfg.poly { "bp" } else { "b" }
-                    );
-                    let smem = ceb_smem_bytes(n * dt.size(), cfg);
-                    let f = gpu.module(CEB_FILE)?.function(&name)?;
-                    gpu.set_max_dynamic_smem(f, smem)?;
-                    let fit = gpu.max_active_blocks(f, threads, smem)? as usize;
-                    let per_sm = cfg.blocks_per_sm.map_or(fit, |b| fit.min(b as usize));
-                    let warps = cfg.warps as usize;
-                    let blocks = m.div_ceil(warps).min(sms as usize * per_sm).max(1);
-                    scheme = format!(
-                        "bulk-staged: whole rows copied to shared memory by cp.async.bulk{}, {} per warp in flight, the next row's target loaded a row ahead, max then sum (FFMA+EX2{}), warp per row, persistent {blocks} blocks of {warps} warps ({per_sm}/SM)",
-                        if cfg.chunks > 1 {
-                            format!(" in {} pieces (each summed as it lands, running max per lane)", cfg.chunks)
-                        } else {
-                            String::new()
-                        },
-                        cfg.stages,
-                        if cfg.poly { ", a quarter by polynomial on the FMA pipe" } else { "" }
-                    );
-                    args.extend([
-                        KernelArg::I32(cfg.stages as i32),
-                        KernelArg::I32(cfg.chunks as i32),
-                    ]);
-                    let dims = Dims {
-                        grid: (blocks as u32, 1, 1),
-                        block: (threads, 1, 1),
-                        smem,
-                    };
-                    (name, dims)
-                }
-                None => unreachable!("guarded by ce_pick.is_some()"),
-            };
-            steps.push((name, dims, args));
-            if matches!(ce_pick, Some(CeKernel::Rows(_))) {
-                CEW_FILE
-            } else {
-                CEB_FILE
-            }
+            let k = ce_pick.expect("guarded by ce_pick.is_some()");
+            let launch = ce_fwd::launch(gpu, k, tn, m, n, dt.size(), sms as usize, &mut args)?;
+            scheme = launch.scheme;
+            steps.push((launch.name, launch.dims, args));
+            k.file()
         }
         // The row kernels of softmax.cu and rows_p.cu take every input, then every output, then
         // (m, n).
@@ -1177,7 +833,7 @@ fn has_bulk_copy(gpu: &Gpu) -> bool {
 /// runs only on compute capability 9.0+ and with a kernel set that has `file` (a
 /// `KERNELGATE_BASE` revision from before it runs the other kernels); forcing it elsewhere is an
 /// error of the case.
-fn own_kernel<T: Copy>(
+pub(super) fn own_kernel<T: Copy>(
     case: &Case,
     gpu: &Gpu,
     pick: Pick,
@@ -1427,150 +1083,6 @@ mod tests {
                 assert_eq!(r_layout(n, elem), p_layout(n, elem), "n {n} elem {elem}");
             }
         }
-    }
-
-    #[test]
-    fn the_second_bulk_cross_entropy_takes_vectorised_rows_up_to_its_longest() {
-        assert!(ceb_applies(3072, 2) && ceb_applies(24_576, 2) && ceb_applies(8, 2));
-        assert!(!ceb_applies(24_584, 2), "over CEB_MAX_ROW_BYTES");
-        assert!(!ceb_applies(1001, 2), "not a 16-byte multiple");
-        assert!(!ceb_applies(0, 4));
-        assert_eq!(ceb_smem_bytes(6144, CEB_DEFAULT), 4 * (128 + 2 * 6144));
-        let one = CeConfig {
-            warps: 1,
-            stages: 1,
-            chunks: 1,
-            blocks_per_sm: None,
-            poly: false,
-        };
-        assert_eq!(ceb_smem_bytes(2000, one), 128 + 2048);
-        // One buffer of the longest row fits the 227 KB a block may have.
-        assert!(ceb_smem_bytes(CEB_MAX_ROW_BYTES, one) <= 227 * 1024);
-        assert_eq!(parse_ce_fwd(Some(" bulk ")), Ok(CeFwd::Force(CEB_DEFAULT)));
-        assert_eq!(parse_ce_fwd(None), Ok(CeFwd::Auto));
-        assert_eq!(parse_ce_fwd(Some("off")), Ok(CeFwd::Off));
-        let c = |warps, stages, chunks, blocks_per_sm, poly| {
-            Ok(CeFwd::Force(CeConfig {
-                warps,
-                stages,
-                chunks,
-                blocks_per_sm,
-                poly,
-            }))
-        };
-        assert_eq!(
-            parse_ce_fwd(Some("bulk:8:2:g1")),
-            c(8, 2, 1, Some(1), false)
-        );
-        assert_eq!(
-            parse_ce_fwd(Some("bulk:8:2:2:g3:poly")),
-            c(8, 2, 2, Some(3), true)
-        );
-        for bad in [
-            "bulk:8:2:g0",
-            "bulk:8:2:g33",
-            "bulk:8:2:gx",
-            "bulk:8:2:poly:g1",
-        ] {
-            assert!(parse_ce_fwd(Some(bad)).is_err(), "{bad}");
-        }
-        assert_eq!(parse_ce_fwd(Some("regs")), Ok(CeFwd::Regs));
-        assert_eq!(parse_ce_fwd(Some("rows")), Ok(CeFwd::Rows));
-        // auto: rows of at most 8 KB up to 2^28 bytes, not the short grids of 4-6 KB rows.
-        assert!(ceg_auto(4096, 2000) && ceg_auto(65_536, 2000) && ceg_auto(16_384, 8192));
-        assert!(ceg_auto(16_384, 6144) && ceg_auto(1, 16) && ceg_auto(32_768, 8192));
-        assert!(!ceg_auto(65_536, 8192), "2^29 bytes");
-        assert!(!ceg_auto(4096, 6144), "short grid of 6 KB rows");
-        assert!(!ceg_auto(16_384, 12_288), "rows over 8 KB");
-        // The register kernel: vectorised rows of at most 4 vectors a thread of up to 512.
-        assert!(ceg_layout(3072, 2).is_some() && ceg_layout(16_384, 2).is_some());
-        assert!(ceg_layout(16_392, 2).is_none() && ceg_layout(1001, 2).is_none());
-        assert_eq!(parse_ce_fwd(Some("bulk:8:1")), c(8, 1, 1, None, false));
-        assert_eq!(parse_ce_fwd(Some("bulk:4:3:poly")), c(4, 3, 1, None, true));
-        assert_eq!(parse_ce_fwd(Some("bulk:8:1:4")), c(8, 1, 4, None, false));
-        assert_eq!(
-            parse_ce_fwd(Some("bulk:4:2:2:poly")),
-            c(4, 2, 2, None, true)
-        );
-        for bad in [
-            "bulk:0:1",
-            "bulk:4:5",
-            "bulk:4",
-            "bulk:4:2:fast",
-            "bulk:4:2:5",
-            "bulk:4:2:0",
-            "bulk:4:2:poly:2",
-            "bulk:4:2:2:poly:x",
-            "bulk:x:2",
-            "block",
-        ] {
-            let e = parse_ce_fwd(Some(bad)).unwrap_err();
-            assert!(
-                e.contains(CE_FWD_ENV) && e.contains("bulk:W:S"),
-                "{bad}: {e}"
-            );
-        }
-    }
-
-    #[test]
-    fn register_row_cross_entropy_layout_and_rule() {
-        let lay =
-            |n, e| cew_layout(n, e).map(|l| (l.vec, l.tpr, l.rpb, cew_suffix(n / l.vec, l.tpr)));
-        // Six vectors a thread first, then eight, then four, one row a block.
-        assert_eq!(lay(3072, 2), Some((8, 64, 1, "w6")));
-        assert_eq!(lay(6144, 2), Some((8, 128, 1, "w6")));
-        assert_eq!(lay(4096, 2), Some((8, 64, 1, "w8")));
-        assert_eq!(lay(8192, 2), Some((8, 128, 1, "w8")));
-        assert_eq!(lay(12_288, 2), Some((8, 256, 1, "w6")));
-        assert_eq!(lay(32_768, 2), Some((8, 512, 1, "w8")));
-        assert_eq!(lay(4096, 4), Some((4, 128, 1, "w8")));
-        assert_eq!(lay(512, 4), Some((4, 32, 2, "w4")));
-        // Rows no whole-warp split fits: up to CEW_CAP vectors a thread, predicated.
-        assert_eq!(lay(1000, 2), Some((8, 32, 2, "w")));
-        assert_eq!(lay(4104, 2), Some((8, 96, 1, "w")));
-        // Short rows: a power-of-two group of threads, several rows a block.
-        assert_eq!(lay(8, 2), Some((8, 1, 64, "w")));
-        assert_eq!(lay(24, 2), Some((8, 4, 16, "w")));
-        assert_eq!(lay(256, 2), Some((8, 32, 2, "w")));
-        // Not whole vectors, or more than CEW_CAP x MAX_TPR of them.
-        assert_eq!(lay(1001, 2), None);
-        assert_eq!(lay(3, 4), None);
-        assert_eq!(lay(65_536, 2), None);
-        assert_eq!(lay(32_768, 4), None);
-        for n in [8, 24, 1000, 3072, 4096, 4104, 32_768] {
-            let l = cew_layout(n, 2).unwrap();
-            let nv = n / l.vec;
-            assert!(
-                nv <= CEW_CAP * l.tpr as usize && l.tpr as usize <= MAX_TPR,
-                "{n}"
-            );
-            assert!(l.tpr * l.rpb >= 64 && (l.tpr * l.rpb) % 32 == 0, "{n}");
-            assert!(
-                l.tpr <= 32 || l.rpb == 1,
-                "{n}: shared slots only for one row a block"
-            );
-        }
-        // The rule: exact splits of rows of 6 KB and more in inputs of 2^25 bytes and more,
-        // except 6 KB rows under 2^26 bytes.
-        assert!(
-            !cew_auto(4096, 3072, 2),
-            "4096 x 3072 stays on the bulk-staged kernel"
-        );
-        assert!(cew_auto(4096, 6144, 2) && cew_auto(16_384, 3072, 2) && cew_auto(65_536, 3072, 2));
-        assert!(cew_auto(4096, 4096, 2) && cew_auto(8192, 4096, 2) && cew_auto(4_194_304, 4096, 2));
-        assert!(
-            cew_auto(65_536, 12_288, 2) && cew_auto(1000, 32_768, 2) && cew_auto(4096, 4096, 4)
-        );
-        assert!(
-            !cew_auto(4096, 1000, 2) && !cew_auto(65_536, 1000, 2),
-            "predicated rows"
-        );
-        assert!(!cew_auto(1000, 4104, 2), "predicated rows");
-        assert!(
-            !cew_auto(257, 4096, 2) && !cew_auto(2048, 4096, 2),
-            "under 2^25 bytes"
-        );
-        assert!(!cew_auto(262_144, 512, 4), "rows under 6 KB");
     }
 
     #[test]
