@@ -99,10 +99,13 @@ enum RowsChoice { RC_OLD, RC_AUTO, RC_ALL, RC_REG };
 //  * softmax_bwd: _p on short grids (m <= 8192) of rows of >= 4096 elements, else old;
 //  * rmsnorm_bwd: _p on long grids (m >= 16384) when the old kernel's block has < 224 threads
 //    (row_layout tpr * rpb: 2 such blocks per SM leave it < 14 warps), else old;
-//  * cross_entropy: since session 14 the harness's auto runs the register-resident forward of
-//    kernels/cross_entropy_bulk.cu (_g, norms.rs ceg_auto) on rows of at most 8 KB in inputs of at
-//    most 2^28 bytes, except short grids of 4-6 KB rows; this bench does not build that module,
-//    so its auto below is the rule without _g:
+//  * cross_entropy: since session 17 the harness's auto runs the register-row forward of
+//    kernels/cross_entropy_rows.cu (_w4/_w6/_w8, ce_fwd.rs cew_auto) on exact splits of rows of
+//    at least 6 KB in inputs of at least 2^25 bytes (except rows under 8 KB under 2^26 bytes),
+//    else (since session 14) the register-resident forward of kernels/cross_entropy_bulk.cu
+//    (_g, ce_fwd.rs ceg_auto) on rows of at most 8 KB in inputs of at most 2^28 bytes, except
+//    short grids of 4-6 KB rows; this bench builds neither module, so its auto below is the
+//    rule without them:
 //  * cross_entropy (vectorised rows): the bulk-staged _r kernel where ce_b_auto says (session 11:
 //    rows of 4-6 KB, or of at most 16 KB on grids of 16384+ rows and at most 2^28 bytes), else _p
 //    (H200 1.05-1.24x old; H100 0.97-0.98x old from 2^28 elements, 1.03-1.21x below).

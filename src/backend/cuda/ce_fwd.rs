@@ -4,7 +4,9 @@
 //! where [`ceg_auto`] says) and second bulk-staged (`_b`/`_bp`, opt-in) kernels of
 //! `kernels/cross_entropy_bulk.cu`. Each module's source hash is its own, so changing one
 //! restarts only its cases' baselines. Where none of them runs, `cross_entropy` runs the row
-//! kernels of `rows_p.cu` chosen in [`super::norms`].
+//! kernels of `rows_p.cu` chosen in [`super::norms`]. (The kernel files' launch comments name
+//! `norms.rs`, where this code lived until session 17; editing them would restart their
+//! cases' baselines for a comment.)
 
 use super::norms::{own_kernel, r_layout, Pick, RowLayout, MAX_TPR};
 use crate::case::Case;
