@@ -145,12 +145,12 @@ pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
 /// [`cew_layout`] splits exactly (no predicated loads) in inputs of at least 2^25 bytes, except
 /// rows under 8 KB in inputs under 2^26 bytes (4096 × 3072 bf16). It takes precedence over
 /// [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
-/// interleaved rounds per kernel, `docs/kernels/session17/`), `_w` against the best of the
-/// other kernels in the same run:
-/// - H200 GPU-6f871e6f: 1.04–1.22× faster on every such shape (4096 × 6144 0.71 → 0.76 of copy
-///   bandwidth, 16384 × 3072 0.83 → 0.87, 65536 × 12288 1.06 → 1.08); at 4096 × 3072 it took
-///   1.05× the bulk-staged `_r`'s time, and on the predicated rows (N = 1000) 1.3–1.4× `_g`'s;
-/// - H100 GPU-927fe739: the same as `_g` (0.99–1.01×) and 1.01–1.10× faster than `_r`/`_p`.
+/// interleaved rounds per kernel, `docs/kernels/session17/`), `_w*` against the kernel the
+/// previous rule ran, same run, on the 21 measured cases the rule switches:
+/// - H200 GPU-6f871e6f: 1.02–1.12× faster on every one (4096 × 6144 0.71 → 0.76 of copy
+///   bandwidth, 16384 × 3072 0.83 → 0.87); at 4096 × 3072, left out, it took 1.05× the
+///   bulk-staged `_r`'s time, and on predicated rows (N = 1000) 1.3–1.4× `_g`'s;
+/// - H100 GPU-927fe739: 0.99–1.10× (four cases 0.2–0.8% slower, inside the run's spread).
 pub fn cew_auto(m: usize, n: usize, elem: usize) -> bool {
     let row_bytes = n * elem;
     let bytes = m * row_bytes;
