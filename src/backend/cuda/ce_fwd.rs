@@ -19,8 +19,9 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 /// [`ceg_auto`] says, and the bulk-staged `_b` nowhere; `rows` forces `_w*`, `regs` forces `_g`,
 /// `bulk[:W:S[:C][:poly]]` forces `_b`/`_bp`; `off` runs none of them (rows_p.cu's kernels).
 /// Forcing one where it cannot run (below compute capability 9.0, rows that are not 16-byte
-/// multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b`, than [`R_CACHE`](super::norms::R_CACHE) × 512 vectors for
-/// `_g` or than [`CEW_CAP`] × [`MAX_TPR`] vectors for `_w`) is an error.
+/// multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b`, than
+/// [`R_CACHE`](super::norms::R_CACHE) × 512 vectors for `_g` or than [`CEW_CAP`] ×
+/// [`MAX_TPR`] vectors for `_w`) is an error.
 pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
 
 /// What [`CE_FWD_ENV`] asks of the cross-entropy forward.
@@ -28,7 +29,7 @@ pub const CE_FWD_ENV: &str = "KERNELGATE_CE_FWD";
 pub enum CeFwd {
     /// The per-shape rule ([`cew_auto`] for `_w*`, else [`ceg_auto`] for `_g`; `_b` nowhere).
     Auto,
-    /// Neither kernel of the module.
+    /// None of these kernels (rows_p.cu's run).
     Off,
     /// The second bulk-staged kernel with this launch wherever it can run.
     Force(CeConfig),
@@ -75,7 +76,7 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
     }
     let bad = || {
         format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `rows`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
         )
     };
     let parts: Vec<&str> = v.split(':').collect();
@@ -282,15 +283,19 @@ impl CeKernel {
 /// The forward cross-entropy kernel of its own module that a case of `m` rows of `n` elements of
 /// `elem` bytes runs under [`CE_FWD_ENV`], or `None` (rows_p.cu's kernels run): `auto` takes
 /// the register-row kernel where [`cew_auto`] says, else the register-resident one where
-/// [`ceg_auto`] says, and the bulk launches nowhere (none won on an H200, session 14). Forcing a
-/// kernel where it cannot run is an error naming the case, the variable and the reason.
+/// [`ceg_auto`] says, and the bulk launches nowhere (none won on an H200, session 14). A kernel
+/// set without [`CEW_FILE`] (a `KERNELGATE_BASE` revision from before session 17) gets the rule
+/// it had, `_g` where [`ceg_auto`] says, so a same-run A/B times what that revision ran. Forcing
+/// a kernel where it cannot run is an error naming the case, the variable and the reason.
 pub fn choose(case: &Case, gpu: &Gpu, m: usize, n: usize, elem: usize) -> Result<Option<CeKernel>> {
     let bulk = ceb_applies(n, elem);
     let regs = ceg_layout(n, elem);
     let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
     let (pick, can, auto) = match ce_fwd {
         CeFwd::Off => (Pick::Off, None, false),
-        CeFwd::Auto => match cew_layout(n, elem).filter(|_| cew_auto(m, n, elem)) {
+        CeFwd::Auto => match cew_layout(n, elem)
+            .filter(|_| cew_auto(m, n, elem) && gpu.kernel_set.dir.join(CEW_FILE).is_file())
+        {
             Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
             None => (Pick::Auto, regs.map(CeKernel::Regs), ceg_auto(m, n * elem)),
         },
@@ -464,7 +469,7 @@ mod tests {
         ] {
             let e = parse_ce_fwd(Some(bad)).unwrap_err();
             assert!(
-                e.contains(CE_FWD_ENV) && e.contains("bulk:W:S"),
+                e.contains(CE_FWD_ENV) && e.contains("bulk:W:S") && e.contains("`rows`"),
                 "{bad}: {e}"
             );
         }
