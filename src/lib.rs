@@ -24,6 +24,7 @@ pub mod gpu_state;
 pub mod harness;
 pub mod inputs;
 pub mod merge;
+pub mod rank;
 pub mod report;
 pub mod results;
 pub mod roofline;

@@ -66,6 +66,19 @@ pub enum Command {
         #[arg(long, default_value_t = crate::config::DEFAULT_TOLERANCE_PCT)]
         tolerance_pct: f64,
     },
+    /// Rank several runs of the same cases (one per kernel configuration) case by case: each
+    /// run's median and ratio to the fastest, the winner when it leads beyond tolerance and
+    /// noise, and per run its wins and geomean ratio to the fastest.
+    Rank {
+        /// The runs: `LABEL=PATH` (a label given again joins its files, fastest record per
+        /// case) or `PATH` (labelled by its file stem); at least two labels.
+        #[arg(required = true, num_args = 2..)]
+        runs: Vec<String>,
+        /// Tolerance in percent the fastest must lead the next run by (and by more than both
+        /// runs' noise) to be called the winner.
+        #[arg(long, default_value_t = 1.0)]
+        tolerance_pct: f64,
+    },
     /// PNG and SVG charts of results files (merged in memory when several).
     Plot(PlotArgs),
     /// The device facts recorded with every result.
@@ -402,6 +415,29 @@ where
             } else {
                 ExitCode::SUCCESS
             })
+        })(),
+        Command::Rank {
+            runs,
+            tolerance_pct,
+        } => (|| {
+            if !(tolerance_pct >= 0.0 && tolerance_pct.is_finite()) {
+                return Err(Error::Case {
+                    case: "--tolerance-pct".into(),
+                    message: format!("{tolerance_pct} is not a percentage ≥ 0"),
+                });
+            }
+            let specs = crate::rank::parse_runs(&runs)?;
+            for s in &specs {
+                let files: Vec<String> = s.paths.iter().map(|p| p.display().to_string()).collect();
+                println!("{} = {}", s.label, files.join(", "));
+            }
+            println!();
+            let loaded = crate::rank::load(&specs)?;
+            print!(
+                "{}",
+                crate::rank::render(&crate::rank::rank(&loaded, tolerance_pct))
+            );
+            Ok(ExitCode::SUCCESS)
         })(),
         Command::Plot(a) => load_inputs(&a.inputs).and_then(|file| {
             let formats: Vec<crate::charts::Format> = a
