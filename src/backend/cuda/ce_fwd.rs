@@ -288,26 +288,55 @@ impl CeKernel {
 /// it had, `_g` where [`ceg_auto`] says, so a same-run A/B times what that revision ran. Forcing
 /// a kernel where it cannot run is an error naming the case, the variable and the reason.
 pub fn choose(case: &Case, gpu: &Gpu, m: usize, n: usize, elem: usize) -> Result<Option<CeKernel>> {
-    let bulk = ceb_applies(n, elem);
-    let regs = ceg_layout(n, elem);
     let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
-    let (pick, can, auto) = match ce_fwd {
+    let rows_present = gpu.kernel_set.dir.join(CEW_FILE).is_file();
+    let d = decide(ce_fwd, m, n, elem, rows_present);
+    own_kernel(case, gpu, d.pick, CE_FWD_ENV, d.file, d.kernel, d.auto)
+}
+
+/// What [`choose`] asks of the launcher before it knows the GPU: how the kernel was asked for,
+/// the kernel that can run the case (if any), whether `auto`'s rule wants it, and the module it
+/// lives in (named in the error when a forced kernel cannot run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// Auto, forced or off.
+    pub pick: Pick,
+    /// The kernel that can run the case, with its launch.
+    pub kernel: Option<CeKernel>,
+    /// Under `auto`: whether the rule runs it.
+    pub auto: bool,
+    /// Its module.
+    pub file: &'static str,
+}
+
+/// The pure part of [`choose`]: `ce_fwd` on `m` rows of `n` elements of `elem` bytes, with or
+/// without [`CEW_FILE`] in the kernel set.
+pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, rows_present: bool) -> Decision {
+    let regs = ceg_layout(n, elem);
+    let (pick, kernel, auto) = match ce_fwd {
         CeFwd::Off => (Pick::Off, None, false),
-        CeFwd::Auto => match cew_layout(n, elem)
-            .filter(|_| cew_auto(m, n, elem) && gpu.kernel_set.dir.join(CEW_FILE).is_file())
-        {
+        CeFwd::Auto => match cew_layout(n, elem).filter(|_| cew_auto(m, n, elem) && rows_present) {
             Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
             None => (Pick::Auto, regs.map(CeKernel::Regs), ceg_auto(m, n * elem)),
         },
-        CeFwd::Force(c) => (Pick::Force, bulk.then_some(CeKernel::Bulk(c)), false),
+        CeFwd::Force(c) => (
+            Pick::Force,
+            ceb_applies(n, elem).then_some(CeKernel::Bulk(c)),
+            false,
+        ),
         CeFwd::Regs => (Pick::Force, regs.map(CeKernel::Regs), false),
         CeFwd::Rows => (Pick::Force, cew_layout(n, elem).map(CeKernel::Rows), false),
     };
-    let file = match (ce_fwd, can) {
+    let file = match (ce_fwd, kernel) {
         (CeFwd::Rows, _) | (_, Some(CeKernel::Rows(_))) => CEW_FILE,
         _ => CEB_FILE,
     };
-    own_kernel(case, gpu, pick, CE_FWD_ENV, file, can, auto)
+    Decision {
+        pick,
+        kernel,
+        auto,
+        file,
+    }
 }
 
 /// One launch of a forward cross-entropy kernel of its own module: the entry point, its
@@ -537,5 +566,67 @@ mod tests {
             "under 2^25 bytes"
         );
         assert!(!cew_auto(262_144, 512, 4), "rows under 6 KB");
+    }
+
+    #[test]
+    fn the_choice_before_the_gpu() {
+        let kind = |d: Decision| match d.kernel {
+            Some(CeKernel::Rows(l)) => format!("rows{}", l.tpr),
+            Some(CeKernel::Regs(_)) => "regs".to_string(),
+            Some(CeKernel::Bulk(_)) => "bulk".to_string(),
+            None => "none".to_string(),
+        };
+        // auto: the register rows where cew_auto says, with their file; else `_g` under
+        // ceg_auto's say; the bulk kernel never.
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, true);
+        assert_eq!(
+            (d.pick, kind(d), d.auto, d.file),
+            (Pick::Auto, "rows64".into(), true, CEW_FILE)
+        );
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, true);
+        assert_eq!(
+            (kind(d), d.auto, d.file),
+            ("regs".into(), false, CEB_FILE),
+            "4096 x 3072 keeps _r"
+        );
+        let d = decide(CeFwd::Auto, 4096, 1000, 2, true);
+        assert_eq!((kind(d), d.auto, d.file), ("regs".into(), true, CEB_FILE));
+        let d = decide(CeFwd::Auto, 65_536, 12_288, 2, true);
+        assert_eq!((kind(d), d.auto), ("rows256".into(), true));
+        // A kernel set from before the register rows: the rule it had (here `_g` is not wanted
+        // at 2^29 bytes, so rows_p.cu's kernels run).
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, false);
+        assert_eq!((kind(d), d.auto, d.file), ("regs".into(), true, CEB_FILE));
+        let d = decide(CeFwd::Auto, 65_536, 8192, 2, false);
+        assert_eq!((kind(d), d.auto), ("regs".into(), false));
+        // Forced: the kernel where it can run, else none (the launcher's error names the file).
+        let d = decide(CeFwd::Rows, 3, 1001, 2, true);
+        assert_eq!(
+            (d.pick, kind(d), d.file),
+            (Pick::Force, "none".into(), CEW_FILE)
+        );
+        let d = decide(CeFwd::Rows, 3, 1000, 2, true);
+        assert_eq!(
+            (d.pick, kind(d), d.file),
+            (Pick::Force, "rows32".into(), CEW_FILE)
+        );
+        let d = decide(CeFwd::Regs, 4096, 3072, 2, true);
+        assert_eq!(
+            (d.pick, kind(d), d.file),
+            (Pick::Force, "regs".into(), CEB_FILE)
+        );
+        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 3072, 2, true);
+        assert_eq!(
+            (d.pick, kind(d), d.file),
+            (Pick::Force, "bulk".into(), CEB_FILE)
+        );
+        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 32_768, 2, true);
+        assert_eq!(
+            kind(d),
+            "none",
+            "64 KB rows are over the bulk kernel's longest"
+        );
+        let d = decide(CeFwd::Off, 16_384, 3072, 2, true);
+        assert_eq!((d.pick, kind(d)), (Pick::Off, "none".into()));
     }
 }
