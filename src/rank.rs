@@ -107,6 +107,9 @@ pub struct Row {
     pub ms: Vec<Option<f64>>,
     /// Per run: the kernel entry point it ran (the variant's first word), empty when unknown.
     pub kernel: Vec<String>,
+    /// Per run: the fraction of the copy bandwidth measured in its run (memory-bound families;
+    /// the record's `roofline_frac`), when recorded.
+    pub frac: Vec<Option<f64>>,
     /// The index of the fastest run, when at least one run timed the case.
     pub fastest: Option<usize>,
     /// Whether the fastest leads the next run beyond tolerance and noise (`false`: a tie, or
@@ -201,6 +204,13 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
                 .iter()
                 .map(|r| r.map(|r| kernel_of(&r.variant)).unwrap_or_default())
                 .collect();
+            let frac = recs
+                .iter()
+                .map(|r| {
+                    r.filter(|r| r.latency_ms.is_some())
+                        .and_then(|r| r.roofline_frac)
+                })
+                .collect();
             let mut order: Vec<usize> = (0..ms.len()).filter(|&i| ms[i].is_some()).collect();
             order.sort_by(|&a, &b| ms[a].partial_cmp(&ms[b]).expect("medians are finite"));
             let fastest = order.first().copied();
@@ -217,6 +227,7 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
                 key: k.clone(),
                 ms,
                 kernel,
+                frac,
                 fastest,
                 clear,
                 lead,
@@ -266,10 +277,12 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
     }
 }
 
-/// A Markdown table of the ranking: per case each run's median and ratio to the fastest, the
+/// A Markdown table of the ranking: per case each run's median and ratio to the fastest (and,
+/// for memory-bound families, the fraction of the copy bandwidth measured in that run), the
 /// winner (`tie` when it does not lead beyond tolerance and noise) and, when the runs ran
 /// different kernels, which; then the per-run summary.
 pub fn render(r: &Ranking) -> String {
+    let frac = |f: Option<f64>| f.map(|f| format!(" · {f:.2}")).unwrap_or_default();
     let mut s = String::new();
     let _ = write!(s, "| case |");
     for l in &r.labels {
@@ -287,10 +300,21 @@ pub fn render(r: &Ranking) -> String {
         for (i, m) in row.ms.iter().enumerate() {
             match (m, best) {
                 (Some(m), Some(_)) if Some(i) == row.fastest => {
-                    let _ = write!(s, " **{}** |", crate::tables::fmt_ms(*m));
+                    let _ = write!(
+                        s,
+                        " **{}**{} |",
+                        crate::tables::fmt_ms(*m),
+                        frac(row.frac[i])
+                    );
                 }
                 (Some(m), Some(b)) => {
-                    let _ = write!(s, " {} ({:.3}x) |", crate::tables::fmt_ms(*m), m / b);
+                    let _ = write!(
+                        s,
+                        " {} ({:.3}x){} |",
+                        crate::tables::fmt_ms(*m),
+                        m / b,
+                        frac(row.frac[i])
+                    );
                 }
                 _ => {
                     let _ = write!(s, " – |");
@@ -327,9 +351,19 @@ pub fn render(r: &Ranking) -> String {
     }
     let _ = writeln!(
         s,
-        "\nA winner leads the next run by more than {:.1}% and more than both runs' noise; else `tie`.\n",
+        "\nA winner leads the next run by more than {:.1}% and more than both runs' noise; else `tie`.",
         r.tolerance * 100.0
     );
+    if r.rows
+        .iter()
+        .any(|row| row.frac.iter().any(Option::is_some))
+    {
+        let _ = writeln!(
+            s,
+            "`· 0.76`: the fraction of the copy bandwidth measured in that run (memory-bound families)."
+        );
+    }
+    let _ = writeln!(s);
     let _ = writeln!(
         s,
         "| run | cases timed | clear wins | geomean ratio to the fastest ({} common cases) | worst |",

@@ -126,6 +126,27 @@ fn a_label_keeps_its_fastest_record_and_untimed_cases_rank_nowhere() {
     assert_eq!(r.summaries[2].timed, a.results.len() - 1);
     let md = render(&r);
     assert!(md.contains("| – |"), "{md}");
+    assert!(
+        !md.contains("copy bandwidth"),
+        "no fractions recorded: {md}"
+    );
+}
+
+#[test]
+fn memory_bound_cases_show_their_fraction_of_copy_bandwidth() {
+    let mut a = smoke();
+    a.results[0].roofline_frac = Some(0.764);
+    let mut b = scaled(&a, &[(0, 1.2)]);
+    b.results[0].roofline_frac = Some(0.637);
+    let md = render(&rank(&[("a".into(), vec![a]), ("b".into(), vec![b])], 1.0));
+    assert!(
+        md.contains("** · 0.76 |") && md.contains("(1.200x) · 0.64 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("fraction of the copy bandwidth measured in that run"),
+        "{md}"
+    );
 }
 
 #[test]

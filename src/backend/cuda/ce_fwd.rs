@@ -148,8 +148,8 @@ pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
 /// [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
 /// interleaved rounds per kernel, `docs/kernels/session17/`), `_w*` against the kernel the
 /// previous rule ran, same run, on the 21 measured cases the rule switches:
-/// - H200 GPU-6f871e6f: 1.02–1.12× faster on every one (4096 × 6144 0.71 → 0.76 of copy
-///   bandwidth, 16384 × 3072 0.83 → 0.87); at 4096 × 3072, left out, it took 1.05× the
+/// - H200 GPU-6f871e6f: 1.02–1.12× faster on every one (4096 × 6144 0.71 → 0.77 of copy
+///   bandwidth, 16384 × 3072 0.83 → 0.86); at 4096 × 3072, left out, it took 1.05× the
 ///   bulk-staged `_r`'s time, and on predicated rows (N = 1000) 1.3–1.4× `_g`'s;
 /// - H100 GPU-927fe739: 0.99–1.10× (four cases 0.2–0.8% slower, inside the run's spread).
 pub fn cew_auto(m: usize, n: usize, elem: usize) -> bool {
