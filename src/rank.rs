@@ -212,7 +212,10 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
                 })
                 .collect();
             let mut order: Vec<usize> = (0..ms.len()).filter(|&i| ms[i].is_some()).collect();
-            order.sort_by(|&a, &b| ms[a].partial_cmp(&ms[b]).expect("medians are finite"));
+            order.sort_by(|&a, &b| {
+                let (x, y) = (ms[a].expect("timed"), ms[b].expect("timed"));
+                x.total_cmp(&y)
+            });
             let fastest = order.first().copied();
             let (clear, lead) = match (order.first(), order.get(1)) {
                 (Some(&b), Some(&s)) => {
@@ -254,7 +257,7 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
             });
             let worst = ratios
                 .iter()
-                .max_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
                 .map(|(x, k)| (*x, k.to_string()));
             Summary {
                 label: run.label.clone(),
