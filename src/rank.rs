@@ -20,7 +20,7 @@ use crate::gate::{self, Change};
 use crate::results::{Record, ResultsFile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One run: a label and the files that make it up.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +91,7 @@ pub fn load(specs: &[RunSpec]) -> Result<Vec<(String, Vec<ResultsFile>)>> {
             let files = s
                 .paths
                 .iter()
-                .map(|p| crate::merge::load(Path::new(p)))
+                .map(|p| crate::merge::load(p))
                 .collect::<Result<Vec<_>>>()?;
             Ok((s.label.clone(), files))
         })

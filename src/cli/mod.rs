@@ -332,6 +332,18 @@ fn append_step_summary(text: &str) -> crate::Result<()> {
         .map_err(|e| Error::io("appending to GITHUB_STEP_SUMMARY", &path, e))
 }
 
+/// `--tolerance-pct` must be a finite percentage ≥ 0 (`compare`, `rank`).
+fn check_tolerance_pct(tolerance_pct: f64) -> crate::Result<()> {
+    if tolerance_pct >= 0.0 && tolerance_pct.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::Case {
+            case: "--tolerance-pct".into(),
+            message: format!("{tolerance_pct} is not a percentage ≥ 0"),
+        })
+    }
+}
+
 fn report(a: &ReportArgs) -> crate::Result<ExitCode> {
     let file = load_inputs(&a.inputs)?;
     let md = crate::tables::markdown(&file, &a.baseline_backend);
@@ -399,12 +411,7 @@ where
             b,
             tolerance_pct,
         } => (|| {
-            if !(tolerance_pct >= 0.0 && tolerance_pct.is_finite()) {
-                return Err(Error::Case {
-                    case: "--tolerance-pct".into(),
-                    message: format!("{tolerance_pct} is not a percentage ≥ 0"),
-                });
-            }
+            check_tolerance_pct(tolerance_pct)?;
             let fa = crate::merge::load(&a)?;
             let fb = crate::merge::load(&b)?;
             let rows = crate::compare::compare(&fa, &fb, tolerance_pct);
@@ -420,12 +427,7 @@ where
             runs,
             tolerance_pct,
         } => (|| {
-            if !(tolerance_pct >= 0.0 && tolerance_pct.is_finite()) {
-                return Err(Error::Case {
-                    case: "--tolerance-pct".into(),
-                    message: format!("{tolerance_pct} is not a percentage ≥ 0"),
-                });
-            }
+            check_tolerance_pct(tolerance_pct)?;
             let specs = crate::rank::parse_runs(&runs)?;
             for s in &specs {
                 let files: Vec<String> = s.paths.iter().map(|p| p.display().to_string()).collect();

@@ -327,8 +327,10 @@ pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, rows_present: bool
         CeFwd::Regs => (Pick::Force, regs.map(CeKernel::Regs), false),
         CeFwd::Rows => (Pick::Force, cew_layout(n, elem).map(CeKernel::Rows), false),
     };
+    // The kernel's own module; a forced kernel that cannot run names the module it asked for.
     let file = match (ce_fwd, kernel) {
-        (CeFwd::Rows, _) | (_, Some(CeKernel::Rows(_))) => CEW_FILE,
+        (_, Some(k)) => k.file(),
+        (CeFwd::Rows, None) => CEW_FILE,
         _ => CEB_FILE,
     };
     Decision {
