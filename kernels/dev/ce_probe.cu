@@ -23,6 +23,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+// The product's helpers (streamed 16-byte load, MUFU and polynomial exp2, the (max, sum) merge).
+#include "cross_entropy_bulk.cu"
+#include "cross_entropy_rows.cu"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,29 +44,6 @@
         }                                                                                       \
     } while (0)
 
-#define LOG2E 1.4426950408889634f
-
-__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
-    uint4 q;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
-                 : "l"(p));
-    return q;
-}
-__device__ __forceinline__ float ex2f(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-// 2^x for x <= 0 on the FMA pipe: x = i + f (i = round(x), |f| <= 1/2), 2^f by a degree-5
-// minimax-style polynomial (Taylor coefficients, relative error about 3e-6), i into the exponent.
-__device__ __forceinline__ float ex2_fma(float x) {
-    x = fmaxf(x, -125.f);
-    const float r = rintf(x), f = x - r;
-    float p = fmaf(fmaf(fmaf(fmaf(fmaf(1.3333558e-3f, f, 9.6181291e-3f), f, 5.5504109e-2f), f, 2.4022651e-1f), f,
-                        6.9314718e-1f), f, 1.f);
-    return __int_as_float(__float_as_int(p) + ((int)r << 23));
-}
 __device__ __forceinline__ unsigned ex2h2(unsigned x) {
     unsigned y;
     asm("ex2.approx.f16x2 %0, %1;" : "=r"(y) : "r"(x));
@@ -89,8 +70,8 @@ __device__ __forceinline__ float vsum(const uint4& q, float mb) {
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        s0 += ex2f(fmaf(lo_f(w[i]), LOG2E, -mb));
-        s1 += ex2f(fmaf(hi_f(w[i]), LOG2E, -mb));
+        s0 += kg_cew_ex2(fmaf(lo_f(w[i]), KG_CEW_LOG2E, -mb));
+        s1 += kg_cew_ex2(fmaf(hi_f(w[i]), KG_CEW_LOG2E, -mb));
     }
     return s0 + s1;
 }
@@ -100,9 +81,9 @@ __device__ __forceinline__ float vsum_poly(const uint4& q, float mb) {
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const float a = fmaf(lo_f(w[i]), LOG2E, -mb), b = fmaf(hi_f(w[i]), LOG2E, -mb);
-        s0 += (i & 1) ? ex2_fma(a) : ex2f(a);
-        s1 += ex2f(b);
+        const float a = fmaf(lo_f(w[i]), KG_CEW_LOG2E, -mb), b = fmaf(hi_f(w[i]), KG_CEW_LOG2E, -mb);
+        s0 += (i & 1) ? kg_ceb_ex2_poly(a) : kg_cew_ex2(a);
+        s1 += kg_cew_ex2(b);
     }
     return s0 + s1;
 }
@@ -111,7 +92,7 @@ __device__ __forceinline__ float vsum_h2(const uint4& q, float mb) {
     __half2 acc = __floats2half2_rn(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const __half2 a = __floats2half2_rn(fmaf(lo_f(w[i]), LOG2E, -mb), fmaf(hi_f(w[i]), LOG2E, -mb));
+        const __half2 a = __floats2half2_rn(fmaf(lo_f(w[i]), KG_CEW_LOG2E, -mb), fmaf(hi_f(w[i]), KG_CEW_LOG2E, -mb));
         unsigned e = ex2h2(*reinterpret_cast<const unsigned*>(&a));
         acc = __hadd2(acc, *reinterpret_cast<__half2*>(&e));
     }
@@ -119,20 +100,61 @@ __device__ __forceinline__ float vsum_h2(const uint4& q, float mb) {
     return f.x + f.y;
 }
 
-// (m, s) pairs: s is a sum of exp2((x - m) log2e).
-__device__ __forceinline__ void merge(float& m, float& s, float mo, float so) {
-    const float mn = fmaxf(m, mo);
-    if (mn == __int_as_float(0xff800000)) return;
-    s = s * ex2f((m - mn) * LOG2E) + so * ex2f((mo - mn) * LOG2E);
-    m = mn;
+// The packed max of a thread's VPT vectors.
+template <int VPT> __device__ __forceinline__ float row_max(const uint4 (&q)[VPT]) {
+    unsigned mm = 0xff80ff80u;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) mm = bmax2(mm, bmax2(bmax2(q[k].x, q[k].y), bmax2(q[k].z, q[k].w)));
+    return fmaxf(lo_f(mm), hi_f(mm));
+}
+// The thread's sum of exp2(x log2e - mb) over its vectors, two chains; VS picks the exponentials
+// (0 MUFU f32, 1 f16x2, 2 a quarter by polynomial).
+template <int VPT, int VS> __device__ __forceinline__ float row_sum(const uint4 (&q)[VPT], float mb) {
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+        const float v = VS == 1 ? vsum_h2(q[k], mb) : VS == 2 ? vsum_poly(q[k], mb) : vsum(q[k], mb);
+        if (k & 1) a1 += v;
+        else a0 += v;
+    }
+    return a0 + a1;
+}
+// Combines the (mx, s) pairs of the tpr threads of a row: butterfly in the warp, then (rows of
+// several warps) one slot per warp in red[2 slot], red[2 slot + 1], read by thread 0 in order.
+// PLAIN: max and plain sum (the loads-only kernels), else the (max, sum) merge.
+template <bool PLAIN>
+__device__ __forceinline__ void row_combine(float& mx, float& s, float (*red)[32], int slot, int tpr) {
+    const int tx = threadIdx.x;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float mo = __shfl_xor_sync(0xffffffffu, mx, o), so = __shfl_xor_sync(0xffffffffu, s, o);
+        if (PLAIN) {
+            mx = fmaxf(mx, mo);
+            s += so;
+        } else kg_cew_merge(mx, s, mo, so);
+    }
+    if (tpr > 32) {
+        if ((tx & 31) == 0) {
+            red[2 * slot][tx >> 5] = mx;
+            red[2 * slot + 1][tx >> 5] = s;
+        }
+        __syncthreads();
+        if (tx == 0)
+            for (int i = 1; i < tpr / 32; ++i) {
+                if (PLAIN) {
+                    mx = fmaxf(mx, red[2 * slot][i]);
+                    s += red[2 * slot + 1][i];
+                } else kg_cew_merge(mx, s, red[2 * slot][i], red[2 * slot + 1][i]);
+            }
+    }
 }
 
 // MODE 0 xor (loads only), 1 ce, 2 on (online), 3 h2, 4 poly (a quarter of the exps on FMA).
 template <int VPT, int MODE>
 __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__ x, const int* __restrict__ tgt,
                                                float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
-    __shared__ float red[2][16][32];
-    const int tx = threadIdx.x, tpr = blockDim.x, lane = tx & 31;
+    __shared__ float red[16][2][32];
+    const int tx = threadIdx.x, tpr = blockDim.x;
     const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     const bool live = row < m;
     const uint4* xr = reinterpret_cast<const uint4*>(x + row * (long long)n);
@@ -141,7 +163,7 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
     uint4 q[VPT];
 #pragma unroll
     for (int k = 0; k < VPT; ++k)
-        if (live) q[k] = ld_stream(xr + tx + k * tpr);
+        if (live) q[k] = kg_cew_ld(xr + tx + k * tpr);
         else q[k] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
     float xt = 0.f;
     if (live && tx == 0 && t >= 0 && t < n) xt = __bfloat162float(x[row * (long long)n + t]);
@@ -159,56 +181,16 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
         for (int k = 0; k < VPT; ++k) {
             const float vm = vmax(q[k]);
             if (vm > mx) {
-                s *= ex2f((mx - vm) * LOG2E);
+                s *= kg_cew_ex2((mx - vm) * KG_CEW_LOG2E);
                 mx = vm;
             }
-            s += vsum(q[k], mx * LOG2E);
+            s += vsum(q[k], mx * KG_CEW_LOG2E);
         }
     } else {
-        unsigned mm = 0xff80ff80u;
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) mm = bmax2(mm, bmax2(bmax2(q[k].x, q[k].y), bmax2(q[k].z, q[k].w)));
-        mx = fmaxf(lo_f(mm), hi_f(mm));
-        const float mb = mx * LOG2E;
-        float a0 = 0.f, a1 = 0.f;
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            if (MODE == 3) {
-                if (k & 1) a1 += vsum_h2(q[k], mb);
-                else a0 += vsum_h2(q[k], mb);
-            } else if (MODE == 4) {
-                if (k & 1) a1 += vsum_poly(q[k], mb);
-                else a0 += vsum_poly(q[k], mb);
-            } else {
-                if (k & 1) a1 += vsum(q[k], mb);
-                else a0 += vsum(q[k], mb);
-            }
-        }
-        s = a0 + a1;
+        mx = row_max<VPT>(q);
+        s = row_sum<VPT, MODE == 3 ? 1 : MODE == 4 ? 2 : 0>(q, mx * KG_CEW_LOG2E);
     }
-    // Combine over the row: butterfly in the warp, then a slot per warp.
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float mo = __shfl_xor_sync(0xffffffffu, mx, o), so = __shfl_xor_sync(0xffffffffu, s, o);
-        if (MODE == 0) {
-            mx = fmaxf(mx, mo);
-            s += so;
-        } else merge(mx, s, mo, so);
-    }
-    if (tpr > 32) {
-        if (lane == 0) {
-            red[0][threadIdx.y][tx >> 5] = mx;
-            red[1][threadIdx.y][tx >> 5] = s;
-        }
-        __syncthreads();
-        if (tx == 0)
-            for (int i = 1; i < tpr / 32; ++i) {
-                if (MODE == 0) {
-                    mx = fmaxf(mx, red[0][threadIdx.y][i]);
-                    s += red[1][threadIdx.y][i];
-                } else merge(mx, s, red[0][threadIdx.y][i], red[1][threadIdx.y][i]);
-            }
-    }
+    row_combine<MODE == 0>(mx, s, red[threadIdx.y], 0, tpr);
     if (live && tx == 0) {
         const float l = mx + logf(s);
         lse[row] = l;
@@ -220,38 +202,6 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
 // rpb row slots; every thread issues the first row's loads, then the second's, and finishes the
 // first row (max, sum, combine, write) before touching the second, so the second row's bytes
 // are still on their way while the first row's exponentials run.
-template <int VPT>
-__device__ __forceinline__ void two_stats(const uint4 (&q)[VPT], float& mx, float& s) {
-    unsigned mm = 0xff80ff80u;
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) mm = bmax2(mm, bmax2(bmax2(q[k].x, q[k].y), bmax2(q[k].z, q[k].w)));
-    mx = fmaxf(lo_f(mm), hi_f(mm));
-    const float mb = mx * LOG2E;
-    float a0 = 0.f, a1 = 0.f;
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-        if (k & 1) a1 += vsum(q[k], mb);
-        else a0 += vsum(q[k], mb);
-    }
-    s = a0 + a1;
-}
-__device__ __forceinline__ void two_combine(float& mx, float& s, float (*red)[32], int slot) {
-    const int tx = threadIdx.x, tpr = blockDim.x;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float mo = __shfl_xor_sync(0xffffffffu, mx, o), so = __shfl_xor_sync(0xffffffffu, s, o);
-        merge(mx, s, mo, so);
-    }
-    if (tpr > 32) {
-        if ((tx & 31) == 0) {
-            red[2 * slot][tx >> 5] = mx;
-            red[2 * slot + 1][tx >> 5] = s;
-        }
-        __syncthreads();
-        if (tx == 0)
-            for (int i = 1; i < tpr / 32; ++i) merge(mx, s, red[2 * slot][i], red[2 * slot + 1][i]);
-    }
-}
 template <int VPT>
 __global__ void __launch_bounds__(512) ce_two(const __nv_bfloat16* __restrict__ x, const int* __restrict__ tgt,
                                               float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
@@ -265,20 +215,20 @@ __global__ void __launch_bounds__(512) ce_two(const __nv_bfloat16* __restrict__ 
     const uint4* x1 = reinterpret_cast<const uint4*>(x + r1 * (long long)n);
     const uint4 ninf = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
 #pragma unroll
-    for (int k = 0; k < VPT; ++k) a[k] = l0 ? ld_stream(x0 + tx + k * tpr) : ninf;
+    for (int k = 0; k < VPT; ++k) a[k] = l0 ? kg_cew_ld(x0 + tx + k * tpr) : ninf;
 #pragma unroll
-    for (int k = 0; k < VPT; ++k) b[k] = l1 ? ld_stream(x1 + tx + k * tpr) : ninf;
-    float mx, s;
-    two_stats<VPT>(a, mx, s);
-    two_combine(mx, s, red[threadIdx.y], 0);
+    for (int k = 0; k < VPT; ++k) b[k] = l1 ? kg_cew_ld(x1 + tx + k * tpr) : ninf;
+    float mx = row_max<VPT>(a), s = row_sum<VPT, 0>(a, mx * KG_CEW_LOG2E);
+    row_combine<false>(mx, s, red[threadIdx.y], 0, tpr);
     if (l0 && tx == 0) {
         const int t = tgt[r0];
         const float l = mx + logf(s);
         lse[r0] = l;
         loss[r0] = l - __bfloat162float(x[r0 * (long long)n + t]);
     }
-    two_stats<VPT>(b, mx, s);
-    two_combine(mx, s, red[threadIdx.y], 1);
+    mx = row_max<VPT>(b);
+    s = row_sum<VPT, 0>(b, mx * KG_CEW_LOG2E);
+    row_combine<false>(mx, s, red[threadIdx.y], 1, tpr);
     if (l1 && tx == 0) {
         const int t = tgt[r1];
         const float l = mx + logf(s);
@@ -312,28 +262,14 @@ __global__ void __launch_bounds__(1024, 1) ce_stag(const __nv_bfloat16* __restri
         const uint4* xr = reinterpret_cast<const uint4*>(x + row * (long long)n);
         uint4 q[VPT];
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) q[k] = ld_stream(xr + lane + k * 32);
+        for (int k = 0; k < VPT; ++k) q[k] = kg_cew_ld(xr + lane + k * 32);
         int t = 0;
         if (lane == 0) t = __ldg(tgt + row);
-        unsigned mm = 0xff80ff80u;
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) mm = bmax2(mm, bmax2(bmax2(q[k].x, q[k].y), bmax2(q[k].z, q[k].w)));
-        float mx = fmaxf(lo_f(mm), hi_f(mm));
+        float mx = row_max<VPT>(q);
         __syncwarp();
         if (lane == 0) atomicAdd(&landed, 1);
-        const float mb = mx * LOG2E;
-        float a0 = 0.f, a1 = 0.f;
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-            if (k & 1) a1 += vsum(q[k], mb);
-            else a0 += vsum(q[k], mb);
-        }
-        float s = a0 + a1;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float mo = __shfl_xor_sync(0xffffffffu, mx, o), so = __shfl_xor_sync(0xffffffffu, s, o);
-            merge(mx, s, mo, so);
-        }
+        float s = row_sum<VPT, 0>(q, mx * KG_CEW_LOG2E);
+        row_combine<false>(mx, s, nullptr, 0, 32);  // a warp per row: the butterfly only
         if (lane == 0) {
             const float l = mx + logf(s);
             lse[row] = l;
@@ -349,7 +285,7 @@ __global__ void rd_read(const uint4* __restrict__ a, unsigned* __restrict__ out,
         uint4 q[8];
 #pragma unroll
         for (int u = 0; u < 8; ++u)
-            if (i + u * stride < nv) q[u] = ld_stream(a + i + u * stride);
+            if (i + u * stride < nv) q[u] = kg_cew_ld(a + i + u * stride);
 #pragma unroll
         for (int u = 0; u < 8; ++u)
             if (i + u * stride < nv) acc ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w;
@@ -376,7 +312,7 @@ __global__ void mufu(float* out, int it) {
     for (int i = 0; i < it; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-            if (KIND == 0) f[j] = ex2f(f[j]) - 1.5f;
+            if (KIND == 0) f[j] = kg_cew_ex2(f[j]) - 1.5f;
             else if (KIND == 1) h[j] = ex2h2(h[j]) ^ 0x80008000u;
             else h[j] = ex2bh2(h[j]) ^ 0x80008000u;
         }

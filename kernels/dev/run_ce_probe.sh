@@ -13,7 +13,7 @@ OUT=${OUT_DIR:-/tmp/ce_probe}
 mkdir -p "$OUT"
 CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 CC=${CC:-90}
-if ! $NVCC -O3 -std=c++17 -gencode=arch=compute_${CC},code=sm_${CC} -lineinfo ${EXTRA_NVCC_FLAGS:-} \
+if ! $NVCC -O3 -std=c++17 -gencode=arch=compute_${CC},code=sm_${CC} -I kernels -lineinfo ${EXTRA_NVCC_FLAGS:-} \
     -o "$OUT/ce_probe" kernels/dev/ce_probe.cu > "$OUT/build.log" 2>&1; then
   echo "BUILD FAILED:"; head -40 "$OUT/build.log"; exit 1
 fi
