@@ -6,23 +6,13 @@
 # in the order given by MODES, ROUNDS times (each round reversed from the last).
 # Under $OUT: log.txt, ce-<mode>-<round>.json, rank.md (`kernelgate rank` of them; plus quack.json).
 set -u
-OUT=${OUT:-/tmp/kgout}; mkdir -p "$OUT" /tmp/ce
-export KERNELGATE_CACHE_DIR=/tmp/kgcache
-KG=.devbin/kernelgate
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log.txt"; }
-nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee -a "$OUT/log.txt"
-if [ "${QUACK:-0}" = 1 ]; then
-  t0=$(date +%s)
-  $KG run --suite quack --backends cuda --output "$OUT/quack.json" > /tmp/ce/quack.log 2>&1
-  log "quack rc=$? wall $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/ce/quack.log)"
-fi
+DEV_TMP=/tmp/ce
+. scripts/device-lib.sh
+[ "${QUACK:-0}" = 1 ] && cli quack quack --backends cuda
 read -r -a modes <<< "${MODES:-off regs rows}"
 for r in $(seq 1 "${ROUNDS:-2}"); do
   for mode in "${modes[@]}"; do
-    t0=$(date +%s)
-    KERNELGATE_CE_FWD=$mode $KG run --suite scripts/suites/ce-fwd.json --output "$OUT/ce-$mode-$r.json" > /tmp/ce/$mode-$r.log 2>&1
-    log "$mode round $r rc=$? wall $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/ce/$mode-$r.log)"
-    grep -iE "WRONG|error" /tmp/ce/$mode-$r.log | head -5 | cut -c1-240 | tee -a "$OUT/log.txt"
+    KERNELGATE_CE_FWD=$mode cli "ce-$mode-$r" scripts/suites/ce-fwd.json
   done
   modes=($(printf '%s\n' "${modes[@]}" | tac))
 done

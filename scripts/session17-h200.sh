@@ -5,18 +5,8 @@
 # (kernels/dev/ce_probe.cu), and a check of the baseline-variant note on the device.
 # Under $OUT: log-h200.txt, quack.json, dsv3.json, ce-probe.txt, variant.txt.
 set -u
-OUT=${OUT:-/tmp/kgout}; mkdir -p "$OUT" /tmp/h2
-export KERNELGATE_CACHE_DIR=/tmp/kgcache
-KG=.devbin/kernelgate
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log-h200.txt"; }
-nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee -a "$OUT/log-h200.txt"
-cli() {  # name, then the suite; writes $OUT/<name>.json
-  local name=$1 s=$2; shift 2
-  local t0; t0=$(date +%s)
-  $KG run --suite "$s" "$@" --output "$OUT/$name.json" > /tmp/h2/$name.log 2>&1
-  log "$name ($s) rc=$? wall $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/h2/$name.log)"
-  grep -iE "skip|WRONG|error" /tmp/h2/$name.log | head -8 | cut -c1-200 | tee -a "$OUT/log-h200.txt"
-}
+DEV_TMP=/tmp/h2 DEV_LOG=${OUT:-/tmp/kgout}/log-h200.txt
+. scripts/device-lib.sh
 [ "${SKIP_QUACK:-0}" = 1 ] || cli quack quack --backends cuda
 [ "${SKIP_DSV3:-0}" = 1 ] || cli dsv3 dsv3 --backends cuda
 bash kernels/dev/run_ce_probe.sh > "$OUT/ce-probe.txt" 2>&1; log "ce probe rc=$?"
