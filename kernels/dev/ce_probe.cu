@@ -218,23 +218,18 @@ __global__ void __launch_bounds__(512) ce_two(const __nv_bfloat16* __restrict__ 
     for (int k = 0; k < VPT; ++k) a[k] = l0 ? kg_cew_ld(x0 + tx + k * tpr) : ninf;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) b[k] = l1 ? kg_cew_ld(x1 + tx + k * tpr) : ninf;
-    float mx = row_max<VPT>(a), s = row_sum<VPT, 0>(a, mx * KG_CEW_LOG2E);
-    row_combine<false>(mx, s, red[threadIdx.y], 0, tpr);
-    if (l0 && tx == 0) {
-        const int t = tgt[r0];
-        const float l = mx + logf(s);
-        lse[r0] = l;
-        loss[r0] = l - __bfloat162float(x[r0 * (long long)n + t]);
-    }
-    mx = row_max<VPT>(b);
-    s = row_sum<VPT, 0>(b, mx * KG_CEW_LOG2E);
-    row_combine<false>(mx, s, red[threadIdx.y], 1, tpr);
-    if (l1 && tx == 0) {
-        const int t = tgt[r1];
-        const float l = mx + logf(s);
-        lse[r1] = l;
-        loss[r1] = l - __bfloat162float(x[r1 * (long long)n + t]);
-    }
+    // Row r's loss from its thread's vectors q (the combine's slot: 0 for r0, 1 for r1).
+    auto finish = [&](const uint4 (&q)[VPT], long long r, bool live, int slot) {
+        float mx = row_max<VPT>(q), s = row_sum<VPT, 0>(q, mx * KG_CEW_LOG2E);
+        row_combine<false>(mx, s, red[threadIdx.y], slot, tpr);
+        if (live && tx == 0) {
+            const float l = mx + logf(s);
+            lse[r] = l;
+            loss[r] = l - __bfloat162float(x[r * (long long)n + tgt[r]]);
+        }
+    };
+    finish(a, r0, l0, 0);
+    finish(b, r1, l1, 1);
 }
 
 // `stag` (MODE 6): staggered issue. One persistent block of 32 warps per SM, a warp per row
