@@ -134,6 +134,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let s = &case.shape;
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
+    if super::gemm_gemv::applies(m as u64, n as u64, k as u64) && super::gemm_gemv::allowed(case)? {
+        return super::gemm_gemv::prepare(gpu, case, (a, b, c));
+    }
     let wgmma = super::gemm_wgmma::applies(gpu, case);
     match super::gemm_skinny::which(m as u64, n as u64, k as u64) {
         Some(kind)

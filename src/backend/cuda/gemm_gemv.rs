@@ -1,0 +1,235 @@
+//! `gemm` with M ≤ 8 (GEMV-like): B read once with every thread's loads in flight, split-K
+//! partials added in the same launch by the last CTA of each column strip
+//! (`kernels/gemm_gemv.cu`), any architecture, every dtype.
+
+use crate::backend::Prepared;
+use crate::case::{Case, Dtype};
+use crate::error::Result;
+use crate::gpu::{Dims, Gpu, KernelArg};
+
+/// The largest M the GEMV kernels take.
+pub const MAX_GEMV_M: u64 = 8;
+/// Environment variable that turns the GEMV kernels off (`0`: M ≤ 8 goes where it went before,
+/// the wgmma tiles or `gemm_skinny.cu`), for same-run comparisons.
+pub const GEMV_ENV: &str = "KERNELGATE_GEMV";
+/// Environment variable that sets how many CTAs per SM the split-K plan aims for (default
+/// [`CTAS_PER_SM`]).
+pub const GEMV_CTAS_ENV: &str = "KERNELGATE_GEMV_CTAS_PER_SM";
+/// Warps of a CTA (`GV_WARPS` in the kernel).
+const WARPS: u64 = 8;
+/// CTAs per SM the plan aims for by default: the kernels are built for two resident CTAs
+/// (`__launch_bounds__(256, 2)`).
+pub const CTAS_PER_SM: u64 = 2;
+
+/// Whether `m × n × k` takes the GEMV kernels: M ≤ 8 and B the large operand (the shapes
+/// `gemm_skinny::which` calls skinny-M).
+pub fn applies(m: u64, n: u64, k: u64) -> bool {
+    m <= MAX_GEMV_M
+        && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
+}
+
+/// The GEMV launch plan for `m × n × k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Rows of C the entry is compiled for (1, 2, 4 or 8; ≥ M).
+    pub mt: u64,
+    /// Rows of B a warp loads at once (16 for MT ≤ 4, 8 for MT = 8).
+    pub rows: u64,
+    /// Column strips (grid x): 32 lanes × 16 bytes of a row each.
+    pub strips: u64,
+    /// K splits (grid y).
+    pub splits: u64,
+    /// Rows of B per split, a multiple of one pass (8 warps × `rows`).
+    pub kchunk: u64,
+}
+
+/// Plans `m × n × k` for `sms` SMs and `ctas_per_sm` CTAs per SM: K is split until the grid
+/// has about `ctas_per_sm × sms` CTAs, each split a whole number of passes.
+pub fn plan(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64, ctas_per_sm: u64) -> Plan {
+    let mt = [1, 2, 4, 8].into_iter().find(|&t| t >= m).unwrap_or(8);
+    let rows = if mt <= 4 { 16 } else { 8 };
+    let pass = WARPS * rows;
+    let strips = n.div_ceil(32 * (16 / elem_bytes)).max(1);
+    let want = (ctas_per_sm.max(1) * sms).div_ceil(strips).max(1);
+    let splits = want.min(k.div_ceil(pass)).max(1);
+    let kchunk = k.div_ceil(splits).div_ceil(pass).max(1) * pass;
+    Plan {
+        mt,
+        rows,
+        strips,
+        splits: k.div_ceil(kchunk).max(1),
+        kchunk,
+    }
+}
+
+/// Whether [`GEMV_ENV`] allows the GEMV kernels (unset, empty or `1`; `0` does not; another
+/// value is an error of `case`).
+pub fn allowed(case: &Case) -> Result<bool> {
+    super::from_env(case, GEMV_ENV, |v| super::parse_switch(GEMV_ENV, v))
+}
+
+/// [`GEMV_CTAS_ENV`] parsed: unset or empty is [`CTAS_PER_SM`]; otherwise a whole number 1–32.
+pub fn parse_ctas(value: Option<&str>) -> std::result::Result<u64, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(CTAS_PER_SM),
+        Some(v) => match v.parse::<u64>() {
+            Ok(c) if (1..=32).contains(&c) => Ok(c),
+            _ => Err(format!(
+                "{GEMV_CTAS_ENV}={v:?}: expected a whole number of CTAs per SM from 1 to 32"
+            )),
+        },
+    }
+}
+
+fn dt(d: Dtype) -> &'static str {
+    match d {
+        Dtype::Bf16 => "bf16",
+        Dtype::Fp16 => "fp16",
+        Dtype::Fp32 => "fp32",
+    }
+}
+
+/// Prepares C = A·B (M ≤ 8) with `gemm_gemv_<dt>_<MT>`.
+pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result<Prepared> {
+    let s = &case.shape;
+    let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
+    let ctas = super::from_env(case, GEMV_CTAS_ENV, parse_ctas)?;
+    let p = plan(
+        m,
+        n,
+        k,
+        case.dtype.size() as u64,
+        gpu.info.sm_count as u64,
+        ctas,
+    );
+    let name = format!("gemm_gemv_{}_{}", dt(case.dtype), p.mt);
+    let mut keep = Vec::new();
+    let (part, done) = if p.splits > 1 {
+        let part = gpu.alloc(
+            (p.splits * m * n * 4) as usize,
+            &format!("{} split-K partial sums", case.name()),
+        )?;
+        let done = gpu.alloc(
+            (p.strips * 4) as usize,
+            &format!("{} split-K counters", case.name()),
+        )?;
+        // The kernel's last CTA of a strip sets its counter back to zero; the first launch
+        // needs them zero too.
+        gpu.fill_pattern(&done, 4, 0)?;
+        let ptrs = (part.ptr(), done.ptr());
+        keep.push(part);
+        keep.push(done);
+        ptrs
+    } else {
+        (0, 0)
+    };
+    let variant = format!(
+        "{name} (B streamed once, {} rows of it in flight per thread; {}x{} CTAs, {} rows of B each{})",
+        p.rows,
+        p.strips,
+        p.splits,
+        p.kchunk.min(k),
+        if p.splits > 1 {
+            ", split-K added by the last CTA"
+        } else {
+            ""
+        }
+    );
+    let step = (
+        name,
+        Dims {
+            grid: (p.strips as u32, p.splits as u32, 1),
+            block: ((WARPS * 32) as u32, 1, 1),
+            smem: 0,
+        },
+        vec![
+            KernelArg::Ptr(a),
+            KernelArg::Ptr(b),
+            KernelArg::Ptr(c),
+            KernelArg::Ptr(part),
+            KernelArg::Ptr(done),
+            KernelArg::I32(m as i32),
+            KernelArg::I32(n as i32),
+            KernelArg::I32(k as i32),
+            KernelArg::I32(p.kchunk as i32),
+        ],
+    );
+    super::launch_sequence(
+        gpu,
+        "gemm_gemv.cu",
+        vec![step],
+        keep,
+        variant,
+        super::Chain::Ordinary,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemv_takes_short_m_where_b_is_the_large_operand() {
+        assert!(applies(1, 4096, 4096));
+        assert!(applies(5, 3000, 1000));
+        assert!(applies(3, 5000, 77));
+        assert!(applies(8, 9, 100));
+        assert!(!applies(9, 4096, 4096));
+        assert!(!applies(16, 8192, 8192));
+        // N ≤ M: A is the one to stream.
+        assert!(!applies(8, 8, 1000));
+        assert!(!applies(1, 1, 0));
+    }
+
+    #[test]
+    fn plans_cover_k_in_whole_passes() {
+        for &(m, n, k) in &[
+            (1u64, 4096u64, 4096u64),
+            (5, 3000, 1000),
+            (3, 5000, 77),
+            (1, 1, 1),
+            (8, 100_000, 31),
+            (7, 9, 1_000_000),
+        ] {
+            for eb in [2u64, 4] {
+                for ctas in [1, 2, 4] {
+                    let p = plan(m, n, k, eb, 132, ctas);
+                    assert!(p.mt >= m && p.mt <= 8, "{m} {}", p.mt);
+                    assert_eq!(p.kchunk % (WARPS * p.rows), 0);
+                    assert!(p.strips * 32 * (16 / eb) >= n);
+                    // Every row of B is in exactly one split, and none is empty.
+                    assert!(
+                        p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k,
+                        "{m} {n} {k} {p:?}"
+                    );
+                    assert!(p.splits <= k.max(1));
+                }
+            }
+        }
+        // 1×4096×4096 bf16 on 132 SMs: 16 strips of 256 columns, K in 16 splits of two
+        // 128-row passes: 256 CTAs, two per SM.
+        assert_eq!(
+            plan(1, 4096, 4096, 2, 132, 2),
+            Plan {
+                mt: 1,
+                rows: 16,
+                strips: 16,
+                splits: 16,
+                kchunk: 256
+            }
+        );
+        // 3×5000×77: 20 strips, one pass covers K.
+        assert_eq!(plan(3, 5000, 77, 2, 132, 2).splits, 1);
+    }
+
+    #[test]
+    fn ctas_per_sm_parses_or_names_the_variable() {
+        assert_eq!(parse_ctas(None), Ok(CTAS_PER_SM));
+        assert_eq!(parse_ctas(Some("")), Ok(CTAS_PER_SM));
+        assert_eq!(parse_ctas(Some("4")), Ok(4));
+        for bad in ["0", "33", "two", "-1"] {
+            let e = parse_ctas(Some(bad)).unwrap_err();
+            assert!(e.contains(GEMV_CTAS_ENV), "{e}");
+        }
+    }
+}
