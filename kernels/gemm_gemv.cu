@@ -22,7 +22,9 @@
 //
 // Launch: block 256, grid (ceil(N / SW), splits), no dynamic smem; params
 //   { A, B, C, part (null when splits == 1), done (null when splits == 1), M, N, K, kchunk }
-//   with kchunk a positive multiple of 8·R and splits = ceil(K / kchunk).
+//   with kchunk a positive multiple of 8·R and splits = ceil(K / kchunk). It may be launched as a
+//   programmatic dependent of the stream's previous kernel (griddepcontrol.wait precedes every
+//   memory access).
 #include "kg_common.cuh"
 
 #define GV_WARPS 8
@@ -105,6 +107,11 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
     const int col = blockIdx.x * SW + lane * VEC;
     const int k0 = blockIdx.y * kchunk;
     const int k1 = min(K, k0 + kchunk);
+    // Launched as a programmatic dependent (the host's default): let the next launch start its
+    // set-up now, and touch no memory before the previous launch has finished. Both are no-ops
+    // for an ordinary launch.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
 
     float acc[MT][VEC];
 #pragma unroll
@@ -184,13 +191,29 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
     if (!is_last) return;
     __threadfence();
     if (mine) {
+        // Eight slices of every row at a time, all loads issued before any add (one L2 round
+        // trip per eight slices, not one per slice); the adds still go slice by slice.
+        const int splits = (int)gridDim.y;
+        float s[MT];
 #pragma unroll
-        for (int m = 0; m < MT; m++) {
-            if (m >= M) break;
-            float s = 0.0f;
-            for (int q = 0; q < (int)gridDim.y; q++) s += __ldcg(&part[((size_t)q * M + m) * N + c]);
-            C[(size_t)m * N + c] = Cvt<T>::t(s);
+        for (int m = 0; m < MT; m++) s[m] = 0.0f;
+        for (int q0 = 0; q0 < splits; q0 += 8) {
+            float v[MT][8];
+#pragma unroll
+            for (int m = 0; m < MT; m++)
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    v[m][i] = (m < M && q0 + i < splits)
+                                  ? __ldcg(&part[((size_t)(q0 + i) * M + m) * N + c])
+                                  : 0.0f;
+#pragma unroll
+            for (int m = 0; m < MT; m++)
+#pragma unroll
+                for (int i = 0; i < 8; i++) s[m] += v[m][i];
         }
+#pragma unroll
+        for (int m = 0; m < MT; m++)
+            if (m < M) C[(size_t)m * N + c] = Cvt<T>::t(s[m]);
     }
     if (threadIdx.x == 0) done[blockIdx.x] = 0u;
 }

@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# Session 18, first device run (repo root, .devbin/ carried):
-#   1. the dsv3 suite gated against the committed baselines: the first GPU run of the forward
-#      cross-entropy choice since it moved into src/backend/cuda/ce_fwd.rs;
-#   2. scripts/suites/gemv.json (M <= 8) with the new GEMV kernels (kernels/gemm_gemv.cu), with
-#      them turned off (KERNELGATE_GEMV=0: the wgmma tiles / gemm_skinny.cu as before) and with a
-#      4-CTA-per-SM split plan, interleaved ROUNDS times, cuBLAS in every run; ranked.
-# Under $OUT: log.txt, results-dsv3gate.json, gemv-*.json, gemv-rank.md, gemv-table.md.
+# Session 18, GEMV runs (repo root, .devbin/ carried):
+#   1. DSV3=1: the dsv3 suite gated against the committed baselines (the first GPU run of the
+#      forward cross-entropy choice since it moved into src/backend/cuda/ce_fwd.rs);
+#   2. scripts/suites/gemv.json (M <= 8) under each of MODES, interleaved ROUNDS times, cuBLAS
+#      in every run, then ranked: new (kernels/gemm_gemv.cu, launched as a programmatic
+#      dependent), nopdl (the same, ordinary launches), old (KERNELGATE_GEMV=0: the wgmma tiles /
+#      gemm_skinny.cu as before), c4 (a 4-CTA-per-SM split plan);
+#   3. GEMM=1: the whole gemm suite once (ours and cuBLAS), as a table.
+# Under $OUT: log.txt, gemv-*.json, gemv-rank.md, gemv-table.md, gemm-table.md, results-gemm.json.
 set -u
 DEV_TMP=/tmp/s18
 . scripts/device-lib.sh
-[ "${SKIP_DSV3:-0}" = 1 ] || suite dsv3gate KERNELGATE_SUITE=dsv3 .devbin/kernels
+[ "${DSV3:-0}" = 1 ] && suite dsv3gate KERNELGATE_SUITE=dsv3 .devbin/kernels
+mode_env() {
+  case $1 in
+    new) echo "KERNELGATE_GEMV=1" ;;
+    nopdl) echo "KERNELGATE_GEMV_PDL=0" ;;
+    old) echo "KERNELGATE_GEMV=0" ;;
+    c4) echo "KERNELGATE_GEMV_CTAS_PER_SM=4" ;;
+  esac
+}
+read -r -a modes <<< "${MODES:-new nopdl old}"
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  cli "gemv-new-$r" scripts/suites/gemv.json
-  KERNELGATE_GEMV=0 cli "gemv-old-$r" scripts/suites/gemv.json
-  KERNELGATE_GEMV_CTAS_PER_SM=4 cli "gemv-c4-$r" scripts/suites/gemv.json
+  for v in "${modes[@]}"; do env $(mode_env "$v") bash -c ". scripts/device-lib.sh >/dev/null; cli gemv-$v-$r scripts/suites/gemv.json"; done
+  modes=($(printf '%s\n' "${modes[@]}" | tac))
 done
 args=()
-for v in new old c4; do for f in "$OUT"/gemv-"$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done; done
+for v in "${modes[@]}"; do for f in "$OUT"/gemv-"$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done; done
 $KG rank "${args[@]}" > "$OUT/gemv-rank.md" 2>&1; log "rank rc=$?"
 python3 scripts/gemm-table.py "$OUT"/gemv-new-1.json > "$OUT/gemv-table.md" 2>&1
-tail -3 "$OUT/gemv-table.md" | tee -a "$DEV_LOG"
+tail -1 "$OUT/gemv-table.md" | tee -a "$DEV_LOG"
+if [ "${GEMM:-0}" = 1 ]; then
+  suite gemm KERNELGATE_SUITE=gemm .devbin/kernels
+  python3 scripts/gemm-table.py "$OUT/results-gemm.json" > "$OUT/gemm-table.md" 2>&1
+  tail -1 "$OUT/gemm-table.md" | tee -a "$DEV_LOG"
+fi

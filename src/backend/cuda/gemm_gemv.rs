@@ -15,6 +15,9 @@ pub const GEMV_ENV: &str = "KERNELGATE_GEMV";
 /// Environment variable that sets how many CTAs per SM the split-K plan aims for (default
 /// [`CTAS_PER_SM`]).
 pub const GEMV_CTAS_ENV: &str = "KERNELGATE_GEMV_CTAS_PER_SM";
+/// Environment variable that launches the GEMV kernel the ordinary way (`0`) instead of as a
+/// programmatic dependent of the stream's previous kernel (unset or `1`).
+pub const GEMV_PDL_ENV: &str = "KERNELGATE_GEMV_PDL";
 /// Warps of a CTA (`GV_WARPS` in the kernel).
 const WARPS: u64 = 8;
 /// CTAs per SM the plan aims for by default: the kernels are built for two resident CTAs
@@ -94,6 +97,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
     let ctas = super::from_env(case, GEMV_CTAS_ENV, parse_ctas)?;
+    let pdl = super::from_env(case, GEMV_PDL_ENV, |v| super::parse_switch(GEMV_PDL_ENV, v))?;
     let p = plan(
         m,
         n,
@@ -134,7 +138,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
         } else {
             ""
         }
-    );
+    ) + if pdl { "" } else { "; ordinary launch" };
     let step = (
         name,
         Dims {
@@ -160,7 +164,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
         vec![step],
         keep,
         variant,
-        super::Chain::Ordinary,
+        if pdl {
+            super::Chain::Dependent
+        } else {
+            super::Chain::Ordinary
+        },
     )
 }
 

@@ -70,6 +70,10 @@ enum Chain {
     /// ([`Gpu::launch_dependent`]): each of those kernels must execute `griddepcontrol.wait`
     /// before touching memory the previous one reads or writes.
     Overlapped,
+    /// Every launch, the first too, is a programmatic dependent of the stream's previous
+    /// operation, so back-to-back launches of the case overlap one's set-up with the other's
+    /// tail; every kernel must execute `griddepcontrol.wait` before touching memory.
+    Dependent,
 }
 
 /// A launcher that runs `steps` (entry points of `file`) in order, chained as `chain` says;
@@ -92,7 +96,7 @@ fn launch_sequence(
         launch: Box::new(move |gpu: &Gpu| {
             let _keep = &keep;
             for (i, (f, dims, args)) in launches.iter().enumerate() {
-                if chain == Chain::Overlapped && i > 0 {
+                if chain == Chain::Dependent || (chain == Chain::Overlapped && i > 0) {
                     gpu.launch_dependent(*f, *dims, args)?;
                 } else {
                     gpu.launch(*f, *dims, args)?;
