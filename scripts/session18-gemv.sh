@@ -22,7 +22,7 @@ mode_env() {
 }
 read -r -a modes <<< "${MODES:-new nopdl old}"
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  for v in "${modes[@]}"; do env $(mode_env "$v") bash -c ". scripts/device-lib.sh >/dev/null; cli gemv-$v-$r scripts/suites/gemv.json"; done
+  for v in "${modes[@]}"; do ( export "$(mode_env "$v")"; cli "gemv-$v-$r" scripts/suites/gemv.json ); done
   modes=($(printf '%s\n' "${modes[@]}" | tac))
 done
 args=()
