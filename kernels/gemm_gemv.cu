@@ -77,9 +77,15 @@ static __device__ __forceinline__ uint4 load_b(const T* __restrict__ B, int row,
                                                int N) {
     constexpr int VEC = 16 / sizeof(T);
     if (ALIGNED) {
+        // Volatile: the R loads of a pass stay together at the top of the pass. As plain loads
+        // the compiler may sink each next to its use when registers are short (MT = 8), which
+        // exposes one memory latency per row.
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
         if (row < rows && col < N)
-            return __ldg(reinterpret_cast<const uint4*>(B + (size_t)row * N + col));
-        return make_uint4(0u, 0u, 0u, 0u);
+            asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(B + (size_t)row * N + col));
+        return v;
     }
     union {
         uint4 u;
@@ -191,25 +197,25 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
     if (!is_last) return;
     __threadfence();
     if (mine) {
-        // Eight slices of every row at a time, all loads issued before any add (one L2 round
-        // trip per eight slices, not one per slice); the adds still go slice by slice.
+        // Four slices of every row at a time, all loads issued before any add (one L2 round
+        // trip per four slices, not one per slice); the adds still go slice by slice.
         const int splits = (int)gridDim.y;
         float s[MT];
 #pragma unroll
         for (int m = 0; m < MT; m++) s[m] = 0.0f;
-        for (int q0 = 0; q0 < splits; q0 += 8) {
-            float v[MT][8];
+        for (int q0 = 0; q0 < splits; q0 += 4) {
+            float v[MT][4];
 #pragma unroll
             for (int m = 0; m < MT; m++)
 #pragma unroll
-                for (int i = 0; i < 8; i++)
+                for (int i = 0; i < 4; i++)
                     v[m][i] = (m < M && q0 + i < splits)
                                   ? __ldcg(&part[((size_t)(q0 + i) * M + m) * N + c])
                                   : 0.0f;
 #pragma unroll
             for (int m = 0; m < MT; m++)
 #pragma unroll
-                for (int i = 0; i < 8; i++) s[m] += v[m][i];
+                for (int i = 0; i < 4; i++) s[m] += v[m][i];
         }
 #pragma unroll
         for (int m = 0; m < MT; m++)

@@ -35,3 +35,10 @@ if [ "${GEMM:-0}" = 1 ]; then
   python3 scripts/gemm-table.py "$OUT/results-gemm.json" > "$OUT/gemm-table.md" 2>&1
   tail -1 "$OUT/gemm-table.md" | tee -a "$DEV_LOG"
 fi
+# SASS=1: where the B loads of gemm_gemv_bf16_8 sit in its main loop (kept together or sunk).
+if [ "${SASS:-0}" = 1 ]; then
+  nvcc -arch=sm_90a -Ikernels -cubin -o "$DEV_TMP/gv.cubin" kernels/gemm_gemv.cu &&
+    cuobjdump -sass -fun gemm_gemv_bf16_8 "$DEV_TMP/gv.cubin" | grep -nE "LDG|LDS|BAR|WARPSYNC|FFMA|BRA|ATOM|MEMBAR" |
+    awk '{print $1, $2, $3}' | uniq -c -f1 | head -80 > "$OUT/sass-bf16-8.txt" 2>&1
+  log "sass: $(wc -l < "$OUT/sass-bf16-8.txt") lines"
+fi
