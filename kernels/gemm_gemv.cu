@@ -1,13 +1,12 @@
-// kernelgate GEMM for M <= 8 (GEMV-like): C[M,N] = A[M,K] · B[K,N], all row-major, fp32
+// kernelgate GEMM for M <= 4 (GEMV-like): C[M,N] = A[M,K] · B[K,N], all row-major, fp32
 // accumulation (fp32 inputs: plain FFMA, no TF32). B is the whole problem: it is read once, with
 // every thread's loads in flight together, and the split-K partial sums are added in the same
 // launch, so a case is one kernel.
 //
-// gemm_gemv_<dt>_<MT> (M <= MT, MT in {1, 2, 4, 8}; dt bf16, fp16, fp32), 256 threads (8 warps):
+// gemm_gemv_<dt>_<MT> (M <= MT, MT in {1, 2, 4}; dt bf16, fp16, fp32), 256 threads (8 warps):
 //   * Grid (strips, splits). A strip is SW = 32 · VEC columns (VEC = 16 / sizeof(T): 256 columns
 //     of a 16-bit type, 128 of fp32); lane l of every warp owns columns strip·SW + VEC·l .. +VEC.
-//   * CTA (x, s) covers rows [s·kchunk, min(K, (s+1)·kchunk)) of B in passes of 8·R rows (R = 16
-//     for MT <= 4, 8 for MT = 8): warp w takes rows w·R .. w·R+R-1 of the pass, and issues all R
+//   * CTA (x, s) covers rows [s·kchunk, min(K, (s+1)·kchunk)) of B in passes of 8·R rows (R = 16): warp w takes rows w·R .. w·R+R-1 of the pass, and issues all R
 //     of its 16-byte loads before it touches any (R · 16 bytes in flight per thread), then fills
 //     its own R x MT slice of A in shared memory while they land. Rows past the range and
 //     columns past N read as zeros. N % VEC != 0 (rows not 16-byte aligned) takes bounds-checked
@@ -76,25 +75,26 @@ template <typename T, bool ALIGNED>
 static __device__ __forceinline__ uint4 load_b(const T* __restrict__ B, int row, int rows, int col,
                                                int N) {
     constexpr int VEC = 16 / sizeof(T);
-    if (ALIGNED) {
+    if constexpr (ALIGNED) {
         // Volatile: the R loads of a pass stay together at the top of the pass. As plain loads
-        // the compiler may sink each next to its use when registers are short (MT = 8), which
-        // exposes one memory latency per row.
+        // the compiler may sink each next to its use when registers are short, which exposes
+        // one memory latency per row.
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
         if (row < rows && col < N)
             asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
                          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                          : "l"(B + (size_t)row * N + col));
         return v;
-    }
-    union {
-        uint4 u;
-        T v[VEC];
-    } x;
+    } else {
+        union {
+            uint4 u;
+            T v[VEC];
+        } x;
 #pragma unroll
-    for (int j = 0; j < VEC; j++)
-        x.v[j] = (row < rows && col + j < N) ? B[(size_t)row * N + col + j] : Cvt<T>::t(0.0f);
-    return x.u;
+        for (int j = 0; j < VEC; j++)
+            x.v[j] = (row < rows && col + j < N) ? B[(size_t)row * N + col + j] : Cvt<T>::t(0.0f);
+        return x.u;
+    }
 }
 
 template <typename T, int MT, int R, bool ALIGNED>
@@ -239,8 +239,7 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
 #define GV_ALL(DT, T)                            \
     GV_ENTRY(gemm_gemv_##DT##_1, T, 1, 16)       \
     GV_ENTRY(gemm_gemv_##DT##_2, T, 2, 16)       \
-    GV_ENTRY(gemm_gemv_##DT##_4, T, 4, 16)       \
-    GV_ENTRY(gemm_gemv_##DT##_8, T, 8, 8)
+    GV_ENTRY(gemm_gemv_##DT##_4, T, 4, 16)
 GV_ALL(bf16, __nv_bfloat16)
 GV_ALL(fp16, __half)
 GV_ALL(fp32, float)

@@ -1,4 +1,4 @@
-//! `gemm` with M ≤ 8 (GEMV-like): B read once with every thread's loads in flight, split-K
+//! `gemm` with M ≤ 4 (GEMV-like): B read once with every thread's loads in flight, split-K
 //! partials added in the same launch by the last CTA of each column strip
 //! (`kernels/gemm_gemv.cu`), any architecture, every dtype.
 
@@ -7,9 +7,12 @@ use crate::case::{Case, Dtype};
 use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// The largest M the GEMV kernels take.
-pub const MAX_GEMV_M: u64 = 8;
-/// Environment variable that turns the GEMV kernels off (`0`: M ≤ 8 goes where it went before,
+/// The largest M the GEMV kernels take. Entries for M ≤ 8 (eight rows of accumulators, eight
+/// rows of B in flight) were measured slower than the wgmma tiles at M = 5–8 on an H100
+/// (5×3000×1000 11.1 against 7.7 µs, 8×8192×8192 74 against 52; docs/kernels, session 18) and
+/// removed.
+pub const MAX_GEMV_M: u64 = 4;
+/// Environment variable that turns the GEMV kernels off (`0`: M ≤ 4 goes where it went before,
 /// the wgmma tiles or `gemm_skinny.cu`), for same-run comparisons.
 pub const GEMV_ENV: &str = "KERNELGATE_GEMV";
 /// Environment variable that sets how many CTAs per SM the split-K plan aims for (default
@@ -20,11 +23,13 @@ pub const GEMV_CTAS_ENV: &str = "KERNELGATE_GEMV_CTAS_PER_SM";
 pub const GEMV_PDL_ENV: &str = "KERNELGATE_GEMV_PDL";
 /// Warps of a CTA (`GV_WARPS` in the kernel).
 const WARPS: u64 = 8;
+/// Rows of B each warp has in flight (the entries' `R`).
+const ROWS: u64 = 16;
 /// CTAs per SM the plan aims for by default: the kernels are built for two resident CTAs
 /// (`__launch_bounds__(256, 2)`).
 pub const CTAS_PER_SM: u64 = 2;
 
-/// Whether `m × n × k` takes the GEMV kernels: M ≤ 8 and B the large operand (the shapes
+/// Whether `m × n × k` takes the GEMV kernels: M ≤ 4 and B the large operand (the shapes
 /// `gemm_skinny::which` calls skinny-M).
 pub fn applies(m: u64, n: u64, k: u64) -> bool {
     m <= MAX_GEMV_M
@@ -34,9 +39,9 @@ pub fn applies(m: u64, n: u64, k: u64) -> bool {
 /// The GEMV launch plan for `m × n × k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// Rows of C the entry is compiled for (1, 2, 4 or 8; ≥ M).
+    /// Rows of C the entry is compiled for (1, 2 or 4; ≥ M).
     pub mt: u64,
-    /// Rows of B a warp loads at once (16 for MT ≤ 4, 8 for MT = 8).
+    /// Rows of B a warp loads at once (`R` of the kernel).
     pub rows: u64,
     /// Column strips (grid x): 32 lanes × 16 bytes of a row each.
     pub strips: u64,
@@ -49,8 +54,8 @@ pub struct Plan {
 /// Plans `m × n × k` for `sms` SMs and `ctas_per_sm` CTAs per SM: K is split until the grid
 /// has about `ctas_per_sm × sms` CTAs, each split a whole number of passes.
 pub fn plan(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64, ctas_per_sm: u64) -> Plan {
-    let mt = [1, 2, 4, 8].into_iter().find(|&t| t >= m).unwrap_or(8);
-    let rows = if mt <= 4 { 16 } else { 8 };
+    let mt = [1, 2, 4].into_iter().find(|&t| t >= m).unwrap_or(4);
+    let rows = ROWS;
     let pass = WARPS * rows;
     let strips = n.div_ceil(32 * (16 / elem_bytes)).max(1);
     let want = (ctas_per_sm.max(1) * sms).div_ceil(strips).max(1);
@@ -92,7 +97,7 @@ fn dt(d: Dtype) -> &'static str {
     }
 }
 
-/// Prepares C = A·B (M ≤ 8) with `gemm_gemv_<dt>_<MT>`.
+/// Prepares C = A·B (M ≤ 4) with `gemm_gemv_<dt>_<MT>`.
 pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
@@ -179,13 +184,13 @@ mod tests {
     #[test]
     fn gemv_takes_short_m_where_b_is_the_large_operand() {
         assert!(applies(1, 4096, 4096));
-        assert!(applies(5, 3000, 1000));
         assert!(applies(3, 5000, 77));
-        assert!(applies(8, 9, 100));
+        assert!(applies(4, 5, 100));
+        assert!(!applies(5, 3000, 1000));
         assert!(!applies(9, 4096, 4096));
         assert!(!applies(16, 8192, 8192));
         // N ≤ M: A is the one to stream.
-        assert!(!applies(8, 8, 1000));
+        assert!(!applies(4, 4, 1000));
         assert!(!applies(1, 1, 0));
     }
 
@@ -193,16 +198,16 @@ mod tests {
     fn plans_cover_k_in_whole_passes() {
         for &(m, n, k) in &[
             (1u64, 4096u64, 4096u64),
-            (5, 3000, 1000),
+            (2, 3000, 1000),
             (3, 5000, 77),
             (1, 1, 1),
-            (8, 100_000, 31),
-            (7, 9, 1_000_000),
+            (4, 100_000, 31),
+            (3, 9, 1_000_000),
         ] {
             for eb in [2u64, 4] {
                 for ctas in [1, 2, 4] {
                     let p = plan(m, n, k, eb, 132, ctas);
-                    assert!(p.mt >= m && p.mt <= 8, "{m} {}", p.mt);
+                    assert!(p.mt >= m && p.mt <= 4, "{m} {}", p.mt);
                     assert_eq!(p.kchunk % (WARPS * p.rows), 0);
                     assert!(p.strips * 32 * (16 / eb) >= n);
                     // Every row of B is in exactly one split, and none is empty.
