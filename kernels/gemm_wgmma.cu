@@ -163,7 +163,8 @@ struct Cfg {
     // tiles + 1024 B alignment slack + 128 B for the 2*STAGES mbarriers
     static constexpr unsigned SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 128;
     static_assert(NC_ == 1 || NC_ == 2, "one or two consumer warpgroups");
-    static_assert(BN_ == 128 || BN_ == 192 || BN_ == 256, "wgmma n128, n192 or n256");
+    static_assert(BN_ == 64 || BN_ == 128 || BN_ == 192 || BN_ == 256,
+                  "wgmma n64, n128, n192 or n256");
     static_assert(2 * STAGES_ * 8 <= 128, "mbarriers fit their 128 bytes");
     static_assert(SMEM_BYTES <= 232448, "at most 227 KiB of dynamic smem per CTA");
 };
@@ -173,12 +174,14 @@ typedef Cfg<2, 128, 6> Cfg128x128;
 typedef Cfg<1, 256, 5> Cfg64x256;
 typedef Cfg<1, 128, 4> Cfg64x128;
 typedef Cfg<2, 192, 5> Cfg128x192;
+typedef Cfg<2, 64, 8> Cfg128x64;
 // The host (src/backend/cuda/gemm_wgmma.rs, kernels/dev/gemm_wgmma_bench.cu) uses these sizes.
 static_assert(Cfg128x256::SMEM_BYTES == 197760, "host recipe: 128x256 uses 197760 bytes");
 static_assert(Cfg128x128::SMEM_BYTES == 197760, "host recipe: 128x128 uses 197760 bytes");
 static_assert(Cfg64x256::SMEM_BYTES == 205952, "host recipe: 64x256 uses 205952 bytes");
 static_assert(Cfg64x128::SMEM_BYTES == 99456, "host recipe: 64x128 uses 99456 bytes");
 static_assert(Cfg128x192::SMEM_BYTES == 205952, "host recipe: 128x192 uses 205952 bytes");
+static_assert(Cfg128x64::SMEM_BYTES == 197760, "host recipe: 128x64 uses 197760 bytes");
 
 // B (MN-major, SW128) descriptor strides: LBO = byte distance between 64-element N atoms
 // (the 4 TMA boxes, 8 KiB apart), SBO = byte distance between groups of 8 K rows (1 KiB).
@@ -357,6 +360,19 @@ static __device__ __forceinline__ unsigned long long make_desc(unsigned addr, un
         "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
         "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
 
+#define GW_WGMMA_ASM_N64(TY)                                                    \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                  \
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"          \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"  \
+    "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+
+#define GW_D_OPERANDS_N64 \
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
 template <bool BF16, int BN>
 static __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned long long da,
                                                   unsigned long long db) {
@@ -365,6 +381,12 @@ static __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], unsigned l
             asm volatile(GW_WGMMA_ASM_N256("bf16") : GW_D_OPERANDS_N256 : "l"(da), "l"(db), "r"(1));
         } else {
             asm volatile(GW_WGMMA_ASM_N256("f16") : GW_D_OPERANDS_N256 : "l"(da), "l"(db), "r"(1));
+        }
+    } else if constexpr (BN == 64) {
+        if constexpr (BF16) {
+            asm volatile(GW_WGMMA_ASM_N64("bf16") : GW_D_OPERANDS_N64 : "l"(da), "l"(db), "r"(1));
+        } else {
+            asm volatile(GW_WGMMA_ASM_N64("f16") : GW_D_OPERANDS_N64 : "l"(da), "l"(db), "r"(1));
         }
     } else if constexpr (BN == 192) {
         if constexpr (BF16) {
@@ -436,7 +458,7 @@ static __device__ __forceinline__ void tile_coords(int t, int num_tm, int num_tn
 // One persistent CTA of tile configuration CF: units = tiles x splits (see the header).
 // CL = 2: the CTA is one of a 2-CTA cluster working on vertically adjacent tiles (same B
 // columns); see "CLUSTER ENTRIES" in the header.
-template <typename T, bool BF16, class CF, int CL>
+template <typename T, bool BF16, class CF, int CL, bool PN = false>
 static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const CUtensorMap* tmB,
                                                  T* __restrict__ C, float* __restrict__ P, int M,
                                                  int N, int K, int splits) {
@@ -461,8 +483,11 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     const int num_tm = (M + BM - 1) / BM;
     const int num_tn = (N + BN - 1) / BN;
     // CL = 2: a unit is a pair of M tiles (2pm, 2pm+1) sharing tn; rank r takes tile 2pm+r.
-    const int num_pm = (num_tm + CL - 1) / CL;
-    const int num_tiles = num_pm * num_tn;
+    // PN (pairs along N): a pair of N tiles (2pn, 2pn+1) sharing tm; rank r takes 2pn+r.
+    static_assert(!PN || CL == 2, "N pairs are 2-CTA clusters");
+    const int num_pm = PN ? num_tm : (num_tm + CL - 1) / CL;
+    const int num_pn = PN ? (num_tn + 1) / 2 : num_tn;
+    const int num_tiles = num_pm * num_pn;
     const unsigned rank = CL == 2 ? cluster_ctarank() : 0u;
     const int cid = (int)blockIdx.x / CL;
     const int ncl = (int)gridDim.x / CL;
@@ -501,11 +526,13 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 const int t = u % num_tiles;
                 const int sp = u / num_tiles;
                 int pm, tn;
-                tile_coords(t, num_pm, num_tn, pm, tn);
+                tile_coords(t, num_pm, num_pn, pm, tn);
                 // A rows of this CTA's tile; the second CTA of a pair past the last M tile
                 // (odd num_tm) loads the last real tile's A (never stored) so that it still
-                // multicasts its half of B and keeps the barrier protocol in step.
-                const int tm = min(pm * CL + (int)rank, num_tm - 1);
+                // multicasts its half of B and keeps the barrier protocol in step. PN: the
+                // same for the second CTA past the last N tile and its half of A.
+                const int tm = PN ? pm : min(pm * CL + (int)rank, num_tm - 1);
+                if constexpr (PN) tn = min(tn * 2 + (int)rank, num_tn - 1);
                 const int m0 = tm * BM;
                 const int n0 = tn * BN;
                 const int kb0 = sp * kb_per;
@@ -517,6 +544,18 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     mbar_wait(GW_EMPTY(s), ph ^ 1u);
                     mbar_arrive_expect_tx(fb, STAGE_BYTES);
                     const int k0 = kb * BK;
+                    if constexpr (PN) {
+                        // A's tile in two 64-row boxes, rank r loading rows 64r.. and
+                        // multicasting them to both CTAs (each full barrier expects all of A);
+                        // every CTA loads its own B.
+                        tma_load_2d_mc(a_base + s * A_STAGE_BYTES + rank * (64 * 128), tmA, fb,
+                                       k0, m0 + 64 * (int)rank, (unsigned short)0x3);
+#pragma unroll
+                        for (int c = 0; c < BN / 64; ++c)
+                            tma_load_2d(b_base + s * B_STAGE_BYTES + c * B_BOX_BYTES, tmB, fb,
+                                        n0 + 64 * c, k0);
+                        continue;
+                    }
                     tma_load_2d(a_base + s * A_STAGE_BYTES, tmA, fb, k0, m0);
                     if constexpr (CL == 1) {
 #pragma unroll
@@ -557,9 +596,11 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             const int t = u % num_tiles;
             const int sp = u / num_tiles;
             int pm, tn;
-            tile_coords(t, num_pm, num_tn, pm, tn);
-            // unclamped: past the last M tile every row is >= M and no store happens
-            const int tm = pm * CL + (int)rank;
+            tile_coords(t, num_pm, num_pn, pm, tn);
+            // unclamped: past the last M (PN: N) tile every row (column) is >= M (N) and no
+            // store happens
+            const int tm = PN ? pm : pm * CL + (int)rank;
+            if constexpr (PN) tn = tn * 2 + (int)rank;
             const int kb0 = sp * kb_per;
             const int kb1 = min(kb0 + kb_per, num_k);
 #pragma unroll
@@ -701,6 +742,15 @@ static __device__ __forceinline__ void reduce_body(const float* __restrict__ P, 
         gemm_wgmma_detail::gemm_body<T, BF16, gemm_wgmma_detail::CFG, 2>(&tmA, &tmB, C, P, M, N,  \
                                                                          K, splits);               \
     }
+// 2-CTA cluster entries paired along N (A multicast; tmA's box is {64, 64}, see the header).
+#define GW_ENTRY_N2(NAME, T, BF16, CFG)                                                            \
+    extern "C" __global__ void __cluster_dims__(2, 1, 1)                                           \
+        __launch_bounds__(gemm_wgmma_detail::CFG::THREADS, 1)                                      \
+            NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, \
+                 T* C, float* P, int M, int N, int K, int splits) {                                \
+        gemm_wgmma_detail::gemm_body<T, BF16, gemm_wgmma_detail::CFG, 2, true>(                  \
+            &tmA, &tmB, C, P, M, N, K, splits);                                                    \
+    }
 
 GW_ENTRY(gemm_wgmma_bf16_128x256, __nv_bfloat16, true, Cfg128x256, 1)
 GW_ENTRY(gemm_wgmma_f16_128x256, __half, false, Cfg128x256, 1)
@@ -716,8 +766,15 @@ GW_ENTRY_C2(gemm_wgmma_bf16_128x256_c2, __nv_bfloat16, true, Cfg128x256)
 GW_ENTRY_C2(gemm_wgmma_f16_128x256_c2, __half, false, Cfg128x256)
 GW_ENTRY_C2(gemm_wgmma_bf16_128x128_c2, __nv_bfloat16, true, Cfg128x128)
 GW_ENTRY_C2(gemm_wgmma_f16_128x128_c2, __half, false, Cfg128x128)
+GW_ENTRY(gemm_wgmma_bf16_128x64, __nv_bfloat16, true, Cfg128x64, 1)
+GW_ENTRY(gemm_wgmma_f16_128x64, __half, false, Cfg128x64, 1)
+GW_ENTRY_N2(gemm_wgmma_bf16_128x64_n2, __nv_bfloat16, true, Cfg128x64)
+GW_ENTRY_N2(gemm_wgmma_f16_128x64_n2, __half, false, Cfg128x64)
+GW_ENTRY_N2(gemm_wgmma_bf16_128x128_n2, __nv_bfloat16, true, Cfg128x128)
+GW_ENTRY_N2(gemm_wgmma_f16_128x128_n2, __half, false, Cfg128x128)
 #undef GW_ENTRY
 #undef GW_ENTRY_C2
+#undef GW_ENTRY_N2
 
 extern "C" __global__ void __launch_bounds__(256)
     gemm_wgmma_reduce_bf16(const float* P, __nv_bfloat16* C, unsigned long long elems, int splits) {

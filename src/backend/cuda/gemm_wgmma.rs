@@ -13,8 +13,8 @@ use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable that forces the CTA tile: `128x256`, `128x128`, `64x256`, `64x128`,
-/// `128x192` or a 2-CTA cluster tile `128x256_c2` / `128x128_c2` (unset or empty: chosen by
-/// shape).
+/// `128x192`, `128x64`, a 2-CTA cluster tile paired along M `128x256_c2` / `128x128_c2` or one
+/// paired along N `128x64_n2` / `128x128_n2` (unset or empty: chosen by shape).
 pub const TILE_ENV: &str = "KERNELGATE_GEMM_TILE";
 /// Environment variable that forces the number of K splits, `1` to `16` (unset or empty: chosen
 /// by shape; `1` turns split-K off).
@@ -42,8 +42,12 @@ pub struct WgTile {
     /// and launch/timing floor), growing with the tile. Fitted to the H100 bench.
     pub wave_ns: u64,
     /// CTAs per cluster: 1, or 2 for the `_c2` entries, whose two CTAs take vertically
-    /// adjacent tiles and each TMA-multicast half of the shared B tile to both.
+    /// adjacent tiles and each TMA-multicast half of the shared B tile to both, and for the
+    /// `_n2` entries ([`pair_n`](Self::pair_n)).
     pub cluster: u64,
+    /// 2-CTA clusters paired along N (`_n2`): the two CTAs take horizontally adjacent tiles
+    /// and each TMA-multicasts half of the shared A tile (a 64-row box) to both.
+    pub pair_n: bool,
 }
 
 impl WgTile {
@@ -58,12 +62,20 @@ impl WgTile {
     /// CTAs per K split of an `m × n` product: its output tiles, with the M tiles padded to
     /// whole clusters (the padding CTA of a 2-CTA cluster computes but stores nothing).
     pub fn tiles(self, m: u64, n: u64) -> u64 {
-        m.div_ceil(self.bm * self.cluster) * self.cluster * n.div_ceil(self.bn)
+        if self.pair_n {
+            m.div_ceil(self.bm) * n.div_ceil(self.bn * self.cluster) * self.cluster
+        } else {
+            m.div_ceil(self.bm * self.cluster) * self.cluster * n.div_ceil(self.bn)
+        }
     }
-    /// `BMxBN` (`BMxBN_c2` for 2-CTA clusters), the suffix of the kernel's entry point and the
-    /// value of [`TILE_ENV`].
+    /// `BMxBN` (`BMxBN_c2` / `BMxBN_n2` for 2-CTA clusters paired along M / N), the suffix of
+    /// the kernel's entry point and the value of [`TILE_ENV`].
     pub fn name(self) -> String {
-        let c = if self.cluster > 1 { "_c2" } else { "" };
+        let c = match (self.cluster > 1, self.pair_n) {
+            (false, _) => "",
+            (true, false) => "_c2",
+            (true, true) => "_n2",
+        };
         format!("{}x{}{c}", self.bm, self.bn)
     }
     /// Persistent grid for `units` CTAs of work on `sms` SMs: at most one wave, a whole
@@ -76,7 +88,7 @@ impl WgTile {
 /// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
 /// then the 2-CTA cluster versions of the two 128-row tiles (same per-CTA costs; the model
 /// only halves their B traffic).
-pub const TILES: [WgTile; 7] = [
+pub const TILES: [WgTile; 10] = [
     WgTile {
         bm: 128,
         bn: 256,
@@ -85,6 +97,7 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 760,
         wave_ns: 8000,
         cluster: 1,
+        pair_n: false,
     },
     WgTile {
         bm: 128,
@@ -94,6 +107,7 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 390,
         wave_ns: 6500,
         cluster: 1,
+        pair_n: false,
     },
     WgTile {
         bm: 64,
@@ -103,6 +117,7 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 560,
         wave_ns: 6500,
         cluster: 1,
+        pair_n: false,
     },
     WgTile {
         bm: 64,
@@ -112,6 +127,7 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 290,
         wave_ns: 5400,
         cluster: 1,
+        pair_n: false,
     },
     WgTile {
         bm: 128,
@@ -121,6 +137,7 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 760,
         wave_ns: 8000,
         cluster: 2,
+        pair_n: false,
     },
     WgTile {
         bm: 128,
@@ -130,6 +147,7 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 390,
         wave_ns: 6500,
         cluster: 2,
+        pair_n: false,
     },
     // 128x192: cost constants interpolated between 128x128 and 128x256, not fitted; with them
     // the pick takes it only where its wave count wins, of the suite shapes at 3072³ (H100
@@ -143,12 +161,51 @@ pub const TILES: [WgTile; 7] = [
         kblock_ns: 575,
         wave_ns: 7200,
         cluster: 1,
+        pair_n: false,
+    },
+    // 128x64 (8 stages) alone and as 2-CTA clusters along N sharing A, and 128x128 paired along
+    // N (session 18): cuBLAS's choice for the few-tile shapes (128x64 tiles in 1x2 clusters at
+    // 2048×512×4096 and 1024³, see docs/kernels). Cost constants: see NEW_TILES_IN_PICK.
+    WgTile {
+        bm: 128,
+        bn: 64,
+        stages: 8,
+        ctas_per_sm: 1,
+        kblock_ns: 240,
+        wave_ns: 6000,
+        cluster: 1,
+        pair_n: false,
+    },
+    WgTile {
+        bm: 128,
+        bn: 64,
+        stages: 8,
+        ctas_per_sm: 1,
+        kblock_ns: 240,
+        wave_ns: 6000,
+        cluster: 2,
+        pair_n: true,
+    },
+    WgTile {
+        bm: 128,
+        bn: 128,
+        stages: 6,
+        ctas_per_sm: 1,
+        kblock_ns: 390,
+        wave_ns: 6500,
+        cluster: 2,
+        pair_n: true,
     },
 ];
 
+/// Whether [`pick`] considers the session-18 tiles (128x64, `_n2`) without being forced to:
+/// off until their cost constants are measured.
+pub const NEW_TILES_IN_PICK: bool = false;
+
 /// Whether [`pick`] considers `t` without being forced to.
 fn in_pick(t: WgTile) -> bool {
-    t.cluster == 1 || CLUSTER_IN_PICK
+    let new = t.bn == 64 || t.pair_n;
+    (t.cluster == 1 || t.pair_n || CLUSTER_IN_PICK) && (!new || NEW_TILES_IN_PICK)
 }
 
 /// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself; [`TILE_ENV`] can
@@ -213,9 +270,15 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
     let waves = units.div_ceil(slots) as f64;
     let active = units.min(slots) as f64;
     let misaligned = |aligned: bool| if aligned { 1.0 } else { MISALIGNED_TRAFFIC };
-    // with 2-CTA clusters each CTA loads half of the shared B tile (TMA multicast)
-    let rows = tile.bm as f64 * misaligned(k.is_multiple_of(64))
-        + tile.bn as f64 * misaligned(n.is_multiple_of(64)) / tile.cluster as f64;
+    // with 2-CTA clusters each CTA loads half of the shared tile (TMA multicast): B when
+    // paired along M, A when paired along N
+    let (a_share, b_share) = if tile.pair_n {
+        (tile.cluster as f64, 1.0)
+    } else {
+        (1.0, tile.cluster as f64)
+    };
+    let rows = tile.bm as f64 * misaligned(k.is_multiple_of(64)) / a_share
+        + tile.bn as f64 * misaligned(n.is_multiple_of(64)) / b_share;
     let bytes = rows * (BK * 2) as f64;
     let kblock_us = (tile.kblock_ns as f64 / 1000.0).max(active * bytes / L2_BYTES_PER_US);
     let mut t = waves * (tile.wave_ns as f64 / 1000.0 + kb_per as f64 * kblock_us);
@@ -267,7 +330,7 @@ pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Opti
 }
 
 /// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
-const TILE_CHOICES: [(&str, WgTile); 7] = [
+const TILE_CHOICES: [(&str, WgTile); 10] = [
     ("128x256", TILES[0]),
     ("128x128", TILES[1]),
     ("64x256", TILES[2]),
@@ -275,6 +338,9 @@ const TILE_CHOICES: [(&str, WgTile); 7] = [
     ("128x256_c2", TILES[4]),
     ("128x128_c2", TILES[5]),
     ("128x192", TILES[6]),
+    ("128x64", TILES[7]),
+    ("128x64_n2", TILES[8]),
+    ("128x128_n2", TILES[9]),
 ];
 
 /// The values of [`SPLITK_ENV`].
@@ -478,7 +544,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         c
     };
-    let tm_a = tensor_map_16bit_rows(case, a_k, [kp, m], kp, [64, tile.bm as u32])?;
+    // `_n2`: each CTA of the pair loads (and multicasts) one 64-row half of the A tile.
+    let a_box_rows = if tile.pair_n { 64 } else { tile.bm as u32 };
+    let tm_a = tensor_map_16bit_rows(case, a_k, [kp, m], kp, [64, a_box_rows])?;
     let tm_b = tensor_map_16bit_rows(case, b_k, [np, k], pad.ldb, [64, 64])?;
     let dt = if case.dtype == Dtype::Bf16 {
         "bf16"
@@ -595,10 +663,13 @@ mod tests {
         let smem: Vec<u32> = TILES.iter().map(|t| t.smem()).collect();
         assert_eq!(
             smem,
-            [197_760, 197_760, 205_952, 99_456, 197_760, 197_760, 205_952]
+            [
+                197_760, 197_760, 205_952, 99_456, 197_760, 197_760, 205_952, 197_760, 197_760,
+                197_760
+            ]
         );
         let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
-        assert_eq!(threads, [384, 384, 256, 256, 384, 384, 384]);
+        assert_eq!(threads, [384, 384, 256, 256, 384, 384, 384, 384, 384, 384]);
         for t in TILES {
             assert!(t.smem() <= 232_448, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
@@ -613,6 +684,11 @@ mod tests {
         assert_eq!(TILES[4].grid(1000, 131), 130);
         assert_eq!(TILES[4].grid(6, 132), 6);
         assert_eq!(TILES[4].name(), "128x256_c2");
+        // N pairs: N tiles padded to pairs
+        assert_eq!(TILES[8].name(), "128x64_n2");
+        assert_eq!(TILES[8].tiles(2048, 512), 128);
+        assert_eq!(TILES[8].tiles(129, 65), 4);
+        assert_eq!(TILES[9].tiles(1024, 1024), 64);
     }
 
     #[test]
