@@ -29,3 +29,5 @@ done
 args=()
 for v in "${modes[@]}"; do for f in "$OUT"/tiles-"$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done; done
 $KG rank "${args[@]}" > "$OUT/tiles-rank.md" 2>&1; log "rank rc=$?"
+# One archive of the runs (the device returns only a few files).
+( cd "$OUT" && tar czf tiles-runs.tar.gz tiles-*-*.json && rm -f tiles-*-*.json )
