@@ -165,14 +165,17 @@ pub const TILES: [WgTile; 10] = [
     },
     // 128x64 (8 stages) alone and as 2-CTA clusters along N sharing A, and 128x128 paired along
     // N (session 18): cuBLAS's choice for the few-tile shapes (128x64 tiles in 1x2 clusters at
-    // 2048×512×4096 and 1024³, see docs/kernels). Cost constants: see NEW_TILES_IN_PICK.
+    // 2048×512×4096 and 1024³, see docs/kernels). 128x64's constants are fitted to its forced
+    // times on H100 GPU-b75b1e0a (2048×512×4096 19.0 µs, 1024³ 7.2) and rounded so that the
+    // pick, where it may take the tile at all (BN64_MIN_KBLOCKS), leaves 1000³ on 128x128
+    // (12.1 against 13.8 forced). The `_n2` entries are never picked (N_PAIRS_IN_PICK).
     WgTile {
         bm: 128,
         bn: 64,
         stages: 8,
         ctas_per_sm: 1,
-        kblock_ns: 240,
-        wave_ns: 6000,
+        kblock_ns: 250,
+        wave_ns: 4500,
         cluster: 1,
         pair_n: false,
     },
@@ -181,8 +184,8 @@ pub const TILES: [WgTile; 10] = [
         bn: 64,
         stages: 8,
         ctas_per_sm: 1,
-        kblock_ns: 240,
-        wave_ns: 6000,
+        kblock_ns: 250,
+        wave_ns: 4500,
         cluster: 2,
         pair_n: true,
     },
@@ -198,14 +201,27 @@ pub const TILES: [WgTile; 10] = [
     },
 ];
 
-/// Whether [`pick`] considers the session-18 tiles (128x64, `_n2`) without being forced to:
-/// off until their cost constants are measured.
-pub const NEW_TILES_IN_PICK: bool = false;
+/// Whether [`pick`] may choose the 2-CTA clusters paired along N (`_n2`) by itself. Off: forced
+/// on the ten few-tile shapes of `scripts/suites/tiles.json` (H100 GPU-b75b1e0a, two rounds
+/// beside the pick), 128x64_n2 took 1.14–1.56× the plain 128x64's time and 128x128_n2
+/// 1.05–1.50× the pick's, on every shape.
+pub const N_PAIRS_IN_PICK: bool = false;
 
-/// Whether [`pick`] considers `t` without being forced to.
-fn in_pick(t: WgTile) -> bool {
-    let new = t.bn == 64 || t.pair_n;
-    (t.cluster == 1 || t.pair_n || CLUSTER_IN_PICK) && (!new || NEW_TILES_IN_PICK)
+/// Fewest 64-wide K blocks for which [`pick`] considers the 128x64 tile. Forced on the few-tile
+/// shapes (H100 GPU-b75b1e0a, µs 128x64 / pick) it won where K is long (2048×512×4096 19.0 /
+/// 22.1, 1024³ 7.2 / 7.7) and lost by 3–4% where it is short (256³ 4.10 / 3.97, 777×1000×136
+/// 5.47 / 5.27), which the cost model alone does not separate.
+pub const BN64_MIN_KBLOCKS: u64 = 16;
+
+/// Whether [`pick`] considers `t` without being forced to, for `num_k` K blocks.
+fn in_pick(t: WgTile, num_k: u64) -> bool {
+    if t.pair_n {
+        N_PAIRS_IN_PICK
+    } else if t.bn == 64 {
+        num_k >= BN64_MIN_KBLOCKS
+    } else {
+        t.cluster == 1 || CLUSTER_IN_PICK
+    }
 }
 
 /// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself; [`TILE_ENV`] can
@@ -302,7 +318,7 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || TILES.into_iter().filter(|&t| in_pick(t)).collect(),
+        || TILES.into_iter().filter(|&t| in_pick(t, num_k)).collect(),
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -702,6 +718,12 @@ mod tests {
             let cluster = pick(m, n, k, 132, None, None).tile.cluster;
             assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
         }
+        // Nor the N pairs, and 128x64 only where K is long.
+        for &(m, n, k) in &[(2048u64, 512u64, 4096u64), (256, 256, 256), (1024, 1024, 1024)] {
+            let t = pick(m, n, k, 132, None, None).tile;
+            assert!(N_PAIRS_IN_PICK || !t.pair_n, "{m}x{n}x{k}");
+            assert!(t.bn != 64 || k.div_ceil(BK) >= BN64_MIN_KBLOCKS, "{m}x{n}x{k}");
+        }
         // 4096×1000×4096 (one wave, misaligned B rows: L2-bound in the model) gains from
         // multicast; 8192³ (tensor-core bound) does not.
         let c = |t: WgTile, m, n, k| plan_cost(t, 1, m, n, k, 132);
@@ -753,10 +775,12 @@ mod tests {
         for &(m, n, k, tile, splits) in &[
             (256u64, 256u64, 256u64, "64x128", 1u64),
             (512, 512, 512, "64x128", 1),
-            (1024, 1024, 1024, "64x128", 1),
+            // 128x64 (session 18, forced on H100 GPU-b75b1e0a): 7.2 µs against 7.7 for 64x128.
+            (1024, 1024, 1024, "128x64", 1),
             (1000, 1000, 1000, "128x128", 1),
             (777, 1000, 136, "64x128", 1),
-            (2048, 512, 4096, "128x128", 2),
+            // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2.
+            (2048, 512, 4096, "128x64", 1),
             (2048, 2048, 2048, "128x256", 1),
             // 128x192 (added later, forced on H100 GPU-cb034f80): 83.1 µs against 95.8 for
             // 128x128 in the same run; it loses on every other shape of this list.
@@ -820,7 +844,7 @@ mod tests {
         fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
             let p = pick(m, pad.np, pad.kp, 132, None, None);
-            proptest::prop_assert!(in_pick(p.tile));
+            proptest::prop_assert!(in_pick(p.tile, pad.kp.div_ceil(BK).max(1)));
             proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
             let num_k = pad.kp.div_ceil(BK);
             let kb_per = num_k.div_ceil(p.splits);
@@ -884,11 +908,11 @@ mod tests {
     #[test]
     fn few_tiles_take_smaller_tiles_or_split_k() {
         // 32 tiles of 128x256 on 132 SMs with K = 4096: K is split or the tile shrinks until
-        // the SMs are about filled.
+        // the SMs are about filled (128 tiles of 128x64, unsplit, since session 18).
         let plan = pick(2048, 512, 4096, 132, None, None);
         let units = plan.tile.tiles(2048, 512) * plan.splits;
         assert!(units >= 100, "{plan:?}");
-        assert!(plan.splits > 1, "{plan:?}");
+        assert!(plan.splits > 1 || plan.tile.bn == 64, "{plan:?}");
         // Tiny squares: a smaller tile, no split (K too short to split).
         assert_eq!(p(256, 256, 256).1, 1);
         assert_ne!(p(256, 256, 256).0, "128x256");
