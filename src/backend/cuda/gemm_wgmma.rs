@@ -207,18 +207,19 @@ pub const TILES: [WgTile; 10] = [
 /// 1.05–1.50× the pick's, on every shape.
 pub const N_PAIRS_IN_PICK: bool = false;
 
-/// Fewest 64-wide K blocks for which [`pick`] considers the 128x64 tile. Forced on the few-tile
-/// shapes (H100 GPU-b75b1e0a, µs 128x64 / pick) it won where K is long (2048×512×4096 19.0 /
-/// 22.1, 1024³ 7.2 / 7.7) and lost by 3–4% where it is short (256³ 4.10 / 3.97, 777×1000×136
-/// 5.47 / 5.27), which the cost model alone does not separate.
+/// Fewest 64-wide K blocks for which [`pick`] considers the 128x64 tile, and only where M fills
+/// its 128 rows. Forced on the few-tile shapes (H100 GPU-b75b1e0a, µs 128x64 / pick) it won
+/// where K is long (2048×512×4096 19.0 / 22.1, 1024³ 7.2 / 7.7) and lost by 3–4% where it is
+/// short (256³ 4.10 / 3.97, 777×1000×136 5.47 / 5.27), which the cost model alone does not
+/// separate; picked at 5×3000×1000 it took 9.8 µs against 7.7 for 64x128 (GPU-3ea44b83).
 pub const BN64_MIN_KBLOCKS: u64 = 16;
 
-/// Whether [`pick`] considers `t` without being forced to, for `num_k` K blocks.
-fn in_pick(t: WgTile, num_k: u64) -> bool {
+/// Whether [`pick`] considers `t` without being forced to, for `m` rows and `num_k` K blocks.
+fn in_pick(t: WgTile, m: u64, num_k: u64) -> bool {
     if t.pair_n {
         N_PAIRS_IN_PICK
     } else if t.bn == 64 {
-        num_k >= BN64_MIN_KBLOCKS
+        num_k >= BN64_MIN_KBLOCKS && m >= t.bm
     } else {
         t.cluster == 1 || CLUSTER_IN_PICK
     }
@@ -318,7 +319,7 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || TILES.into_iter().filter(|&t| in_pick(t, num_k)).collect(),
+        || TILES.into_iter().filter(|&t| in_pick(t, m, num_k)).collect(),
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -719,10 +720,15 @@ mod tests {
             assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
         }
         // Nor the N pairs, and 128x64 only where K is long.
-        for &(m, n, k) in &[(2048u64, 512u64, 4096u64), (256, 256, 256), (1024, 1024, 1024)] {
+        for &(m, n, k) in &[
+            (2048u64, 512u64, 4096u64),
+            (256, 256, 256),
+            (1024, 1024, 1024),
+            (5, 3000, 1000),
+        ] {
             let t = pick(m, n, k, 132, None, None).tile;
             assert!(N_PAIRS_IN_PICK || !t.pair_n, "{m}x{n}x{k}");
-            assert!(t.bn != 64 || k.div_ceil(BK) >= BN64_MIN_KBLOCKS, "{m}x{n}x{k}");
+            assert!(t.bn != 64 || (k.div_ceil(BK) >= BN64_MIN_KBLOCKS && m >= 128), "{m}x{n}x{k}");
         }
         // 4096×1000×4096 (one wave, misaligned B rows: L2-bound in the model) gains from
         // multicast; 8192³ (tensor-core bound) does not.
@@ -781,6 +787,8 @@ mod tests {
             (777, 1000, 136, "64x128", 1),
             // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2.
             (2048, 512, 4096, "128x64", 1),
+            // M = 5 stays on the 64-row tile (7.7 µs; 128x64 9.8, GPU-3ea44b83).
+            (5, 3000, 1000, "64x128", p(5, 3000, 1000).1),
             (2048, 2048, 2048, "128x256", 1),
             // 128x192 (added later, forced on H100 GPU-cb034f80): 83.1 µs against 95.8 for
             // 128x128 in the same run; it loses on every other shape of this list.
@@ -844,7 +852,7 @@ mod tests {
         fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
             let p = pick(m, pad.np, pad.kp, 132, None, None);
-            proptest::prop_assert!(in_pick(p.tile, pad.kp.div_ceil(BK).max(1)));
+            proptest::prop_assert!(in_pick(p.tile, m, pad.kp.div_ceil(BK).max(1)));
             proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
             let num_k = pad.kp.div_ceil(BK);
             let kb_per = num_k.div_ceil(p.splits);
