@@ -462,10 +462,26 @@ impl Padding {
     }
 }
 
-/// Environment variable that launches the kernels of a sequence (padding copies, GEMM, split-K
-/// reduction) one after the other the ordinary way (`0`) instead of each as a programmatic
-/// dependent of the one before, whose launch and set-up then overlap it (unset, empty or `1`).
+/// Environment variable for how the kernels of a sequence (padding copies, GEMM, split-K
+/// reduction) are launched: `1` (unset or empty) each after the first as a programmatic
+/// dependent of the one before, whose launch and set-up then overlap it; `all` the first one too,
+/// as a dependent of whatever the stream ran last (back-to-back launches of a case overlap);
+/// `0` one after the other the ordinary way.
 pub const PDL_ENV: &str = "KERNELGATE_GEMM_PDL";
+
+/// Parses a [`PDL_ENV`] value into the chain of the sequence.
+fn parse_pdl(value: Option<&str>) -> std::result::Result<super::Chain, String> {
+    super::parse_choice(
+        PDL_ENV,
+        value,
+        &[
+            ("1", super::Chain::Overlapped),
+            ("all", super::Chain::Dependent),
+            ("0", super::Chain::Ordinary),
+        ],
+    )
+    .map(|c| c.unwrap_or(super::Chain::Overlapped))
+}
 
 /// Parses an [`ALIGN_ENV`] value: the fewest rows M for aligning B, `None` for `off`.
 pub fn parse_align(value: Option<&str>) -> std::result::Result<Option<u64>, String> {
@@ -662,11 +678,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
-    let chain = if super::from_env(case, PDL_ENV, |v| super::parse_switch(PDL_ENV, v))? {
-        super::Chain::Overlapped
-    } else {
-        super::Chain::Ordinary
-    };
+    let chain = super::from_env(case, PDL_ENV, parse_pdl)?;
     super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant, chain)
 }
 
@@ -735,6 +747,16 @@ mod tests {
         let c = |t: WgTile, m, n, k| plan_cost(t, 1, m, n, k, 132);
         assert!(c(TILES[4], 4096, 1000, 4096) < 0.9 * c(TILES[0], 4096, 1000, 4096));
         assert!(c(TILES[4], 8192, 8192, 8192) >= c(TILES[0], 8192, 8192, 8192));
+    }
+
+    #[test]
+    fn pdl_values_choose_the_chain() {
+        assert_eq!(parse_pdl(None), Ok(super::super::Chain::Overlapped));
+        assert_eq!(parse_pdl(Some("1")), Ok(super::super::Chain::Overlapped));
+        assert_eq!(parse_pdl(Some("all")), Ok(super::super::Chain::Dependent));
+        assert_eq!(parse_pdl(Some(" 0 ")), Ok(super::super::Chain::Ordinary));
+        let e = parse_pdl(Some("yes")).unwrap_err();
+        assert!(e.contains(PDL_ENV) && e.contains("`all`"), "{e}");
     }
 
     #[test]
