@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 18 (repo root, .devbin/ carried): the wgmma GEMM sequence launched with
-# KERNELGATE_GEMM_PDL=1 (the default: kernels after the first are programmatic dependents) and
-# =all (the first one too, so back-to-back launches of a case overlap), on
+# KERNELGATE_GEMM_PDL unset (then: only kernels after the first as programmatic dependents; now
+# spelled `inner`) and =all (the first one too, so back-to-back launches of a case overlap; the
+# default since this run), on
 # scripts/suites/gemm-small.json with cuBLAS in every run, interleaved ROUNDS times, ranked.
 # Under $OUT: log.txt, pdl-rank.md, pdl-runs.tar.gz.
 set -u
@@ -10,7 +11,7 @@ DEV_TMP=/tmp/s18p
 modes=(inner all)
 for r in $(seq 1 "${ROUNDS:-2}"); do
   for v in "${modes[@]}"; do
-    ( [ "$v" = all ] && export KERNELGATE_GEMM_PDL=all; cli "pdl-$v-$r" scripts/suites/gemm-small.json )
+    ( export KERNELGATE_GEMM_PDL=$v; cli "pdl-$v-$r" scripts/suites/gemm-small.json )
   done
   modes=($(printf '%s\n' "${modes[@]}" | tac))
 done
