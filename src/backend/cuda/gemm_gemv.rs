@@ -32,8 +32,7 @@ pub const CTAS_PER_SM: u64 = 2;
 /// Whether `m × n × k` takes the GEMV kernels: M ≤ 4 and B the large operand (the shapes
 /// `gemm_skinny::which` calls skinny-M).
 pub fn applies(m: u64, n: u64, k: u64) -> bool {
-    m <= MAX_GEMV_M
-        && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
+    m <= MAX_GEMV_M && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
 }
 
 /// The GEMV launch plan for `m × n × k`.

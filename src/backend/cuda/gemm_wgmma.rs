@@ -319,7 +319,12 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || TILES.into_iter().filter(|&t| in_pick(t, m, num_k)).collect(),
+        || {
+            TILES
+                .into_iter()
+                .filter(|&t| in_pick(t, m, num_k))
+                .collect()
+        },
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -744,7 +749,10 @@ mod tests {
         ] {
             let t = pick(m, n, k, 132, None, None).tile;
             assert!(N_PAIRS_IN_PICK || !t.pair_n, "{m}x{n}x{k}");
-            assert!(t.bn != 64 || (k.div_ceil(BK) >= BN64_MIN_KBLOCKS && m >= 128), "{m}x{n}x{k}");
+            assert!(
+                t.bn != 64 || (k.div_ceil(BK) >= BN64_MIN_KBLOCKS && m >= 128),
+                "{m}x{n}x{k}"
+            );
         }
         // 4096×1000×4096 (one wave, misaligned B rows: L2-bound in the model) gains from
         // multicast; 8192³ (tensor-core bound) does not.
@@ -758,7 +766,10 @@ mod tests {
         assert_eq!(parse_pdl(None), Ok(super::super::Chain::Dependent));
         assert_eq!(parse_pdl(Some("1")), Ok(super::super::Chain::Dependent));
         assert_eq!(parse_pdl(Some("all")), Ok(super::super::Chain::Dependent));
-        assert_eq!(parse_pdl(Some("inner")), Ok(super::super::Chain::Overlapped));
+        assert_eq!(
+            parse_pdl(Some("inner")),
+            Ok(super::super::Chain::Overlapped)
+        );
         assert_eq!(parse_pdl(Some(" 0 ")), Ok(super::super::Chain::Ordinary));
         let e = parse_pdl(Some("yes")).unwrap_err();
         assert!(e.contains(PDL_ENV) && e.contains("`all`"), "{e}");
