@@ -234,6 +234,32 @@ mod tests {
         assert_eq!(plan(3, 5000, 77, 2, 132, 2).splits, 1);
     }
 
+    proptest::proptest! {
+        /// Any shape the GEMV takes, any SM count and CTA target: the entry covers M, the strips
+        /// cover N, every row of B is in exactly one split of whole passes, none is empty, and
+        /// the grid stays within about the target (or one split per strip).
+        #[test]
+        fn plans_for_any_shape_cover_it(
+            m in 1u64..=MAX_GEMV_M,
+            n in 1u64..200_000,
+            k in 1u64..200_000,
+            eb in proptest::sample::select(vec![2u64, 4]),
+            sms in 1u64..200,
+            ctas in 1u64..=32,
+        ) {
+            let p = plan(m, n, k, eb, sms, ctas);
+            proptest::prop_assert!(p.mt >= m && [1, 2, 4].contains(&p.mt));
+            proptest::prop_assert_eq!(p.rows, ROWS);
+            proptest::prop_assert_eq!(p.kchunk % (WARPS * ROWS), 0);
+            proptest::prop_assert!(p.strips * 32 * (16 / eb) >= n);
+            proptest::prop_assert!((p.strips - 1) * 32 * (16 / eb) < n);
+            proptest::prop_assert!(p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k);
+            proptest::prop_assert!(p.splits == 1 || p.strips * p.splits <= ctas * sms + p.strips);
+            // The kernel's int arguments.
+            proptest::prop_assert!(p.kchunk <= i32::MAX as u64);
+        }
+    }
+
     #[test]
     fn ctas_per_sm_parses_or_names_the_variable() {
         assert_eq!(parse_ctas(None), Ok(CTAS_PER_SM));
