@@ -183,29 +183,39 @@ static CUtensorMap make_map(CUtensorMapDataType dt, const void* ptr, unsigned lo
 struct TileCfg {
     const char* name;
     int bm, bn, stages, ctas_per_sm, kblock_ns, wave_ns, cluster;
+    bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
-    // CTAs per split: with 2-CTA clusters the M tiles are padded to pairs.
+    // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
     long tiles(long m, long n) const {
+        if (pair_n) return ((m + bm - 1) / bm) * ((n + bn * cluster - 1) / (bn * cluster)) * cluster;
         return ((m + bm * cluster - 1) / (bm * cluster)) * cluster * ((n + bn - 1) / bn);
     }
+    // Rows of A's TMA box: the whole tile, or one half per CTA when paired along N.
+    unsigned a_box_rows() const { return pair_n ? 64 : bm; }
     // persistent grid: at most one wave, a whole number of clusters
     long grid(long units, long sms) const {
         return std::min<long>(units, sms * ctas_per_sm / cluster * cluster);
     }
 };
 static const TileCfg TILES[] = {
-    {"128x256", 128, 256, 4, 1, 760, 8000, 1, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
-    {"128x128", 128, 128, 6, 1, 390, 6500, 1, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
-    {"64x256", 64, 256, 5, 1, 560, 6500, 1, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
-    {"64x128", 64, 128, 4, 2, 290, 5400, 1, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
-    {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
-    {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
-    {"128x192", 128, 192, 5, 1, 575, 7200, 1, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
+    {"128x256", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
+    {"128x128", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
+    {"64x256", 64, 256, 5, 1, 560, 6500, 1, false, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
+    {"64x128", 64, 128, 4, 2, 290, 5400, 1, false, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
+    {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
+    {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
+    {"128x192", 128, 192, 5, 1, 575, 7200, 1, false, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
+    {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
+    {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
+    {"128x128_n2", 128, 128, 6, 1, 390, 6500, 2, true, (const void*)gemm_wgmma_bf16_128x128_n2, (const void*)gemm_wgmma_f16_128x128_n2},
 };
-static const int NT = 7;
+static const int NT = 10;
+// Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
+// K blocks and M >= 128.
+static const long BN64_MIN_KBLOCKS = 16;
 // Mirror of CLUSTER_IN_PICK in the Rust file (false: the _c2 tiles are timed and checked but the
 // pick leaves them out); --c2-pick turns them on here to show what the model would choose.
 static bool g_cluster_pick = false;
@@ -222,8 +232,10 @@ static double plan_cost(const TileCfg& t, long splits, long m, long n, long k, l
     long slots = std::max(1L, sms) * t.ctas_per_sm;
     double waves = (double)((units + slots - 1) / slots);
     double active = (double)std::min(units, slots);
-    double rows = t.bm * (k % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) +
-                  t.bn * (n % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) / t.cluster;  // B multicast
+    // multicast: clusters paired along M share B, paired along N share A
+    double a_share = t.pair_n ? t.cluster : 1, b_share = t.pair_n ? 1 : t.cluster;
+    double rows = t.bm * (k % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) / a_share +
+                  t.bn * (n % 64 == 0 ? 1.0 : MISALIGNED_TRAFFIC) / b_share;
     double bytes = rows * 64 * 2;
     double kblock_us = std::max(t.kblock_ns / 1000.0, active * bytes / L2_BYTES_PER_US);
     double c = waves * (t.wave_ns / 1000.0 + kb_per * kblock_us);
@@ -244,7 +256,11 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     splits = 1;
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
-            if (!split_ok(s, k) || (TILES[t].cluster > 1 && !g_cluster_pick)) continue;
+            if (!split_ok(s, k)) continue;
+            if (TILES[t].pair_n) continue;  // N_PAIRS_IN_PICK = false
+            if (TILES[t].bn == 64 && (std::max(1L, (k + 63) / 64) < BN64_MIN_KBLOCKS || m < TILES[t].bm))
+                continue;
+            if (TILES[t].cluster > 1 && !g_cluster_pick) continue;
             double c = plan_cost(TILES[t], s, m, n, k, sms);
             if (best < 0 || c < 0.97 * best) {
                 best = c;
@@ -410,7 +426,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
         CUfunction f;
         CK(cudaGetFuncBySymbol((cudaFunction_t*)&f, KInfo<T>::sym(cfg)));
         CKD(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.smem()));
-        CUtensorMap ta = make_map(KInfo<T>::tdt, A, K, M, 64, cfg.bm);
+        CUtensorMap ta = make_map(KInfo<T>::tdt, A, K, M, 64, cfg.a_box_rows());
         CUtensorMap tb = make_map(KInfo<T>::tdt, B, N, K, 64, 64);
         for (long s : splits_for(cfg, M, N, K, ps, t == pt)) {
             long units = cfg.tiles(M, N) * s;
