@@ -113,11 +113,13 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
     const int col = blockIdx.x * SW + lane * VEC;
     const int k0 = blockIdx.y * kchunk;
     const int k1 = min(K, k0 + kchunk);
-    // Launched as a programmatic dependent (the host's default): let the next launch start its
-    // set-up now, and touch no memory before the previous launch has finished. Both are no-ops
-    // for an ordinary launch.
+    // Launched as a programmatic dependent (the host's default on compute capability 9.0 and
+    // up): let the next launch start its set-up now, and touch no memory before the previous
+    // launch has finished. Both are no-ops for an ordinary launch; older GPUs have neither.
+#if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 
     float acc[MT][VEC];
 #pragma unroll

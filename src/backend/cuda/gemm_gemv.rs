@@ -88,6 +88,16 @@ pub fn parse_ctas(value: Option<&str>) -> std::result::Result<u64, String> {
     }
 }
 
+/// Whether a GPU of `compute_capability` ("major.minor") can launch programmatic dependents
+/// (9.0 and newer).
+pub fn pdl_capable(compute_capability: &str) -> bool {
+    compute_capability
+        .split('.')
+        .next()
+        .and_then(|v| v.parse::<u32>().ok())
+        .is_some_and(|major| major >= 9)
+}
+
 fn dt(d: Dtype) -> &'static str {
     match d {
         Dtype::Bf16 => "bf16",
@@ -101,7 +111,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
     let ctas = super::from_env(case, GEMV_CTAS_ENV, parse_ctas)?;
-    let pdl = super::from_env(case, GEMV_PDL_ENV, |v| super::parse_switch(GEMV_PDL_ENV, v))?;
+    // Programmatic dependent launches need compute capability 9.0 or newer.
+    let pdl = super::from_env(case, GEMV_PDL_ENV, |v| super::parse_switch(GEMV_PDL_ENV, v))?
+        && pdl_capable(&gpu.info.compute_capability);
     let p = plan(
         m,
         n,
@@ -258,6 +270,14 @@ mod tests {
             // The kernel's int arguments.
             proptest::prop_assert!(p.kchunk <= i32::MAX as u64);
         }
+    }
+
+    #[test]
+    fn programmatic_launches_only_from_hopper_on() {
+        assert!(pdl_capable("9.0") && pdl_capable("10.0") && pdl_capable("12.0"));
+        assert!(
+            !pdl_capable("8.0") && !pdl_capable("8.9") && !pdl_capable("") && !pdl_capable("x")
+        );
     }
 
     #[test]
