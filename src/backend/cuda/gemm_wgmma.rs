@@ -203,8 +203,8 @@ pub const TILES: [WgTile; 10] = [
 
 /// Whether [`pick`] may choose the 2-CTA clusters paired along N (`_n2`) by itself. Off: forced
 /// on the ten few-tile shapes of `scripts/suites/tiles.json` (H100 GPU-b75b1e0a, two rounds
-/// beside the pick), 128x64_n2 took 1.14–1.56× the plain 128x64's time and 128x128_n2
-/// 1.05–1.50× the pick's, on every shape.
+/// beside the pick), 128x64_n2 took 0.98–1.56× the pick's time (level only at 1000³ and
+/// 2048×512×4096, where the plain 128x64 took 0.88× of it) and 128x128_n2 1.05–1.50×.
 pub const N_PAIRS_IN_PICK: bool = false;
 
 /// Fewest 64-wide K blocks for which [`pick`] considers the 128x64 tile, and only where M fills
