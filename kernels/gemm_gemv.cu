@@ -31,6 +31,9 @@
 
 namespace gemm_gemv_detail {
 
+// fp32 <-> element conversions and 16-byte unpacking: the same as gemm_skinny.cu's SkT. They stay
+// per file because a shared header is part of every module's source hash (kg_common.cuh), and
+// moving them there would restart every family's baselines.
 template <typename T> struct Cvt;
 template <> struct Cvt<float> {
     static __device__ __forceinline__ float f(float x) { return x; }
