@@ -3,7 +3,7 @@
 //! (`kernels/gemm_gemv.cu`), any architecture, every dtype.
 
 use crate::backend::Prepared;
-use crate::case::{Case, Dtype};
+use crate::case::Case;
 use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
@@ -40,13 +40,11 @@ pub fn applies(m: u64, n: u64, k: u64) -> bool {
 pub struct Plan {
     /// Rows of C the entry is compiled for (1, 2 or 4; ≥ M).
     pub mt: u64,
-    /// Rows of B a warp loads at once (`R` of the kernel).
-    pub rows: u64,
     /// Column strips (grid x): 32 lanes × 16 bytes of a row each.
     pub strips: u64,
     /// K splits (grid y).
     pub splits: u64,
-    /// Rows of B per split, a multiple of one pass (8 warps × `rows`).
+    /// Rows of B per split, a multiple of one pass (8 warps × [`ROWS`]).
     pub kchunk: u64,
 }
 
@@ -54,15 +52,13 @@ pub struct Plan {
 /// has about `ctas_per_sm × sms` CTAs, each split a whole number of passes.
 pub fn plan(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64, ctas_per_sm: u64) -> Plan {
     let mt = [1, 2, 4].into_iter().find(|&t| t >= m).unwrap_or(4);
-    let rows = ROWS;
-    let pass = WARPS * rows;
+    let pass = WARPS * ROWS;
     let strips = n.div_ceil(32 * (16 / elem_bytes)).max(1);
     let want = (ctas_per_sm.max(1) * sms).div_ceil(strips).max(1);
     let splits = want.min(k.div_ceil(pass)).max(1);
     let kchunk = k.div_ceil(splits).div_ceil(pass).max(1) * pass;
     Plan {
         mt,
-        rows,
         strips,
         splits: k.div_ceil(kchunk).max(1),
         kchunk,
@@ -91,19 +87,7 @@ pub fn parse_ctas(value: Option<&str>) -> std::result::Result<u64, String> {
 /// Whether a GPU of `compute_capability` ("major.minor") can launch programmatic dependents
 /// (9.0 and newer).
 pub fn pdl_capable(compute_capability: &str) -> bool {
-    compute_capability
-        .split('.')
-        .next()
-        .and_then(|v| v.parse::<u32>().ok())
-        .is_some_and(|major| major >= 9)
-}
-
-fn dt(d: Dtype) -> &'static str {
-    match d {
-        Dtype::Bf16 => "bf16",
-        Dtype::Fp16 => "fp16",
-        Dtype::Fp32 => "fp32",
-    }
+    super::compute_major(compute_capability) >= 9
 }
 
 /// Prepares C = A·B (M ≤ 4) with `gemm_gemv_<dt>_<MT>`.
@@ -122,13 +106,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
         gpu.info.sm_count as u64,
         ctas,
     );
-    let name = format!("gemm_gemv_{}_{}", dt(case.dtype), p.mt);
-    let mut keep = Vec::new();
-    let (part, done) = if p.splits > 1 {
-        let part = gpu.alloc(
-            (p.splits * m * n * 4) as usize,
-            &format!("{} split-K partial sums", case.name()),
-        )?;
+    let name = format!("gemm_gemv_{}_{}", case.dtype.name(), p.mt);
+    let mut part_buf = None;
+    let part = super::gemm_skinny::split_workspace(gpu, case, p.splits, m * n, &mut part_buf)?;
+    let mut keep: Vec<_> = part_buf.into_iter().collect();
+    let done = if p.splits > 1 {
         let done = gpu.alloc(
             (p.strips * 4) as usize,
             &format!("{} split-K counters", case.name()),
@@ -136,16 +118,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
         // The kernel's last CTA of a strip sets its counter back to zero; the first launch
         // needs them zero too.
         gpu.fill_pattern(&done, 4, 0)?;
-        let ptrs = (part.ptr(), done.ptr());
-        keep.push(part);
+        let ptr = done.ptr();
         keep.push(done);
-        ptrs
+        ptr
     } else {
-        (0, 0)
+        0
     };
     let variant = format!(
         "{name} (B streamed once, {} rows of it in flight per thread; {}x{} CTAs, {} rows of B each{})",
-        p.rows,
+        ROWS,
         p.strips,
         p.splits,
         p.kchunk.min(k),
@@ -219,7 +200,7 @@ mod tests {
                 for ctas in [1, 2, 4] {
                     let p = plan(m, n, k, eb, 132, ctas);
                     assert!(p.mt >= m && p.mt <= 4, "{m} {}", p.mt);
-                    assert_eq!(p.kchunk % (WARPS * p.rows), 0);
+                    assert_eq!(p.kchunk % (WARPS * ROWS), 0);
                     assert!(p.strips * 32 * (16 / eb) >= n);
                     // Every row of B is in exactly one split, and none is empty.
                     assert!(
@@ -236,7 +217,6 @@ mod tests {
             plan(1, 4096, 4096, 2, 132, 2),
             Plan {
                 mt: 1,
-                rows: 16,
                 strips: 16,
                 splits: 16,
                 kchunk: 256
@@ -261,7 +241,6 @@ mod tests {
         ) {
             let p = plan(m, n, k, eb, sms, ctas);
             proptest::prop_assert!(p.mt >= m && [1, 2, 4].contains(&p.mt));
-            proptest::prop_assert_eq!(p.rows, ROWS);
             proptest::prop_assert_eq!(p.kchunk % (WARPS * ROWS), 0);
             proptest::prop_assert!(p.strips * 32 * (16 / eb) >= n);
             proptest::prop_assert!((p.strips - 1) * 32 * (16 / eb) < n);

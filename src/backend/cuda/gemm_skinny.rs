@@ -103,27 +103,14 @@ pub fn plan_ntc(m: u64, n: u64, k: u64, sms: u64) -> (u64, u64, u64, u64) {
 /// Whether skinny-N runs on tensor cores: 16-bit inputs on compute capability 8.0 or newer,
 /// unless `KERNELGATE_SKINNY_FFMA=1` asks for the FFMA kernel.
 pub fn tensor_cores(dtype: Dtype, compute_capability: &str) -> bool {
-    let major = compute_capability
-        .split('.')
-        .next()
-        .and_then(|v| v.parse::<u32>().ok())
-        .unwrap_or(0);
     dtype != Dtype::Fp32
-        && major >= 8
+        && super::compute_major(compute_capability) >= 8
         && !std::env::var("KERNELGATE_SKINNY_FFMA").is_ok_and(|v| v == "1")
-}
-
-fn dt(d: Dtype) -> &'static str {
-    match d {
-        Dtype::Bf16 => "bf16",
-        Dtype::Fp16 => "fp16",
-        Dtype::Fp32 => "fp32",
-    }
 }
 
 /// The fp32 `[splits][elems]` partial-sum workspace when K is split (kept in `keep`), else a
 /// null pointer.
-fn split_workspace(
+pub(super) fn split_workspace(
     gpu: &mut Gpu,
     case: &Case,
     splits: u64,
@@ -189,7 +176,7 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
-    let d = dt(case.dtype);
+    let d = case.dtype.name();
     let sms = gpu.info.sm_count as u64;
     // The two kernels take the same arguments; they differ in entry point and grid.
     let (name, gx, threads, splits, kchunk, variant) = match kind {

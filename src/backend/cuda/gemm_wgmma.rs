@@ -85,120 +85,64 @@ impl WgTile {
     }
 }
 
+/// A plain (one-CTA) tile of [`TILES`].
+const fn plain(
+    bm: u64,
+    bn: u64,
+    stages: u32,
+    ctas_per_sm: u64,
+    kblock_ns: u64,
+    wave_ns: u64,
+) -> WgTile {
+    WgTile {
+        bm,
+        bn,
+        stages,
+        ctas_per_sm,
+        kblock_ns,
+        wave_ns,
+        cluster: 1,
+        pair_n: false,
+    }
+}
+
+/// `t` as a 2-CTA cluster (same per-CTA costs; the model only halves the shared operand's
+/// traffic): paired along M sharing B (`_c2`), or along N sharing A (`_n2`, `pair_n`).
+const fn cluster2(t: WgTile, pair_n: bool) -> WgTile {
+    WgTile {
+        cluster: 2,
+        pair_n,
+        ..t
+    }
+}
+
+const T128X256: WgTile = plain(128, 256, 4, 1, 760, 8000);
+const T128X128: WgTile = plain(128, 128, 6, 1, 390, 6500);
+// 128x64 (session 18): cuBLAS's choice for the few-tile shapes (128x64 tiles in 1x2 clusters at
+// 2048×512×4096 and 1024³, see docs/kernels). Its constants are fitted to its forced times on
+// H100 GPU-b75b1e0a (2048×512×4096 19.0 µs, 1024³ 7.2) and rounded so that the pick, where it
+// may take the tile at all (BN64_MIN_KBLOCKS), leaves 1000³ on 128x128 (12.1 against 13.8
+// forced).
+const T128X64: WgTile = plain(128, 64, 8, 1, 250, 4500);
+
 /// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
-/// then the 2-CTA cluster versions of the two 128-row tiles (same per-CTA costs; the model
-/// only halves their B traffic).
+/// then the 2-CTA cluster versions of the two 128-row tiles paired along M, 128x192, 128x64, and
+/// the clusters paired along N (never picked, [`N_PAIRS_IN_PICK`]).
 pub const TILES: [WgTile; 10] = [
-    WgTile {
-        bm: 128,
-        bn: 256,
-        stages: 4,
-        ctas_per_sm: 1,
-        kblock_ns: 760,
-        wave_ns: 8000,
-        cluster: 1,
-        pair_n: false,
-    },
-    WgTile {
-        bm: 128,
-        bn: 128,
-        stages: 6,
-        ctas_per_sm: 1,
-        kblock_ns: 390,
-        wave_ns: 6500,
-        cluster: 1,
-        pair_n: false,
-    },
-    WgTile {
-        bm: 64,
-        bn: 256,
-        stages: 5,
-        ctas_per_sm: 1,
-        kblock_ns: 560,
-        wave_ns: 6500,
-        cluster: 1,
-        pair_n: false,
-    },
-    WgTile {
-        bm: 64,
-        bn: 128,
-        stages: 4,
-        ctas_per_sm: 2,
-        kblock_ns: 290,
-        wave_ns: 5400,
-        cluster: 1,
-        pair_n: false,
-    },
-    WgTile {
-        bm: 128,
-        bn: 256,
-        stages: 4,
-        ctas_per_sm: 1,
-        kblock_ns: 760,
-        wave_ns: 8000,
-        cluster: 2,
-        pair_n: false,
-    },
-    WgTile {
-        bm: 128,
-        bn: 128,
-        stages: 6,
-        ctas_per_sm: 1,
-        kblock_ns: 390,
-        wave_ns: 6500,
-        cluster: 2,
-        pair_n: false,
-    },
+    T128X256,
+    T128X128,
+    plain(64, 256, 5, 1, 560, 6500),
+    plain(64, 128, 4, 2, 290, 5400),
+    cluster2(T128X256, false),
+    cluster2(T128X128, false),
     // 128x192: cost constants interpolated between 128x128 and 128x256, not fitted; with them
     // the pick takes it only where its wave count wins, of the suite shapes at 3072³ (H100
     // GPU-cb034f80, forced on 12 shapes in one run: 3072³ 83.1 µs against 95.8 for the 128x128
     // pick, 0.95× cuBLAS; 8192³ equal; 1.05–1.26× the time of the pick elsewhere).
-    WgTile {
-        bm: 128,
-        bn: 192,
-        stages: 5,
-        ctas_per_sm: 1,
-        kblock_ns: 575,
-        wave_ns: 7200,
-        cluster: 1,
-        pair_n: false,
-    },
-    // 128x64 (8 stages) alone and as 2-CTA clusters along N sharing A, and 128x128 paired along
-    // N (session 18): cuBLAS's choice for the few-tile shapes (128x64 tiles in 1x2 clusters at
-    // 2048×512×4096 and 1024³, see docs/kernels). 128x64's constants are fitted to its forced
-    // times on H100 GPU-b75b1e0a (2048×512×4096 19.0 µs, 1024³ 7.2) and rounded so that the
-    // pick, where it may take the tile at all (BN64_MIN_KBLOCKS), leaves 1000³ on 128x128
-    // (12.1 against 13.8 forced). The `_n2` entries are never picked (N_PAIRS_IN_PICK).
-    WgTile {
-        bm: 128,
-        bn: 64,
-        stages: 8,
-        ctas_per_sm: 1,
-        kblock_ns: 250,
-        wave_ns: 4500,
-        cluster: 1,
-        pair_n: false,
-    },
-    WgTile {
-        bm: 128,
-        bn: 64,
-        stages: 8,
-        ctas_per_sm: 1,
-        kblock_ns: 250,
-        wave_ns: 4500,
-        cluster: 2,
-        pair_n: true,
-    },
-    WgTile {
-        bm: 128,
-        bn: 128,
-        stages: 6,
-        ctas_per_sm: 1,
-        kblock_ns: 390,
-        wave_ns: 6500,
-        cluster: 2,
-        pair_n: true,
-    },
+    plain(128, 192, 5, 1, 575, 7200),
+    T128X64,
+    cluster2(T128X64, true),
+    cluster2(T128X128, true),
 ];
 
 /// Whether [`pick`] may choose the 2-CTA clusters paired along N (`_n2`) by itself. Off: forced

@@ -38,6 +38,15 @@ fn parse_choice<T: Copy>(
     }
 }
 
+/// The major version of a `"major.minor"` compute capability (0 when it does not parse).
+fn compute_major(compute_capability: &str) -> u32 {
+    compute_capability
+        .split('.')
+        .next()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(0)
+}
+
 /// Parses an on/off switch that is on by default: unset or empty, `1` (on) or `0` (off); any
 /// other value is an error naming `var`.
 fn parse_switch(var: &str, value: Option<&str>) -> std::result::Result<bool, String> {

@@ -822,8 +822,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
 /// Whether the device has the bulk-copy engine (`cp.async.bulk`, compute capability 9.0+) that
 /// the `_r` cross-entropy and the `_b` rmsnorm_bwd kernels stage their rows with.
 fn has_bulk_copy(gpu: &Gpu) -> bool {
-    let major = gpu.info.compute_capability.split('.').next();
-    major.and_then(|x| x.parse::<u32>().ok()) >= Some(9)
+    super::compute_major(&gpu.info.compute_capability) >= 9
 }
 
 /// The launch (block size, or configuration) of a kernel of its own module (`file`, staged by the
