@@ -42,3 +42,32 @@ suite() {
   grep -E "^verdicts|^ambiguous|REGRESSION:|WRONG|ERROR" "$DEV_TMP/$n.log" | head -12 | cut -c1-260 | tee -a "$DEV_LOG"
   cp "$(ls -t "$DEV_TMP/res-$n"/*.json | head -1)" "$OUT/results-$n.json" 2>/dev/null
 }
+
+# Interleaved rounds of several configurations of one suite, ranked: interleave PREFIX SUITE
+# MODE... runs `cli PREFIX-MODE-ROUND SUITE` for every MODE, ROUNDS times (default 2), the order
+# reversed each round, each under the VAR=VALUE words the caller's `mode_env MODE` prints, then
+# writes `kernelgate rank` of all of them to $OUT/PREFIX-rank.md.
+interleave() {
+  local prefix=$1 suite=$2 r v f env
+  shift 2
+  local modes=("$@") args=()
+  for r in $(seq 1 "${ROUNDS:-2}"); do
+    for v in "${modes[@]}"; do
+      env=$(mode_env "$v")
+      # shellcheck disable=SC2086 # several VAR=VALUE words
+      ( [ -n "$env" ] && export $env; cli "$prefix-$v-$r" "$suite" )
+    done
+    modes=($(printf '%s\n' "${modes[@]}" | tac))
+  done
+  for v in "${modes[@]}"; do
+    for f in "$OUT/$prefix-$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done
+  done
+  $KG rank "${args[@]}" > "$OUT/$prefix-rank.md" 2>&1
+  log "$prefix ranked: rc=$?"
+}
+
+# archive_runs PREFIX: one $OUT/PREFIX-runs.tar.gz of interleave's runs in place of the files
+# (the device returns only a few files).
+archive_runs() {
+  ( cd "$OUT" && tar czf "$1-runs.tar.gz" "$1"-*-*.json && rm -f "$1"-*-*.json )
+}

@@ -4,21 +4,12 @@
 # need more than 78 GiB: the reason an H200 is asked for). Then scripts/suites/ce-fwd.json under
 # KERNELGATE_CE_FWD = off (rows_p.cu's rule: `_r` or `_p`), regs (`_g`), rows (`_w`) and auto,
 # in the order given by MODES, ROUNDS times (each round reversed from the last).
-# Under $OUT: log.txt, ce-<mode>-<round>.json, rank.md (`kernelgate rank` of them; plus quack.json).
+# Under $OUT: log.txt, ce-<mode>-<round>.json, ce-rank.md (`kernelgate rank` of them; plus quack.json).
 set -u
 DEV_TMP=/tmp/ce
 . scripts/device-lib.sh
 [ "${QUACK:-0}" = 1 ] && cli quack quack --backends cuda
 read -r -a modes <<< "${MODES:-off regs rows}"
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for mode in "${modes[@]}"; do
-    KERNELGATE_CE_FWD=$mode cli "ce-$mode-$r" scripts/suites/ce-fwd.json
-  done
-  modes=($(printf '%s\n' "${modes[@]}" | tac))
-done
 # Every mode's rounds ranked case by case (kernelgate rank: the winner by the gate's rule).
-args=()
-for mode in "${modes[@]}"; do
-  for f in "$OUT"/ce-"$mode"-*.json; do [ -f "$f" ] && args+=("$mode=$f"); done
-done
-[ ${#args[@]} -gt 0 ] && $KG rank "${args[@]}" > "$OUT/rank.md" 2>&1 && log "ranked: $(tail -n +2 "$OUT/rank.md" | grep -c '^| cross')" cases
+mode_env() { echo "KERNELGATE_CE_FWD=$1"; }
+interleave ce scripts/suites/ce-fwd.json "${modes[@]}"

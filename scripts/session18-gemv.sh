@@ -21,13 +21,7 @@ mode_env() {
   esac
 }
 read -r -a modes <<< "${MODES:-new nopdl old}"
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for v in "${modes[@]}"; do ( export "$(mode_env "$v")"; cli "gemv-$v-$r" scripts/suites/gemv.json ); done
-  modes=($(printf '%s\n' "${modes[@]}" | tac))
-done
-args=()
-for v in "${modes[@]}"; do for f in "$OUT"/gemv-"$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done; done
-$KG rank "${args[@]}" > "$OUT/gemv-rank.md" 2>&1; log "rank rc=$?"
+interleave gemv scripts/suites/gemv.json "${modes[@]}"
 python3 scripts/gemm-table.py "$OUT"/gemv-new-1.json > "$OUT/gemv-table.md" 2>&1
 tail -1 "$OUT/gemv-table.md" | tee -a "$DEV_LOG"
 if [ "${GEMM:-0}" = 1 ]; then

@@ -8,14 +8,6 @@
 set -u
 DEV_TMP=/tmp/s18p
 . scripts/device-lib.sh
-modes=(inner all)
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for v in "${modes[@]}"; do
-    ( export KERNELGATE_GEMM_PDL=$v; cli "pdl-$v-$r" scripts/suites/gemm-small.json )
-  done
-  modes=($(printf '%s\n' "${modes[@]}" | tac))
-done
-args=()
-for v in inner all; do for f in "$OUT"/pdl-"$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done; done
-$KG rank "${args[@]}" > "$OUT/pdl-rank.md" 2>&1; log "rank rc=$?"
-( cd "$OUT" && tar czf pdl-runs.tar.gz pdl-*-*.json && rm -f pdl-*-*.json )
+mode_env() { echo "KERNELGATE_GEMM_PDL=$1"; }
+interleave pdl scripts/suites/gemm-small.json inner all
+archive_runs pdl

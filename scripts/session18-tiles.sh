@@ -22,12 +22,5 @@ if [ "${EDGES:-1}" = 1 ]; then
   done
 fi
 read -r -a modes <<< "${MODES:-pick t64 n2 n2s1 n128}"
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for v in "${modes[@]}"; do ( export $(mode_env "$v"); cli "tiles-$v-$r" "${SUITE:-scripts/suites/tiles.json}" ); done
-  modes=($(printf '%s\n' "${modes[@]}" | tac))
-done
-args=()
-for v in "${modes[@]}"; do for f in "$OUT"/tiles-"$v"-*.json; do [ -f "$f" ] && args+=("$v=$f"); done; done
-$KG rank "${args[@]}" > "$OUT/tiles-rank.md" 2>&1; log "rank rc=$?"
-# One archive of the runs (the device returns only a few files).
-( cd "$OUT" && tar czf tiles-runs.tar.gz tiles-*-*.json && rm -f tiles-*-*.json )
+interleave tiles "${SUITE:-scripts/suites/tiles.json}" "${modes[@]}"
+archive_runs tiles
