@@ -3,14 +3,20 @@
 // every thread's loads in flight together, and the split-K partial sums are added in the same
 // launch, so a case is one kernel.
 //
-// gemm_gemv_<dt>_<MT> (M <= MT, MT in {1, 2, 4}; dt bf16, fp16, fp32), 256 threads (8 warps):
-//   * Grid (strips, splits). A strip is SW = 32 · VEC columns (VEC = 16 / sizeof(T): 256 columns
-//     of a 16-bit type, 128 of fp32); lane l of every warp owns columns strip·SW + VEC·l .. +VEC.
-//   * CTA (x, s) covers rows [s·kchunk, min(K, (s+1)·kchunk)) of B in passes of 8·R rows (R = 16): warp w takes rows w·R .. w·R+R-1 of the pass, and issues all R
-//     of its 16-byte loads before it touches any (R · 16 bytes in flight per thread), then fills
-//     its own R x MT slice of A in shared memory while they land. Rows past the range and
-//     columns past N read as zeros. N % VEC != 0 (rows not 16-byte aligned) takes bounds-checked
-//     scalar loads instead.
+// gemm_gemv_<dt>_<MT> (M <= MT, MT in {1, 2, 4, 8}; dt bf16, fp16, fp32), 256 threads (8 warps):
+//   * Each thread loads VB bytes of a row of B at a time: VB = 16 with R = 16 rows in flight for
+//     MT <= 4, VB = 8 with R = 32 rows for MT = 8. Both keep 256 bytes of B in flight per thread;
+//     the narrower vector halves the columns a thread owns, so eight rows of accumulators cost
+//     the registers four do at 16 bytes (an MT = 8 entry at 16 bytes, with only 8 rows in
+//     flight, was slower than the wgmma tiles; session 18).
+//   * Grid (strips, splits). A strip is SW = 32 · VEC columns (VEC = VB / sizeof(T): at VB = 16,
+//     256 columns of a 16-bit type, 128 of fp32); lane l of every warp owns columns
+//     strip·SW + VEC·l .. +VEC.
+//   * CTA (x, s) covers rows [s·kchunk, min(K, (s+1)·kchunk)) of B in passes of 8·R rows: warp w
+//     takes rows w·R .. w·R+R-1 of the pass, and issues all R of its VB-byte loads before it
+//     touches any, then fills its own R x MT slice of A in shared memory while they land. Rows
+//     past the range and columns past N read as zeros. N % VEC != 0 (rows not VB-byte aligned)
+//     takes bounds-checked scalar loads instead.
 //   * The eight warps' partial sums are added through shared memory in warp order (one row of C
 //     at a time), so thread t < SW ends with column strip·SW + t of every row.
 //   * splits == 1: the CTA writes C. splits > 1: it writes its fp32 partials to slice s of
@@ -21,7 +27,7 @@
 //
 // Launch: block 256, grid (ceil(N / SW), splits), no dynamic smem; params
 //   { A, B, C, part (null when splits == 1), done (null when splits == 1), M, N, K, kchunk }
-//   with kchunk a positive multiple of 8·R and splits = ceil(K / kchunk). It may be launched as a
+//   with kchunk a positive multiple of 8·R (R = 16, or 32 for MT = 8) and splits = ceil(K / kchunk). It may be launched as a
 //   programmatic dependent of the stream's previous kernel (griddepcontrol.wait precedes every
 //   memory access).
 #include "kg_common.cuh"
@@ -30,6 +36,15 @@
 #define GV_THREADS (GV_WARPS * 32)
 
 namespace gemm_gemv_detail {
+
+// VB bytes of a row of B as loaded: one 16- or 8-byte vector.
+template <int VB> struct VecT;
+template <> struct VecT<16> {
+    using type = uint4;
+};
+template <> struct VecT<8> {
+    using type = uint2;
+};
 
 // fp32 <-> element conversions and 16-byte unpacking: the same as gemm_skinny.cu's SkT. They stay
 // per file because a shared header is part of every module's source hash (kg_common.cuh), and
@@ -44,6 +59,10 @@ template <> struct Cvt<float> {
         o[2] = __uint_as_float(u.z);
         o[3] = __uint_as_float(u.w);
     }
+    static __device__ __forceinline__ void unpack(const uint2& u, float (&o)[2]) {
+        o[0] = __uint_as_float(u.x);
+        o[1] = __uint_as_float(u.y);
+    }
 };
 template <> struct Cvt<__nv_bfloat16> {
     static __device__ __forceinline__ float f(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -53,6 +72,14 @@ template <> struct Cvt<__nv_bfloat16> {
         const unsigned w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
+            o[2 * i] = __uint_as_float(w[i] << 16);
+            o[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+        }
+    }
+    static __device__ __forceinline__ void unpack(const uint2& u, float (&o)[4]) {
+        const unsigned w[2] = {u.x, u.y};
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
             o[2 * i] = __uint_as_float(w[i] << 16);
             o[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
         }
@@ -70,27 +97,46 @@ template <> struct Cvt<__half> {
             o[2 * i + 1] = f.y;
         }
     }
+    static __device__ __forceinline__ void unpack(const uint2& u, float (&o)[4]) {
+        const unsigned w[2] = {u.x, u.y};
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+            o[2 * i] = f.x;
+            o[2 * i + 1] = f.y;
+        }
+    }
 };
 
-// VEC elements of row `row` of B from column `col` as 16 bytes; zeros where row >= rows or a
-// column is >= N. ALIGNED: N % VEC == 0, so one 16-byte load (col < N implies col + VEC <= N).
-template <typename T, bool ALIGNED>
-static __device__ __forceinline__ uint4 load_b(const T* __restrict__ B, int row, int rows, int col,
-                                               int N) {
-    constexpr int VEC = 16 / sizeof(T);
+// VEC = VB / sizeof(T) elements of row `row` of B from column `col` as one VB-byte vector; zeros
+// where row >= rows or a column is >= N. ALIGNED: N % VEC == 0, so one VB-byte load (col < N
+// implies col + VEC <= N).
+template <typename T, int VB, bool ALIGNED>
+static __device__ __forceinline__ typename VecT<VB>::type load_b(const T* __restrict__ B, int row,
+                                                                 int rows, int col, int N) {
+    constexpr int VEC = VB / sizeof(T);
     if constexpr (ALIGNED) {
         // Volatile: the R loads of a pass stay together at the top of the pass. As plain loads
         // the compiler may sink each next to its use when registers are short, which exposes
         // one memory latency per row.
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (row < rows && col < N)
-            asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "l"(B + (size_t)row * N + col));
-        return v;
+        if constexpr (VB == 16) {
+            uint4 v = make_uint4(0u, 0u, 0u, 0u);
+            if (row < rows && col < N)
+                asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                             : "l"(B + (size_t)row * N + col));
+            return v;
+        } else {
+            uint2 v = make_uint2(0u, 0u);
+            if (row < rows && col < N)
+                asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];"
+                             : "=r"(v.x), "=r"(v.y)
+                             : "l"(B + (size_t)row * N + col));
+            return v;
+        }
     } else {
         union {
-            uint4 u;
+            typename VecT<VB>::type u;
             T v[VEC];
         } x;
 #pragma unroll
@@ -100,12 +146,12 @@ static __device__ __forceinline__ uint4 load_b(const T* __restrict__ B, int row,
     }
 }
 
-template <typename T, int MT, int R, bool ALIGNED>
+template <typename T, int MT, int R, int VB, bool ALIGNED>
 static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __restrict__ B,
                                             T* __restrict__ C, float* __restrict__ part,
                                             unsigned* __restrict__ done, int M, int N, int K,
                                             int kchunk) {
-    constexpr int VEC = 16 / sizeof(T);
+    constexpr int VEC = VB / sizeof(T);
     constexpr int SW = 32 * VEC;
     constexpr int PASS = GV_WARPS * R;
     __shared__ float As[GV_WARPS][MT][R];
@@ -134,10 +180,10 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
         const int r0 = kb + warp * R;
         // Aligned rows: all R loads issued here. Unaligned ones (scalar loads, VEC registers
         // each) are loaded one row at a time below instead.
-        uint4 raw[ALIGNED ? R : 1];
+        typename VecT<VB>::type raw[ALIGNED ? R : 1];
         if (ALIGNED) {
 #pragma unroll
-            for (int r = 0; r < R; r++) raw[ALIGNED ? r : 0] = load_b<T, ALIGNED>(B, r0 + r, k1, col, N);
+            for (int r = 0; r < R; r++) raw[ALIGNED ? r : 0] = load_b<T, VB, ALIGNED>(B, r0 + r, k1, col, N);
         }
         // This warp's slice of A while B's rows are in flight (the previous pass's reads of As
         // are done: __syncwarp).
@@ -151,7 +197,7 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
 #pragma unroll
         for (int r = 0; r < R; r++) {
             float b[VEC];
-            Cvt<T>::unpack(ALIGNED ? raw[ALIGNED ? r : 0] : load_b<T, ALIGNED>(B, r0 + r, k1, col, N), b);
+            Cvt<T>::unpack(ALIGNED ? raw[ALIGNED ? r : 0] : load_b<T, VB, ALIGNED>(B, r0 + r, k1, col, N), b);
 #pragma unroll
             for (int m = 0; m < MT; m++) {
                 const float a = As[warp][m][r];
@@ -167,10 +213,17 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
     for (int m = 0; m < MT; m++) {
         out[m] = 0.0f;
         if (m < M) {  // uniform over the CTA
+            if constexpr (VEC % 4 == 0) {
 #pragma unroll
-            for (int j = 0; j < VEC; j += 4)
-                *reinterpret_cast<float4*>(&red[warp][lane * VEC + j]) =
-                    make_float4(acc[m][j], acc[m][j + 1], acc[m][j + 2], acc[m][j + 3]);
+                for (int j = 0; j < VEC; j += 4)
+                    *reinterpret_cast<float4*>(&red[warp][lane * VEC + j]) =
+                        make_float4(acc[m][j], acc[m][j + 1], acc[m][j + 2], acc[m][j + 3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j += 2)
+                    *reinterpret_cast<float2*>(&red[warp][lane * VEC + j]) =
+                        make_float2(acc[m][j], acc[m][j + 1]);
+            }
             __syncthreads();
             if (threadIdx.x < SW) {
                 float s = red[0][threadIdx.x];
@@ -231,20 +284,21 @@ static __device__ __forceinline__ void gemv(const T* __restrict__ A, const T* __
 
 }  // namespace gemm_gemv_detail
 
-#define GV_ENTRY(NAME, T, MT, R)                                                                   \
+#define GV_ENTRY(NAME, T, MT, R, VB)                                                               \
     extern "C" __global__ void __launch_bounds__(GV_THREADS, 2)                                    \
         NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,                  \
              float* __restrict__ part, unsigned* __restrict__ done, int M, int N, int K,           \
              int kchunk) {                                                                         \
-        if (N % (16 / (int)sizeof(T)) == 0)                                                        \
-            gemm_gemv_detail::gemv<T, MT, R, true>(A, B, C, part, done, M, N, K, kchunk);         \
+        if (N % (VB / (int)sizeof(T)) == 0)                                                        \
+            gemm_gemv_detail::gemv<T, MT, R, VB, true>(A, B, C, part, done, M, N, K, kchunk);     \
         else                                                                                       \
-            gemm_gemv_detail::gemv<T, MT, R, false>(A, B, C, part, done, M, N, K, kchunk);        \
+            gemm_gemv_detail::gemv<T, MT, R, VB, false>(A, B, C, part, done, M, N, K, kchunk);    \
     }
-#define GV_ALL(DT, T)                            \
-    GV_ENTRY(gemm_gemv_##DT##_1, T, 1, 16)       \
-    GV_ENTRY(gemm_gemv_##DT##_2, T, 2, 16)       \
-    GV_ENTRY(gemm_gemv_##DT##_4, T, 4, 16)
+#define GV_ALL(DT, T)                                \
+    GV_ENTRY(gemm_gemv_##DT##_1, T, 1, 16, 16)       \
+    GV_ENTRY(gemm_gemv_##DT##_2, T, 2, 16, 16)       \
+    GV_ENTRY(gemm_gemv_##DT##_4, T, 4, 16, 16)       \
+    GV_ENTRY(gemm_gemv_##DT##_8, T, 8, 32, 8)
 GV_ALL(bf16, __nv_bfloat16)
 GV_ALL(fp16, __half)
 GV_ALL(fp32, float)

@@ -75,8 +75,10 @@
 //     into this CTA's stage too. B traffic from L2 per CTA is halved. With an odd number of M
 //     tiles the pair's second CTA past the edge loads the last real tile's A (so that its
 //     half of B and its barrier arrivals still happen) and stores nothing (its rows are >= M).
-//     Cluster barriers after the mbarrier init (before any multicast can reach the peer) and
-//     before exit (no CTA leaves while its peer may still arrive on its barriers).
+//     A cluster barrier after the mbarrier init (before any multicast can reach the peer); at
+//     the end each producer waits until both CTAs' consumers have released all of its stages
+//     (a producer tail) instead of a second cluster barrier, whose release compiled to
+//     MEMBAR.ALL.CTA + MEMBAR.ALL.GPU after the epilogue's stores (session 19, SASS).
 //   * Measured, 128x256 (NVIDIA H200, CUDA 13.0, kernels/dev/gemm_wgmma_bench.cu): bf16 4096^3
 //     716 TFLOP/s (0.92x cuBLAS), 6144^3 748 (0.94x), 8192^3 759 (1.12x); f16 4096^3 692 (0.92x).
 //     The other tiles and split-K exist for problems with few 128x256 tiles (2048x512x4096 had
@@ -572,6 +574,15 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     }
                 }
             }
+            // CL = 2, producer tail: wait, as if to load STAGES more iterations, until both
+            // CTAs' consumers have released every stage of this CTA. After that no peer
+            // arrives on this CTA's barriers and every multicast into its stages has landed (its
+            // consumers waited on them), so the CTA may exit without a cluster barrier, whose
+            // release compiles to MEMBAR.ALL.GPU (waiting on the epilogue's stores).
+            if constexpr (CL == 2) {
+                for (unsigned j = 0; j < (unsigned)STAGES; ++j, ++it)
+                    mbar_wait(GW_EMPTY(it % STAGES), ((it / STAGES) & 1u) ^ 1u);
+            }
         }
     } else {
         // ------------------------------ consumers ------------------------------
@@ -692,8 +703,6 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             }
         }
     }
-    // CL = 2: neither CTA exits while the peer may still arrive on its barriers.
-    if constexpr (CL == 2) cluster_sync();
 #undef GW_FULL
 #undef GW_EMPTY
 }

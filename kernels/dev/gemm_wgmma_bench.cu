@@ -257,10 +257,16 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
             if (!split_ok(s, k)) continue;
-            if (TILES[t].pair_n) continue;  // N_PAIRS_IN_PICK = false
-            if (TILES[t].bn == 64 && (std::max(1L, (k + 63) / 64) < BN64_MIN_KBLOCKS || m < TILES[t].bm))
-                continue;
-            if (TILES[t].cluster > 1 && !g_cluster_pick) continue;
+            // n_pairs_in_pick: 128x64_n2 only where K % 64 != 0, M >= 128 and K >= 3 blocks
+            if (TILES[t].pair_n) {
+                if (TILES[t].bn != 64 || k % 64 == 0 || m < TILES[t].bm || (k + 63) / 64 < 3)
+                    continue;
+            } else {
+                if (TILES[t].bn == 64 &&
+                    (std::max(1L, (k + 63) / 64) < BN64_MIN_KBLOCKS || m < TILES[t].bm))
+                    continue;
+                if (TILES[t].cluster > 1 && !g_cluster_pick) continue;
+            }
             double c = plan_cost(TILES[t], s, m, n, k, sms);
             if (best < 0 || c < 0.97 * best) {
                 best = c;

@@ -1,4 +1,4 @@
-//! `gemm` on our kernels: the GEMV kernels for M ≤ 4 (any dtype and architecture, see
+//! `gemm` on our kernels: the GEMV kernels for M ≤ 8 (any dtype and architecture, see
 //! `gemm_gemv`), streaming kernels where M or N is at most 16 (on Hopper only the
 //! skinny shapes [`skinny_on_wgmma`] leaves them), TMA + wgmma for every other 16-bit shape on
 //! Hopper (odd N or K through padded copies),

@@ -1,4 +1,4 @@
-//! `gemm` with M ≤ 4 (GEMV-like): B read once with every thread's loads in flight, split-K
+//! `gemm` with M ≤ 8 (GEMV-like): B read once with every thread's loads in flight, split-K
 //! partials added in the same launch by the last CTA of each column strip
 //! (`kernels/gemm_gemv.cu`), any architecture, every dtype.
 
@@ -7,12 +7,12 @@ use crate::case::Case;
 use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// The largest M the GEMV kernels take. Entries for M ≤ 8 (eight rows of accumulators, eight
-/// rows of B in flight) were measured slower than the wgmma tiles at M = 5–8 on an H100
-/// (5×3000×1000 11.1 against 7.7 µs, 8×8192×8192 74 against 52; docs/kernels, session 18) and
-/// removed.
-pub const MAX_GEMV_M: u64 = 4;
-/// Environment variable that turns the GEMV kernels off (`0`: M ≤ 4 goes where it went before,
+/// The largest M the GEMV kernels take. The M ≤ 8 entry loads B 8 bytes at a time with 32 rows
+/// in flight: a first one at 16 bytes, which left registers for only eight rows, was slower than
+/// the wgmma tiles at M = 5–8 (H100: 5×3000×1000 11.1 against 7.7 µs, 8×8192×8192 74 against
+/// 52; docs/kernels, session 18).
+pub const MAX_GEMV_M: u64 = 8;
+/// Environment variable that turns the GEMV kernels off (`0`: M ≤ 8 goes where it went before,
 /// the wgmma tiles or `gemm_skinny.cu`), for same-run comparisons.
 pub const GEMV_ENV: &str = "KERNELGATE_GEMV";
 /// Environment variable that sets how many CTAs per SM the split-K plan aims for (default
@@ -23,38 +23,68 @@ pub const GEMV_CTAS_ENV: &str = "KERNELGATE_GEMV_CTAS_PER_SM";
 pub const GEMV_PDL_ENV: &str = "KERNELGATE_GEMV_PDL";
 /// Warps of a CTA (`GV_WARPS` in the kernel).
 const WARPS: u64 = 8;
-/// Rows of B each warp has in flight (the entries' `R`).
-const ROWS: u64 = 16;
+/// Rows of B each warp has in flight (the entries' `R`) for an entry of `mt` rows of C: 16
+/// rows of 16 bytes, or 32 rows of 8 bytes for eight rows of C.
+pub fn rows(mt: u64) -> u64 {
+    if mt > 4 {
+        32
+    } else {
+        16
+    }
+}
+
+/// Bytes of a row of B each thread loads at a time (the entries' `VB`) for `mt` rows of C.
+pub fn vec_bytes(mt: u64) -> u64 {
+    if mt > 4 {
+        8
+    } else {
+        16
+    }
+}
 /// CTAs per SM the plan aims for by default: the kernels are built for two resident CTAs
 /// (`__launch_bounds__(256, 2)`).
 pub const CTAS_PER_SM: u64 = 2;
 
-/// Whether `m × n × k` takes the GEMV kernels: M ≤ 4 and B the large operand (the shapes
-/// `gemm_skinny::which` calls skinny-M).
+/// The largest M the GEMV kernels take for every N and K; from here to [`MAX_GEMV_M`] they take
+/// only shapes whose N or K is not a multiple of 8.
+pub const MAX_GEMV_M_ANY: u64 = 4;
+
+/// Whether `m × n × k` takes the GEMV kernels: B the large operand (the shapes
+/// `gemm_skinny::which` calls skinny-M) and M ≤ 4, or M = 5–8 with N or K not a multiple of 8.
+///
+/// At eight rows of C the SIMT kernel issues twice the FMAs per byte of B that it does at four,
+/// and it lost to the paths M = 5–8 took before on both aligned shapes measured (H100 GPU-e7d02a6b
+/// / H200 GPU-828b1783, µs, GEMV / before: 5×3000×1000 bf16 8.24 / 7.38 and 8.37 / 7.30,
+/// 8×8192×8192 bf16 64.4 / 51.2 and 67.6 / 41.3). Where N or K is odd, the wgmma tiles first copy
+/// the operands to padded buffers and the GEMV won on both GPUs (6×4103×2000 bf16 13.56 / 25.60
+/// and 13.49 / 23.84; 7×1001×4099 13.18 / 16.78 and 13.98 / 15.84); the rule is the same for
+/// fp32 (`gemm_skinny.cu` before).
 pub fn applies(m: u64, n: u64, k: u64) -> bool {
-    m <= MAX_GEMV_M && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
+    let rows_ok = m <= MAX_GEMV_M_ANY || (m <= MAX_GEMV_M && (n % 8 != 0 || k % 8 != 0));
+    rows_ok && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
 }
 
 /// The GEMV launch plan for `m × n × k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// Rows of C the entry is compiled for (1, 2 or 4; ≥ M).
+    /// Rows of C the entry is compiled for (1, 2, 4 or 8; ≥ M).
     pub mt: u64,
-    /// Column strips (grid x): 32 lanes × 16 bytes of a row each.
+    /// Column strips (grid x): 32 lanes × [`vec_bytes`] of a row each.
     pub strips: u64,
     /// K splits (grid y).
     pub splits: u64,
-    /// Rows of B per split, a multiple of one pass (8 warps × [`ROWS`]).
+    /// Rows of B per split, a multiple of one pass (8 warps × [`rows`]).
     pub kchunk: u64,
 }
 
-/// Plans `m × n × k` for `sms` SMs and `ctas_per_sm` CTAs per SM: K is split until the grid
-/// has about `ctas_per_sm × sms` CTAs, each split a whole number of passes.
+/// Plans `m × n × k` for `sms` SMs and `ctas_per_sm` CTAs per SM: K is split into as many
+/// whole-pass splits as keep the grid within `ctas_per_sm × sms` CTAs (one wave: the CTAs have
+/// equal work, so a partial second wave would run at the bandwidth of its few CTAs).
 pub fn plan(m: u64, n: u64, k: u64, elem_bytes: u64, sms: u64, ctas_per_sm: u64) -> Plan {
-    let mt = [1, 2, 4].into_iter().find(|&t| t >= m).unwrap_or(4);
-    let pass = WARPS * ROWS;
-    let strips = n.div_ceil(32 * (16 / elem_bytes)).max(1);
-    let want = (ctas_per_sm.max(1) * sms).div_ceil(strips).max(1);
+    let mt = [1, 2, 4, 8].into_iter().find(|&t| t >= m).unwrap_or(8);
+    let pass = WARPS * rows(mt);
+    let strips = n.div_ceil(32 * (vec_bytes(mt) / elem_bytes)).max(1);
+    let want = (ctas_per_sm.max(1) * sms / strips).max(1);
     let splits = want.min(k.div_ceil(pass)).max(1);
     let kchunk = k.div_ceil(splits).div_ceil(pass).max(1) * pass;
     Plan {
@@ -90,7 +120,7 @@ pub fn pdl_capable(compute_capability: &str) -> bool {
     super::compute_major(compute_capability) >= 9
 }
 
-/// Prepares C = A·B (M ≤ 4) with `gemm_gemv_<dt>_<MT>`.
+/// Prepares C = A·B (M ≤ 8) with `gemm_gemv_<dt>_<MT>`.
 pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
@@ -125,8 +155,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
         0
     };
     let variant = format!(
-        "{name} (B streamed once, {} rows of it in flight per thread; {}x{} CTAs, {} rows of B each{})",
-        ROWS,
+        "{name} (B streamed once, {} rows of it in flight per thread, {} bytes each; {}x{} CTAs, {} rows of B each{})",
+        rows(p.mt),
+        vec_bytes(p.mt),
         p.strips,
         p.splits,
         p.kchunk.min(k),
@@ -178,7 +209,13 @@ mod tests {
         assert!(applies(1, 4096, 4096));
         assert!(applies(3, 5000, 77));
         assert!(applies(4, 5, 100));
+        // M = 5–8: only where N or K is not a multiple of 8.
         assert!(!applies(5, 3000, 1000));
+        assert!(!applies(8, 8192, 8192));
+        assert!(applies(6, 4103, 2000));
+        assert!(applies(7, 1001, 4099));
+        assert!(applies(8, 4096, 4100));
+        assert!(!applies(9, 4095, 4095));
         assert!(!applies(9, 4096, 4096));
         assert!(!applies(16, 8192, 8192));
         // N ≤ M: A is the one to stream.
@@ -195,13 +232,16 @@ mod tests {
             (1, 1, 1),
             (4, 100_000, 31),
             (3, 9, 1_000_000),
+            (5, 3000, 1000),
+            (8, 8192, 8192),
+            (7, 1001, 4099),
         ] {
             for eb in [2u64, 4] {
                 for ctas in [1, 2, 4] {
                     let p = plan(m, n, k, eb, 132, ctas);
-                    assert!(p.mt >= m && p.mt <= 4, "{m} {}", p.mt);
-                    assert_eq!(p.kchunk % (WARPS * ROWS), 0);
-                    assert!(p.strips * 32 * (16 / eb) >= n);
+                    assert!(p.mt >= m && p.mt <= 8, "{m} {}", p.mt);
+                    assert_eq!(p.kchunk % (WARPS * rows(p.mt)), 0);
+                    assert!(p.strips * 32 * (vec_bytes(p.mt) / eb) >= n);
                     // Every row of B is in exactly one split, and none is empty.
                     assert!(
                         p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k,
@@ -213,6 +253,17 @@ mod tests {
         }
         // 1×4096×4096 bf16 on 132 SMs: 16 strips of 256 columns, K in 16 splits of two
         // 128-row passes: 256 CTAs, two per SM.
+        // 8×8192×8192 bf16: 64 strips of 128 columns; 264 / 64 = 4 splits of 2048 rows (256
+        // CTAs; five splits, the earlier rounding up, made 320 CTAs, a wave and a fifth).
+        assert_eq!(
+            plan(8, 8192, 8192, 2, 132, 2),
+            Plan {
+                mt: 8,
+                strips: 64,
+                splits: 4,
+                kchunk: 2048
+            }
+        );
         assert_eq!(
             plan(1, 4096, 4096, 2, 132, 2),
             Plan {
@@ -224,6 +275,17 @@ mod tests {
         );
         // 3×5000×77: 20 strips, one pass covers K.
         assert_eq!(plan(3, 5000, 77, 2, 132, 2).splits, 1);
+        // 5×3000×1000 bf16: the eight-row entry, 8-byte vectors (128 columns a strip), so 24
+        // strips; K in 4 splits of one 256-row pass.
+        assert_eq!(
+            plan(5, 3000, 1000, 2, 132, 2),
+            Plan {
+                mt: 8,
+                strips: 24,
+                splits: 4,
+                kchunk: 256
+            }
+        );
     }
 
     proptest::proptest! {
@@ -240,12 +302,14 @@ mod tests {
             ctas in 1u64..=32,
         ) {
             let p = plan(m, n, k, eb, sms, ctas);
-            proptest::prop_assert!(p.mt >= m && [1, 2, 4].contains(&p.mt));
-            proptest::prop_assert_eq!(p.kchunk % (WARPS * ROWS), 0);
-            proptest::prop_assert!(p.strips * 32 * (16 / eb) >= n);
-            proptest::prop_assert!((p.strips - 1) * 32 * (16 / eb) < n);
+            proptest::prop_assert!(p.mt >= m && [1, 2, 4, 8].contains(&p.mt));
+            proptest::prop_assert!(p.mt / 2 < m.max(1), "the smallest entry that covers M");
+            proptest::prop_assert_eq!(p.kchunk % (WARPS * rows(p.mt)), 0);
+            let sw = 32 * (vec_bytes(p.mt) / eb);
+            proptest::prop_assert!(p.strips * sw >= n);
+            proptest::prop_assert!((p.strips - 1) * sw < n);
             proptest::prop_assert!(p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k);
-            proptest::prop_assert!(p.splits == 1 || p.strips * p.splits <= ctas * sms + p.strips);
+            proptest::prop_assert!(p.splits == 1 || p.strips * p.splits <= ctas * sms);
             // The kernel's int arguments.
             proptest::prop_assert!(p.kchunk <= i32::MAX as u64);
         }

@@ -127,7 +127,7 @@ const T128X64: WgTile = plain(128, 64, 8, 1, 250, 4500);
 
 /// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
 /// then the 2-CTA cluster versions of the two 128-row tiles paired along M, 128x192, 128x64, and
-/// the clusters paired along N (never picked, [`N_PAIRS_IN_PICK`]).
+/// the clusters paired along N (picked only as [`n_pairs_in_pick`] says).
 pub const TILES: [WgTile; 10] = [
     T128X256,
     T128X128,
@@ -145,11 +145,26 @@ pub const TILES: [WgTile; 10] = [
     cluster2(T128X128, true),
 ];
 
-/// Whether [`pick`] may choose the 2-CTA clusters paired along N (`_n2`) by itself. Off: forced
-/// on the ten few-tile shapes of `scripts/suites/tiles.json` (H100 GPU-b75b1e0a, two rounds
-/// beside the pick), 128x64_n2 took 0.98–1.56× the pick's time (level only at 1000³ and
-/// 2048×512×4096, where the plain 128x64 took 0.88× of it) and 128x128_n2 1.05–1.50×.
-pub const N_PAIRS_IN_PICK: bool = false;
+/// Whether [`pick`] considers the 2-CTA clusters paired along N (`_n2`, A multicast) for an
+/// `m × k` A operand: only 128x64_n2, and only where A's rows are not 128-byte aligned
+/// (K % 64 ≠ 0, which the cost model charges [`MISALIGNED_TRAFFIC`] times the traffic; the
+/// multicast halves it), M fills its 128 rows and K spans at least [`N_PAIRS_MIN_KBLOCKS`]
+/// blocks.
+///
+/// Measured with the producer tail (session 19, H100 GPU-9856f8c5, forced against the pick in
+/// one run, µs): misaligned K, M ≥ 128 and 3 or more K blocks, 128x64_n2 won everywhere —
+/// 1000³ 11.01 / 11.77, 777×1000×136 4.89 / 5.26, 777×999×135 10.88 / 12.02, 129×257×513
+/// 9.14 / 9.48, 4096×12×1000 9.81 / 10.02. With two K blocks it lost or tied (130×1001×72 6.09 /
+/// 5.94, 1000×1000×100 7.12 / 7.12), below 128 rows it lost by 1–20% (17×8192×77, 64×64×3,
+/// 33×17×1000), and with K aligned it lost everywhere (256³ 3.82 / 3.58, 512³ 4.92 / 4.68,
+/// 1024³ 8.09 / 6.92, 2048×512×4096 22.02 / 18.69, 8191×264×128 9.30 / 8.79). 128x128_n2 lost
+/// to it or to the pick on every shape but 4095×4097×64.
+pub fn n_pairs_in_pick(t: WgTile, m: u64, k: u64) -> bool {
+    t.bn == 64 && !k.is_multiple_of(BK) && m >= t.bm && k.div_ceil(BK) >= N_PAIRS_MIN_KBLOCKS
+}
+
+/// Fewest K blocks for which [`pick`] considers 128x64_n2 ([`n_pairs_in_pick`]).
+pub const N_PAIRS_MIN_KBLOCKS: u64 = 3;
 
 /// Fewest 64-wide K blocks for which [`pick`] considers the 128x64 tile, and only where M fills
 /// its 128 rows. Forced on the few-tile shapes (H100 GPU-b75b1e0a, µs 128x64 / pick) it won
@@ -158,10 +173,11 @@ pub const N_PAIRS_IN_PICK: bool = false;
 /// separate; picked at 5×3000×1000 it took 9.8 µs against 7.7 for 64x128 (GPU-3ea44b83).
 pub const BN64_MIN_KBLOCKS: u64 = 16;
 
-/// Whether [`pick`] considers `t` without being forced to, for `m` rows and `num_k` K blocks.
-fn in_pick(t: WgTile, m: u64, num_k: u64) -> bool {
+/// Whether [`pick`] considers `t` without being forced to, for `m` rows and `k` columns of A.
+fn in_pick(t: WgTile, m: u64, k: u64) -> bool {
+    let num_k = k.div_ceil(BK).max(1);
     if t.pair_n {
-        N_PAIRS_IN_PICK
+        n_pairs_in_pick(t, m, k)
     } else if t.bn == 64 {
         num_k >= BN64_MIN_KBLOCKS && m >= t.bm
     } else {
@@ -263,12 +279,7 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || {
-            TILES
-                .into_iter()
-                .filter(|&t| in_pick(t, m, num_k))
-                .collect()
-        },
+        || TILES.into_iter().filter(|&t| in_pick(t, m, k)).collect(),
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -674,6 +685,38 @@ mod tests {
     }
 
     #[test]
+    fn a_multicast_pairs_only_where_a_rows_are_misaligned() {
+        // Measured wins (session 19): misaligned K, M ≥ 128, three or more K blocks.
+        for &(m, n, k) in &[
+            (1000u64, 1000u64, 1000u64),
+            (777, 1000, 136),
+            (777, 999, 136),
+        ] {
+            assert_eq!(
+                pick(m, n, k, 132, None, None).tile.name(),
+                "128x64_n2",
+                "{m}x{n}x{k}"
+            );
+        }
+        // Two K blocks, short M, aligned K: never.
+        for &(m, n, k) in &[
+            (130u64, 1001u64, 72u64),
+            (1000, 1000, 100),
+            (17, 8192, 80),
+            (64, 64, 8),
+            (1024, 1024, 1024),
+            (2048, 512, 4096),
+            (8191, 264, 128),
+        ] {
+            assert!(!pick(m, n, k, 132, None, None).tile.pair_n, "{m}x{n}x{k}");
+        }
+        assert!(
+            !n_pairs_in_pick(TILES[9], 1000, 1000),
+            "128x128_n2 stays forced-only"
+        );
+    }
+
+    #[test]
     fn cluster_tiles_halve_b_traffic_in_the_model() {
         // Automatic picks never take them while CLUSTER_IN_PICK is off.
         for &(m, n, k) in &[
@@ -684,7 +727,7 @@ mod tests {
             let cluster = pick(m, n, k, 132, None, None).tile.cluster;
             assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
         }
-        // Nor the N pairs, and 128x64 only where K is long.
+        // Nor the N pairs where K is aligned (or M short), and 128x64 only where K is long.
         for &(m, n, k) in &[
             (2048u64, 512u64, 4096u64),
             (256, 256, 256),
@@ -692,7 +735,7 @@ mod tests {
             (5, 3000, 1000),
         ] {
             let t = pick(m, n, k, 132, None, None).tile;
-            assert!(N_PAIRS_IN_PICK || !t.pair_n, "{m}x{n}x{k}");
+            assert!(!t.pair_n, "{m}x{n}x{k}");
             assert!(
                 t.bn != 64 || (k.div_ceil(BK) >= BN64_MIN_KBLOCKS && m >= 128),
                 "{m}x{n}x{k}"
@@ -765,8 +808,10 @@ mod tests {
             (512, 512, 512, "64x128", 1),
             // 128x64 (session 18, forced on H100 GPU-b75b1e0a): 7.2 µs against 7.7 for 64x128.
             (1024, 1024, 1024, "128x64", 1),
-            (1000, 1000, 1000, "128x128", 1),
-            (777, 1000, 136, "64x128", 1),
+            // 128x64_n2 with the producer tail (session 19, H100 GPU-9856f8c5, forced beside
+            // the pick): 11.01 µs against 11.77 for 128x128, 4.89 against 5.26 for 64x128.
+            (1000, 1000, 1000, "128x64_n2", 1),
+            (777, 1000, 136, "128x64_n2", 1),
             // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2.
             (2048, 512, 4096, "128x64", 1),
             // M = 5 stays on the 64-row tile, split 4 (7.7 µs; 128x64 9.8, GPU-3ea44b83).
@@ -834,7 +879,7 @@ mod tests {
         fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
             let p = pick(m, pad.np, pad.kp, 132, None, None);
-            proptest::prop_assert!(in_pick(p.tile, m, pad.kp.div_ceil(BK).max(1)));
+            proptest::prop_assert!(in_pick(p.tile, m, pad.kp));
             proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
             let num_k = pad.kp.div_ceil(BK);
             let kb_per = num_k.div_ceil(p.splits);
