@@ -60,7 +60,8 @@ pub const MAX_GEMV_M_ANY: u64 = 4;
 /// and 13.49 / 23.84; 7×1001×4099 13.18 / 16.78 and 13.98 / 15.84); the rule is the same for
 /// fp32 (`gemm_skinny.cu` before).
 pub fn applies(m: u64, n: u64, k: u64) -> bool {
-    let rows_ok = m <= MAX_GEMV_M_ANY || (m <= MAX_GEMV_M && (n % 8 != 0 || k % 8 != 0));
+    let rows_ok =
+        m <= MAX_GEMV_M_ANY || (m <= MAX_GEMV_M && (!n.is_multiple_of(8) || !k.is_multiple_of(8)));
     rows_ok && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
 }
 
