@@ -80,6 +80,14 @@ pub fn stored_variant(variant: &str) -> Option<String> {
     (!variant.is_empty()).then(|| variant.to_string())
 }
 
+/// Whether a stored round ran the kernel configuration a new round runs: equal variants, or
+/// either one unknown (a round from before the variant was stored, a record that names none).
+/// A pick rule that changes a case's tile, split or entry point changes no kernel source, so
+/// without this the new configuration's rounds would join the old one's.
+pub fn same_variant(stored: Option<&str>, new: Option<&str>) -> bool {
+    stored.is_none() || new.is_none() || stored == new
+}
+
 /// Whether a stored round flushed the L2 the way a new round does, so both time the same
 /// thing: equal modes, or a round from before the mode was recorded (`None`, when every flush
 /// was a memset) joined by a `write` round.
@@ -540,9 +548,10 @@ impl Drop for LockFile {
 /// that measured them (`kernelgate baselines import`): a CI gate run's results can widen the
 /// baseline's machine spread without re-measuring. Records without a latency, without stats or
 /// verified `false`, and rounds already stored (same machine and date), are skipped. Returns
-/// the number of rounds added. A record timed after another L2 flush than the entry's newest
-/// round restarts the entry when it is newer than that round ([`rounds_to_keep`]) and is skipped
-/// when it is older.
+/// the number of rounds added. A record timed after another L2 flush, duty-cycle hold or kernel
+/// configuration than the entry's newest round restarts the entry when it is newer than that
+/// round ([`rounds_to_keep`]) and is skipped when it is older (a run of a previous revision
+/// imported after a run of the current one).
 ///
 /// With `retire_unwindowed`, an entry that receives a round knowing its window cost drops its
 /// rounds that do not (measured before the window was), so its centre and spreads can be put
@@ -584,13 +593,15 @@ pub fn import_results(
             // round, and older than it, is not imported: it would restart the entry on the older
             // way of timing.
             if let Some(last) = old.as_ref().and_then(|e| e.rounds.last()) {
-                let same = same_flush(last.l2_flush, flush) && last.duty_hold == duty;
+                let same = same_flush(last.l2_flush, flush)
+                    && last.duty_hold == duty
+                    && same_variant(last.variant.as_deref(), round.variant.as_deref());
                 if !same && round.date < last.date {
                     continue;
                 }
             }
             let mut rounds = old
-                .map(|e| rounds_to_keep(e, &r.source_hash, flush, duty))
+                .map(|e| rounds_to_keep(e, &r.source_hash, flush, duty, round.variant.as_deref()))
                 .unwrap_or_default();
             if rounds
                 .iter()
@@ -626,25 +637,31 @@ pub fn import_results(
     Ok(added)
 }
 
-/// The rounds of `old` that a new round of code `source_hash`, timed after an L2 flush of
-/// `l2_flush` and with the duty-cycle hold `duty_hold`, joins: all of them when the entry timed
-/// the same code the same way, none when its source hash differs (the kernel changed: its old
-/// rounds timed other code, and keeping them would put the change itself into the baseline's
-/// spread); of the rest, only those whose flush was the same (see [`same_flush`]: a write flush
-/// leaves dirty lines that the timed launch pays for, so its rounds time more than the kernel)
-/// and whose duty-cycle hold was the same (a long, power-bound kernel runs faster the longer
-/// the GPU idles between samples). An entry without a recorded hash keeps its rounds of the
-/// same flush and hold.
+/// The rounds of `old` that a new round of code `source_hash` and kernel configuration
+/// `variant`, timed after an L2 flush of `l2_flush` and with the duty-cycle hold `duty_hold`,
+/// joins: all of them when the entry timed the same code the same way, none when its source
+/// hash differs (the kernel changed: its old rounds timed other code, and keeping them would put
+/// the change itself into the baseline's spread); of the rest, only those whose flush was the
+/// same (see [`same_flush`]: a write flush leaves dirty lines that the timed launch pays for, so
+/// its rounds time more than the kernel), whose duty-cycle hold was the same (a long,
+/// power-bound kernel runs faster the longer the GPU idles between samples) and whose kernel
+/// configuration was the same ([`same_variant`]: a changed pick times another kernel). An entry
+/// without a recorded hash keeps its rounds of the same flush, hold and configuration.
 pub fn rounds_to_keep(
     old: Entry,
     source_hash: &str,
     l2_flush: Option<crate::timing::FlushMode>,
     duty_hold: Option<f64>,
+    variant: Option<&str>,
 ) -> Vec<Round> {
     if old.env.source_hash.is_empty() || old.env.source_hash == source_hash {
         old.rounds
             .into_iter()
-            .filter(|r| same_flush(r.l2_flush, l2_flush) && r.duty_hold == duty_hold)
+            .filter(|r| {
+                same_flush(r.l2_flush, l2_flush)
+                    && r.duty_hold == duty_hold
+                    && same_variant(r.variant.as_deref(), variant)
+            })
             .collect()
     } else {
         Vec::new()

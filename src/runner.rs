@@ -1249,6 +1249,7 @@ pub fn run_case(
                     &first.source_hash,
                     samples.l2_flush,
                     samples.duty_hold,
+                    rounds.first().and_then(|r| r.variant.as_deref()),
                 );
             }
         }

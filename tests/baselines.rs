@@ -981,15 +981,15 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
     // Same code: the new round joins the old ones.
     assert_eq!(
-        rounds_to_keep(e.clone(), &e.env.source_hash, None, None).len(),
+        rounds_to_keep(e.clone(), &e.env.source_hash, None, None, None).len(),
         2
     );
     // The kernel changed: its old rounds timed other code.
-    assert!(rounds_to_keep(e.clone(), "fedcba", None, None).is_empty());
+    assert!(rounds_to_keep(e.clone(), "fedcba", None, None, None).is_empty());
     // No hash recorded (hand-made or very old entries): kept.
     let mut unknown = e;
     unknown.env.source_hash.clear();
-    assert_eq!(rounds_to_keep(unknown, "fedcba", None, None).len(), 2);
+    assert_eq!(rounds_to_keep(unknown, "fedcba", None, None, None).len(), 2);
 }
 
 #[test]
@@ -1013,17 +1013,17 @@ fn rounds_of_another_l2_flush_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A read round joins only the read rounds: the write rounds timed the flush's write-back too.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Read), None);
+    let kept = rounds_to_keep(e.clone(), &h, Some(Read), None, None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
     // A write round joins the write rounds and those from before the mode was recorded.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Write), None);
+    let kept = rounds_to_keep(e.clone(), &h, Some(Write), None, None);
     assert_eq!(
         kept.iter().map(|r| r.machine.as_str()).collect::<Vec<_>>(),
         ["a", "b"]
     );
     // An unflushed case's round (None) joins the unrecorded rounds only.
-    assert_eq!(rounds_to_keep(e, &h, None, None).len(), 1);
+    assert_eq!(rounds_to_keep(e, &h, None, None, None).len(), 1);
     assert!(same_flush(None, Some(Write)));
     assert!(!same_flush(None, Some(Read)));
     assert!(!same_flush(Some(Write), Some(Read)));
@@ -1175,12 +1175,15 @@ fn rounds_of_another_duty_cycle_hold_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A new round with the hold joins only the held round; one without joins the other two.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Read), Some(1.0));
+    let kept = rounds_to_keep(e.clone(), &h, Some(Read), Some(1.0), None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
-    assert_eq!(rounds_to_keep(e.clone(), &h, Some(Read), None).len(), 2);
+    assert_eq!(
+        rounds_to_keep(e.clone(), &h, Some(Read), None, None).len(),
+        2
+    );
     // Another ratio is another way of timing.
-    assert!(rounds_to_keep(e, &h, Some(Read), Some(2.0)).is_empty());
+    assert!(rounds_to_keep(e, &h, Some(Read), Some(2.0), None).is_empty());
 }
 
 #[test]
@@ -1215,8 +1218,8 @@ fn importing_stores_the_kernel_configuration_of_each_round() {
     file.results[0].l2_flush = Some(FlushMode::Read);
     file.results[0].variant = "gemm_wgmma_bf16_64x128 (forced)".into();
     let stored = read_round("2000-01-01T00:00:00Z", None, "GPU-stored");
-    // A round from before the configuration was stored keeps none; the new round has the
-    // record's, and another configuration does not restart the entry (only code does).
+    // A round from before the configuration was stored keeps none and is joined (its
+    // configuration is unknown); the new round has the record's.
     let (added, e) = import_over(&store, stored, &file);
     assert_eq!((added, e.rounds.len()), (1, 2));
     assert_eq!(e.rounds[0].variant, None);
@@ -1235,4 +1238,79 @@ fn importing_stores_the_kernel_configuration_of_each_round() {
     assert!(!json.contains("variant"), "{json}");
     let back: Round = serde_json::from_str(&json).unwrap();
     assert_eq!(back.variant, None);
+}
+
+#[test]
+fn rounds_of_another_kernel_configuration_are_not_mixed_into_an_entry() {
+    use kernelgate::baseline::{rounds_to_keep, same_variant};
+    use kernelgate::timing::FlushMode::Read;
+    let st = Stats::from_samples(&[1.0; 20]).unwrap();
+    let ran = |m: f64, machine: &str, v: Option<&str>| Round {
+        l2_flush: Some(Read),
+        variant: v.map(str::to_string),
+        ..round(m, machine)
+    };
+    // Same source hash, but the pick moved this shape from 128x128 to 128x64_n2 (host code):
+    // rounds of both configurations, and one from before configurations were stored.
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            ran(1.00, "old-a", Some("gemm_wgmma_bf16_128x128")),
+            ran(1.01, "unknown", None),
+            ran(0.93, "new-a", Some("gemm_wgmma_bf16_128x64_n2")),
+        ],
+        env(),
+    );
+    let h = e.env.source_hash.clone();
+    let machines = |v: Option<&str>| -> Vec<String> {
+        rounds_to_keep(e.clone(), &h, Some(Read), None, v)
+            .into_iter()
+            .map(|r| r.machine)
+            .collect()
+    };
+    assert_eq!(
+        machines(Some("gemm_wgmma_bf16_128x64_n2")),
+        ["unknown", "new-a"]
+    );
+    assert_eq!(
+        machines(Some("gemm_wgmma_bf16_128x128")),
+        ["old-a", "unknown"]
+    );
+    // A round that names no configuration joins all of them.
+    assert_eq!(machines(None).len(), 3);
+    assert!(same_variant(None, Some("x")) && same_variant(Some("x"), None));
+    assert!(same_variant(Some("x"), Some("x")) && !same_variant(Some("x"), Some("y")));
+}
+
+#[test]
+fn importing_a_run_of_another_kernel_configuration_restarts_or_skips_by_date() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    file.results[0].variant = "gemm_wgmma_bf16_128x64_n2".into();
+    let stored = |date: &str, v: &str| Round {
+        variant: Some(v.into()),
+        ..read_round(date, None, "GPU-stored")
+    };
+    // The entry's round ran another configuration and is newer than the record (a run of an
+    // earlier revision imported after one of the current revision): the record is skipped.
+    let (added, e) = import_over(&store, stored("2999-01-01T00:00:00Z", "old-pick"), &file);
+    assert_eq!((added, e.rounds.len()), (0, 1));
+    assert_eq!(e.rounds[0].variant.as_deref(), Some("old-pick"));
+    // Older than the record: the record restarts the entry on its configuration.
+    let (added, e) = import_over(&store, stored("2000-01-01T00:00:00Z", "old-pick"), &file);
+    assert_eq!((added, e.rounds.len()), (1, 1));
+    assert_eq!(
+        e.rounds[0].variant.as_deref(),
+        Some("gemm_wgmma_bf16_128x64_n2")
+    );
+    // The same configuration joins.
+    let (added, e) = import_over(
+        &store,
+        stored("2999-01-01T00:00:00Z", "gemm_wgmma_bf16_128x64_n2"),
+        &file,
+    );
+    assert_eq!((added, e.rounds.len()), (1, 2));
 }
