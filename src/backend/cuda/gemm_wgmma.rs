@@ -271,11 +271,11 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// [`plan_cost`]. Automatic split counts keep at least [`MIN_KBLOCKS_PER_SPLIT`] K blocks per
 /// split and never leave a split empty. A candidate must beat the best so far by 3% to replace
 /// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
-/// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 1024³),
-/// 128x128 where rows are misaligned or 128x256 would leave a costly partial wave (1000³,
-/// 3072³), 128x256 from 2048³ on; split-K where even the small tiles leave the machine
-/// mostly idle and K is long (2048×512×4096). Mirrored by `pick_plan` in
-/// `kernels/dev/gemm_wgmma_bench.cu`.
+/// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 512³),
+/// 128x64 where K is long (1024³, 2048×512×4096), 128x64_n2 where A's rows are misaligned
+/// ([`n_pairs_in_pick`]: 1000³, 777×1000×136), 128x192 at 3072³, 128x256 from 2048³ on;
+/// split-K where even the small tiles leave the machine mostly idle and K is long. Mirrored
+/// by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu`.
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
