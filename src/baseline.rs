@@ -544,11 +544,69 @@ impl Drop for LockFile {
     }
 }
 
+/// What [`import_results`] did with the records it was given.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Rounds added.
+    pub added: usize,
+    /// Entries whose stored rounds (some or all) a newer round of other code, L2 flush,
+    /// duty-cycle hold or kernel configuration replaced.
+    pub restarted: usize,
+    /// Records skipped as older than their entry's newest round of another L2 flush, duty-cycle
+    /// hold or kernel configuration (a previous revision's run imported after the current one's).
+    pub stale: usize,
+    /// Records skipped as untimed, unverified, without stats, or in a file without its GPU.
+    pub untimed: usize,
+    /// Records skipped because their round is stored already (same machine and date).
+    pub duplicate: usize,
+}
+
+impl ImportSummary {
+    /// One line for the CLI: the rounds added and what was restarted or skipped, and why.
+    pub fn render(&self, files: usize, dir: &std::path::Path) -> String {
+        let mut s = format!(
+            "added {} rounds from {files} results files to {}",
+            self.added,
+            dir.display()
+        );
+        let mut notes = Vec::new();
+        if self.restarted > 0 {
+            notes.push(format!(
+                "{} entries restarted (newer rounds of other code, flush, hold or kernel configuration)",
+                self.restarted
+            ));
+        }
+        if self.stale > 0 {
+            notes.push(format!(
+                "{} records skipped: older than their entry's newest round of another flush, hold or kernel configuration",
+                self.stale
+            ));
+        }
+        if self.untimed > 0 {
+            notes.push(format!(
+                "{} records skipped: untimed or unverified",
+                self.untimed
+            ));
+        }
+        if self.duplicate > 0 {
+            notes.push(format!(
+                "{} records skipped: stored already",
+                self.duplicate
+            ));
+        }
+        if !notes.is_empty() {
+            s.push_str("; ");
+            s.push_str(&notes.join("; "));
+        }
+        s
+    }
+}
+
 /// Adds the timed records of results files to the baselines of `store` as rounds of the machines
 /// that measured them (`kernelgate baselines import`): a CI gate run's results can widen the
 /// baseline's machine spread without re-measuring. Records without a latency, without stats or
 /// verified `false`, and rounds already stored (same machine and date), are skipped. Returns
-/// the number of rounds added. A record timed after another L2 flush, duty-cycle hold or kernel
+/// what it did ([`ImportSummary`]). A record timed after another L2 flush, duty-cycle hold or kernel
 /// configuration than the entry's newest round restarts the entry when it is newer than that
 /// round ([`rounds_to_keep`]) and is skipped when it is older (a run of a previous revision
 /// imported after a run of the current one).
@@ -560,12 +618,16 @@ pub fn import_results(
     store: &Store,
     files: &[crate::results::ResultsFile],
     retire_unwindowed: bool,
-) -> Result<usize> {
-    let mut added = 0;
+) -> Result<ImportSummary> {
+    let mut sum = ImportSummary::default();
     for f in files {
-        let Some(gpu) = &f.gpu else { continue };
+        let Some(gpu) = &f.gpu else {
+            sum.untimed += f.results.len();
+            continue;
+        };
         for r in &f.results {
             let (Some(_), Some(stats), true) = (r.latency_ms, &r.stats, r.verified) else {
+                sum.untimed += 1;
                 continue;
             };
             let machine = if r.machine.is_empty() {
@@ -597,9 +659,11 @@ pub fn import_results(
                     && last.duty_hold == duty
                     && same_variant(last.variant.as_deref(), round.variant.as_deref());
                 if !same && round.date < last.date {
+                    sum.stale += 1;
                     continue;
                 }
             }
+            let stored = old.as_ref().map_or(0, |e| e.rounds.len());
             let mut rounds = old
                 .map(|e| rounds_to_keep(e, &r.source_hash, flush, duty, round.variant.as_deref()))
                 .unwrap_or_default();
@@ -607,7 +671,11 @@ pub fn import_results(
                 .iter()
                 .any(|x| x.machine == round.machine && x.date == round.date)
             {
+                sum.duplicate += 1;
                 continue;
+            }
+            if rounds.len() < stored {
+                sum.restarted += 1;
             }
             if retire_unwindowed && round.overhead_ms().is_some() {
                 rounds.retain(|x| x.overhead_ms().is_some());
@@ -631,10 +699,10 @@ pub fn import_results(
                 &r.case,
                 Entry::from_rounds(stats, rounds, env),
             )?;
-            added += 1;
+            sum.added += 1;
         }
     }
-    Ok(added)
+    Ok(sum)
 }
 
 /// The rounds of `old` that a new round of code `source_hash` and kernel configuration

@@ -931,7 +931,12 @@ fn importing_results_keeps_the_batch_of_each_round() {
     store
         .update(&rec.gpu_model, &rec.kernel, &rec.case, old.clone())
         .unwrap();
-    assert_eq!(import_results(&store, &[file.clone()], false).unwrap(), 1);
+    assert_eq!(
+        import_results(&store, &[file.clone()], false)
+            .unwrap()
+            .added,
+        1
+    );
     let e = store
         .entry(&rec.gpu_model, &rec.kernel, &rec.case)
         .unwrap()
@@ -942,7 +947,7 @@ fn importing_results_keeps_the_batch_of_each_round() {
     store
         .update(&rec.gpu_model, &rec.kernel, &rec.case, old)
         .unwrap();
-    assert_eq!(import_results(&store, &[file], true).unwrap(), 1);
+    assert_eq!(import_results(&store, &[file], true).unwrap().added, 1);
     let e = store
         .entry(&rec.gpu_model, &rec.kernel, &rec.case)
         .unwrap()
@@ -965,7 +970,7 @@ fn importing_results_keeps_the_batch_of_each_round() {
     .unwrap();
     again.results.retain(|r| r.case == rec.case);
     again.results.truncate(1);
-    assert_eq!(import_results(&store, &[again], false).unwrap(), 1);
+    assert_eq!(import_results(&store, &[again], false).unwrap().added, 1);
     let e = store
         .entry(&rec.gpu_model, &rec.kernel, &rec.case)
         .unwrap()
@@ -1106,7 +1111,9 @@ fn import_over(
     store
         .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
         .unwrap();
-    let added = import_results(store, std::slice::from_ref(file), false).unwrap();
+    let added = import_results(store, std::slice::from_ref(file), false)
+        .unwrap()
+        .added;
     let e = store
         .entry(&rec.gpu_model, &rec.kernel, &rec.case)
         .unwrap()
@@ -1313,4 +1320,77 @@ fn importing_a_run_of_another_kernel_configuration_restarts_or_skips_by_date() {
         &file,
     );
     assert_eq!((added, e.rounds.len()), (1, 2));
+}
+
+#[test]
+fn import_summary_counts_what_was_restarted_and_skipped() {
+    use kernelgate::baseline::ImportSummary;
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    file.results[0].variant = "new-pick".into();
+    let rec = file.results[0].clone();
+    let put = |date: &str, v: &str| {
+        let entry = Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![Round {
+                variant: Some(v.into()),
+                ..read_round(date, None, "GPU-stored")
+            }],
+            Provenance {
+                source_hash: rec.source_hash.clone(),
+                ..env()
+            },
+        );
+        store
+            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
+            .unwrap();
+    };
+    let import = |f: &kernelgate::results::ResultsFile| {
+        import_results(&store, std::slice::from_ref(f), false).unwrap()
+    };
+    put("2999-01-01T00:00:00Z", "old-pick");
+    assert_eq!(
+        import(&file),
+        ImportSummary {
+            stale: 1,
+            ..Default::default()
+        }
+    );
+    put("2000-01-01T00:00:00Z", "old-pick");
+    assert_eq!(
+        import(&file),
+        ImportSummary {
+            added: 1,
+            restarted: 1,
+            ..Default::default()
+        }
+    );
+    assert_eq!(
+        import(&file),
+        ImportSummary {
+            duplicate: 1,
+            ..Default::default()
+        }
+    );
+    let mut wrong = file.clone();
+    wrong.results[0].verified = false;
+    let sum = import(&wrong);
+    assert_eq!(sum.untimed, 1);
+    let line = ImportSummary {
+        added: 3,
+        restarted: 1,
+        stale: 2,
+        untimed: 0,
+        duplicate: 0,
+    }
+    .render(2, Path::new("baselines"));
+    assert_eq!(
+        line,
+        "added 3 rounds from 2 results files to baselines; 1 entries restarted (newer rounds of \
+         other code, flush, hold or kernel configuration); 2 records skipped: older than their \
+         entry's newest round of another flush, hold or kernel configuration"
+    );
 }

@@ -509,12 +509,8 @@ where
                 files.push(crate::results::load(p)?);
             }
             let store = crate::baseline::Store::new(cfg.baseline_dir.clone());
-            let n = crate::baseline::import_results(&store, &files, retire_unwindowed)?;
-            println!(
-                "added {n} rounds from {} results files to {}",
-                inputs.len(),
-                cfg.baseline_dir.display()
-            );
+            let sum = crate::baseline::import_results(&store, &files, retire_unwindowed)?;
+            println!("{}", sum.render(inputs.len(), &cfg.baseline_dir));
             Ok(ExitCode::SUCCESS)
         }),
         Command::Spread { gpus } => config().and_then(|cfg| {
