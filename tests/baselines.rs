@@ -1394,3 +1394,63 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
          entry's newest round of another flush, hold or kernel configuration"
     );
 }
+
+proptest::proptest! {
+    /// Any stored rounds (flush, hold and configuration each drawn from a few values, some
+    /// unknown) and any new round: the rounds kept are exactly those of the same flush (as
+    /// `same_flush` reads it), the same hold and a compatible configuration, in their stored
+    /// order; none when the code changed; and a new round of the same kind keeps all of them.
+    #[test]
+    fn rounds_kept_share_the_new_rounds_code_timing_and_configuration(
+        stored in proptest::collection::vec((0usize..3, 0usize..3, 0usize..3), 0..10),
+        new in (0usize..3, 0usize..3, 0usize..3),
+        same_code in proptest::bool::ANY,
+    ) {
+        use kernelgate::baseline::{rounds_to_keep, same_flush, same_variant};
+        use kernelgate::timing::FlushMode;
+        let flush = |i: usize| [None, Some(FlushMode::Read), Some(FlushMode::Write)][i];
+        let hold = |i: usize| [None, Some(1.0), Some(2.0)][i];
+        let variant = |i: usize| [None, Some("a"), Some("b")][i];
+        let rounds: Vec<Round> = stored
+            .iter()
+            .enumerate()
+            .map(|(k, &(f, h, v))| Round {
+                l2_flush: flush(f),
+                duty_hold: hold(h),
+                variant: variant(v).map(str::to_string),
+                ..round(1.0 + k as f64, &format!("m{k}"))
+            })
+            .collect();
+        let st = Stats::from_samples(&[1.0; 20]).unwrap();
+        let e = Entry::from_rounds(&st, rounds.clone(), env());
+        let hash = if same_code { e.env.source_hash.clone() } else { "other".to_string() };
+        let kept = rounds_to_keep(e, &hash, flush(new.0), hold(new.1), variant(new.2));
+        let want: Vec<String> = if same_code {
+            rounds
+                .iter()
+                .filter(|r| {
+                    same_flush(r.l2_flush, flush(new.0))
+                        && r.duty_hold == hold(new.1)
+                        && same_variant(r.variant.as_deref(), variant(new.2))
+                })
+                .map(|r| r.machine.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let got: Vec<String> = kept.iter().map(|r| r.machine.clone()).collect();
+        proptest::prop_assert_eq!(got, want);
+        if same_code {
+            // Rounds of exactly the new round's kind are always kept.
+            let same_kind = rounds
+                .iter()
+                .filter(|r| {
+                    r.l2_flush == flush(new.0)
+                        && r.duty_hold == hold(new.1)
+                        && r.variant.as_deref() == variant(new.2)
+                })
+                .count();
+            proptest::prop_assert!(kept.len() >= same_kind);
+        }
+    }
+}
