@@ -8,7 +8,10 @@
 #      interleaved ROUNDS (default 3) times and ranked: does `all` lose only at 2048x512x4096
 #      bf16, and on this GPU model?
 #   (Nsight Compute serializes launches, so it cannot show the overlap itself; the ranks can.)
-# Under $OUT: log.txt, sgemm.txt, pdl-rank.md, pdl-runs.tar.gz.
+#   3. MTC=1: scripts/suites/gemv.json (M <= 8) with KERNELGATE_GEMM_MTC=1 (the tensor-core
+#      experiment of kernels/gemm_mtc.cu, never run before) against the default, interleaved
+#      and ranked; every case is checked against float64 by the harness in both modes.
+# Under $OUT: log.txt, sgemm.txt, pdl-rank.md, pdl-runs.tar.gz, mtc-rank.md, mtc-runs.tar.gz.
 set -u
 DEV_TMP=/tmp/s20
 . scripts/device-lib.sh
@@ -20,5 +23,11 @@ if [ "${PDL:-1}" = 1 ]; then
   mode_env() { echo "KERNELGATE_GEMM_PDL=$1"; }
   ROUNDS=${ROUNDS:-3} interleave pdl scripts/suites/pdl-2048x512.json inner all
   archive_runs pdl
+fi
+if [ "${MTC:-1}" = 1 ]; then
+  mode_env() { [ "$1" = mtc ] && echo "KERNELGATE_GEMM_MTC=1"; }
+  interleave mtc scripts/suites/gemv.json default mtc
+  grep -iE "wrong|error" "$DEV_TMP"/mtc-*.log | head -10 | tee -a "$DEV_LOG"
+  archive_runs mtc
 fi
 ls "$OUT" | tee -a "$DEV_LOG"

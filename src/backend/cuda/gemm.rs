@@ -1,5 +1,5 @@
 //! `gemm` on our kernels: the GEMV kernels for M ≤ 8 (any dtype and architecture, see
-//! `gemm_gemv`), streaming kernels where M or N is at most 16 (on Hopper only the
+//! `gemm_gemv`; with `KERNELGATE_GEMM_MTC=1` the tensor-core experiment `gemm_mtc` first), streaming kernels where M or N is at most 16 (on Hopper only the
 //! skinny shapes [`skinny_on_wgmma`] leaves them), TMA + wgmma for every other 16-bit shape on
 //! Hopper (odd N or K through padded copies),
 //! WMMA tensor cores elsewhere; fp32 on the register-tiled SIMT kernel
@@ -135,6 +135,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let s = &case.shape;
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
+    if super::gemm_mtc::requested(case)?
+        && super::gemm_mtc::applies(
+            m as u64,
+            n as u64,
+            k as u64,
+            case.dtype,
+            &gpu.info.compute_capability,
+        )
+    {
+        return super::gemm_mtc::prepare(gpu, case, (a, b, c));
+    }
     if super::gemm_gemv::applies(m as u64, n as u64, k as u64) && super::gemm_gemv::allowed(case)? {
         return super::gemm_gemv::prepare(gpu, case, (a, b, c));
     }

@@ -9,6 +9,7 @@ use crate::gpu::Gpu;
 mod ce_fwd;
 mod gemm;
 mod gemm_gemv;
+mod gemm_mtc;
 mod gemm_skinny;
 mod gemm_wgmma;
 mod mha;
