@@ -1145,20 +1145,10 @@ impl Gpu {
         // Hash the source, every local header (kernels/*.cuh), options, arch and NVRTC version.
         let mut h = Sha256::new();
         h.update(source.as_bytes());
-        let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Error::io("listing", dir, e))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "cuh"))
-            .collect();
-        headers.sort();
-        let mut header_srcs = Vec::new();
-        for hp in &headers {
-            let t = std::fs::read_to_string(hp)
-                .map_err(|e| Error::io("reading kernel header", hp, e))?;
-            h.update(hp.file_name().unwrap().to_string_lossy().as_bytes());
-            h.update(t.as_bytes());
-            header_srcs.push((hp.file_name().unwrap().to_string_lossy().to_string(), t));
+        let header_srcs = local_headers(dir)?;
+        for (name, text) in &header_srcs {
+            h.update(name.as_bytes());
+            h.update(text.as_bytes());
         }
         h.update(options.join(" ").as_bytes());
         h.update(nvrtc.as_bytes());
@@ -1173,7 +1163,7 @@ impl Gpu {
             Ok(bytes) if !bytes.is_empty() => (bytes, true),
             _ => {
                 let include = cuda_include_dir()?;
-                let bytes = nvrtc_compile(file, &source, &header_srcs, &options, &include)?;
+                let (bytes, _log) = nvrtc_compile(file, &source, &header_srcs, &options, &include)?;
                 std::fs::create_dir_all(&self.cache_dir)
                     .map_err(|e| Error::io("creating", &self.cache_dir, e))?;
                 crate::baseline::write_atomic(&cubin_path, &bytes)?;
@@ -1204,13 +1194,81 @@ impl Gpu {
     }
 }
 
+/// The local headers of a kernel directory (`*.cuh`), sorted by name, as (name, text): NVRTC gets
+/// them as in-memory headers, and every module's source hash covers them.
+fn local_headers(dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io("listing", dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cuh"))
+        .collect();
+    headers.sort();
+    let mut out = Vec::new();
+    for hp in &headers {
+        let t =
+            std::fs::read_to_string(hp).map_err(|e| Error::io("reading kernel header", hp, e))?;
+        out.push((hp.file_name().unwrap().to_string_lossy().to_string(), t));
+    }
+    Ok(out)
+}
+
+/// One kernel source compiled without a GPU by [`compile_offline`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfflineCompile {
+    /// The source file's name (`gemm_mtc.cu`).
+    pub file: String,
+    /// The options NVRTC was given (without the include path).
+    pub options: Vec<String>,
+    /// Size of the cubin, bytes.
+    pub cubin_bytes: usize,
+    /// NVRTC's log (with `--ptxas-options=-v`, ptxas's per-entry report).
+    pub log: String,
+    /// Wall time of the compile, seconds.
+    pub seconds: f64,
+}
+
+/// Compiles `file` of kernel directory `dir` for `arch` (e.g. `sm_90a`) as a run does (NVRTC,
+/// `-std=c++17`, the directory's headers, the CUDA include directory) with `extra` options
+/// added, without a GPU and without the cubin cache: for checking kernels on a machine that
+/// has NVRTC and the CUDA headers but no device. A compile error is [`Error::Compile`] with
+/// the log; missing NVRTC or headers are their own errors.
+pub fn compile_offline(
+    dir: &Path,
+    file: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<OfflineCompile> {
+    nvrtc_version()?;
+    let path = dir.join(file);
+    let source =
+        std::fs::read_to_string(&path).map_err(|e| Error::io("reading kernel source", &path, e))?;
+    let headers = local_headers(dir)?;
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+    ];
+    options.extend(extra.iter().cloned());
+    let include = cuda_include_dir()?;
+    let start = Instant::now();
+    let (cubin, log) = nvrtc_compile(file, &source, &headers, &options, &include)?;
+    Ok(OfflineCompile {
+        file: file.to_string(),
+        options,
+        cubin_bytes: cubin.len(),
+        log,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Compiles `source` with NVRTC; returns the cubin and the compiler's log.
 fn nvrtc_compile(
     file: &str,
     source: &str,
     headers: &[(String, String)],
     options: &[String],
     include: &Path,
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, String)> {
     use cudarc::nvrtc::sys as nv;
     use std::ffi::{CStr, CString};
     let cerr = |log: String| Error::Compile {
@@ -1278,6 +1336,6 @@ fn nvrtc_compile(
         if r != nv::nvrtcResult::NVRTC_SUCCESS || size == 0 {
             return Err(cerr(format!("nvrtcGetCUBIN: {r:?} (size {size})")));
         }
-        Ok(cubin)
+        Ok((cubin, log))
     }
 }

@@ -23,6 +23,7 @@ pub mod gpu;
 pub mod gpu_state;
 pub mod harness;
 pub mod inputs;
+pub mod kernel_report;
 pub mod merge;
 pub mod rank;
 pub mod report;

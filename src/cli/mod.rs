@@ -45,6 +45,20 @@ pub enum Command {
         #[arg(long)]
         shard: Option<crate::shard::Shard>,
     },
+    /// Compile the kernels with NVRTC for an architecture without a GPU (NVRTC and the CUDA
+    /// headers are enough) and print ptxas's registers, spills and shared memory per entry
+    /// point. Exit 1 if a file does not compile or the CUDA headers are missing, 3 without
+    /// NVRTC.
+    Compile {
+        /// Target architecture, as NVRTC's `--gpu-architecture` takes it.
+        #[arg(long, default_value = "sm_90a")]
+        arch: String,
+        /// Kernel sources under kernels/ (default: every `*.cu` there, in name order).
+        files: Vec<String>,
+        /// Extra NVRTC options (e.g. `-DMHA_WG_BN_D128=176`), repeatable.
+        #[arg(long = "option", short = 'D', allow_hyphen_values = true)]
+        options: Vec<String>,
+    },
     /// Merge results files; (GPU, case) duplicates keep the newest record.
     Merge {
         /// Results files to merge, in order (on equal dates the later file wins).
@@ -290,6 +304,18 @@ pub fn load_inputs(paths: &[PathBuf]) -> crate::Result<ResultsFile> {
     }
 }
 
+/// The kernel sources (`*.cu`) of `dir`, by name.
+fn kernel_sources(dir: &Path) -> crate::error::Result<Vec<String>> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io("listing", dir, e))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".cu"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// The device block printed before a run and by `gpu-info`.
 pub fn gpu_block(g: &crate::gpu::GpuInfo) -> String {
     format!(
@@ -455,6 +481,43 @@ where
                 println!("{}", f.display());
             }
             Ok(ExitCode::SUCCESS)
+        }),
+        Command::Compile {
+            arch,
+            files,
+            options,
+        } => config().and_then(|cfg| {
+            let dir = cfg.root.join("kernels");
+            let files = if files.is_empty() {
+                kernel_sources(&dir)?
+            } else {
+                files
+            };
+            let mut extra = options;
+            extra.push("--ptxas-options=-v".to_string());
+            let mut outcomes = Vec::new();
+            for f in &files {
+                let outcome = match crate::gpu::compile_offline(&dir, f, &arch, &extra) {
+                    Ok(c) => crate::kernel_report::FileOutcome::Ok {
+                        seconds: c.seconds,
+                        cubin_bytes: c.cubin_bytes,
+                        entries: crate::kernel_report::parse_ptxas(&c.log),
+                    },
+                    // No NVRTC or no CUDA headers: nothing can compile, say so once.
+                    Err(e @ (Error::NoGpu(_) | Error::Headers { .. })) => return Err(e),
+                    Err(e) => crate::kernel_report::FileOutcome::Failed(e.to_string()),
+                };
+                outcomes.push((f.clone(), outcome));
+            }
+            print!("{}", crate::kernel_report::render(&arch, &outcomes));
+            let failed = outcomes
+                .iter()
+                .any(|(_, o)| matches!(o, crate::kernel_report::FileOutcome::Failed(_)));
+            Ok(if failed {
+                ExitCode::from(EXIT_FAILED)
+            } else {
+                ExitCode::SUCCESS
+            })
         }),
         Command::GpuInfo { json } => config().and_then(|cfg| {
             let g = crate::gpu::Gpu::open(cfg.device, &cfg.root.join("kernels"), &cfg.cache_dir)?;

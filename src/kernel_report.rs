@@ -1,0 +1,186 @@
+//! `kernelgate compile`: what ptxas reports per entry point when the kernels are compiled
+//! without a GPU ([`crate::gpu::compile_offline`]), parsed from NVRTC's log and rendered as one
+//! table (registers, spills, stack and shared memory per entry, and every file's outcome).
+
+/// One entry point's resources as ptxas reports them (`--ptxas-options=-v`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntryResources {
+    /// Entry point name.
+    pub name: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Stack frame, bytes.
+    pub stack: u64,
+    /// Spill stores, bytes.
+    pub spill_stores: u64,
+    /// Spill loads, bytes.
+    pub spill_loads: u64,
+    /// Static shared memory, bytes.
+    pub smem: u64,
+}
+
+/// The number before `unit` in `line` (`"32772 bytes smem"` with unit `" bytes smem"`).
+fn number_before(line: &str, unit: &str) -> Option<u64> {
+    let end = line.find(unit)?;
+    let head = &line[..end];
+    let start = head
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(0, |i| i + 1);
+    head[start..].parse().ok()
+}
+
+/// Parses ptxas's verbose report from an NVRTC log: one [`EntryResources`] per "Compiling
+/// entry function" line, filled from the lines that follow it. Lines of other forms are
+/// ignored, so a log without the report gives an empty list.
+pub fn parse_ptxas(log: &str) -> Vec<EntryResources> {
+    let mut out: Vec<EntryResources> = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            out.push(EntryResources {
+                name,
+                ..EntryResources::default()
+            });
+            continue;
+        }
+        let Some(cur) = out.last_mut() else { continue };
+        if line.contains("bytes stack frame") {
+            cur.stack = number_before(line, " bytes stack frame").unwrap_or(0);
+            cur.spill_stores = number_before(line, " bytes spill stores").unwrap_or(0);
+            cur.spill_loads = number_before(line, " bytes spill loads").unwrap_or(0);
+        } else if line.contains(" registers") {
+            cur.registers = number_before(line, " registers").unwrap_or(0) as u32;
+            cur.smem = number_before(line, " bytes smem").unwrap_or(0);
+        }
+    }
+    out
+}
+
+/// The outcome of compiling one file: the entries ptxas reported, or the error's text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileOutcome {
+    /// Compiled: seconds, cubin bytes and the entries.
+    Ok {
+        /// Compile wall time, seconds.
+        seconds: f64,
+        /// Cubin size, bytes.
+        cubin_bytes: usize,
+        /// What ptxas reported per entry.
+        entries: Vec<EntryResources>,
+    },
+    /// Did not compile (or could not be read): the error as text.
+    Failed(String),
+}
+
+/// Markdown report of `files` (name, outcome) compiled for `arch`: one row per entry point
+/// with its registers, spills, stack and shared memory (spills flagged), then each failure with
+/// its log, and a closing count.
+pub fn render(arch: &str, files: &[(String, FileOutcome)]) -> String {
+    let mut s = format!("# Kernels compiled for {arch} (NVRTC, no GPU)\n\n");
+    s.push_str(
+        "| file | entry | registers | spill stores / loads (B) | stack (B) | static smem (B) |\n",
+    );
+    s.push_str("|---|---|---:|---:|---:|---:|\n");
+    let mut failed = Vec::new();
+    let mut entries = 0;
+    let mut spilling = 0;
+    for (file, outcome) in files {
+        match outcome {
+            FileOutcome::Ok { entries: es, .. } => {
+                for e in es {
+                    entries += 1;
+                    let spill = if e.spill_stores + e.spill_loads > 0 {
+                        spilling += 1;
+                        format!("**{} / {}**", e.spill_stores, e.spill_loads)
+                    } else {
+                        "0 / 0".to_string()
+                    };
+                    s.push_str(&format!(
+                        "| {file} | {} | {} | {spill} | {} | {} |\n",
+                        e.name, e.registers, e.stack, e.smem
+                    ));
+                }
+            }
+            FileOutcome::Failed(why) => failed.push((file, why)),
+        }
+    }
+    for (file, why) in &failed {
+        s.push_str(&format!(
+            "\n## {file}: FAILED\n\n```\n{}\n```\n",
+            why.trim_end()
+        ));
+    }
+    s.push_str(&format!(
+        "\n{} files, {} compiled, {} failed; {entries} entry points, {spilling} with spills\n",
+        files.len(),
+        files.len() - failed.len(),
+        failed.len()
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'gemm_mtc_fp16' for 'sm_90a'
+ptxas info    : Function properties for gemm_mtc_fp16
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 74 registers, used 1 barriers, 32772 bytes smem
+ptxas info    : Compile time = 47.359 ms
+ptxas info    : Compiling entry function 'gemm_gemv_bf16_8' for 'sm_90a'
+ptxas info    : Function properties for gemm_gemv_bf16_8
+ptxas         .     16 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads
+ptxas info    : Used 128 registers, used 1 barriers, 24596 bytes smem, 400 bytes cmem[0]
+";
+
+    #[test]
+    fn parses_each_entry_from_nvrtcs_ptxas_report() {
+        let es = parse_ptxas(LOG);
+        assert_eq!(
+            es,
+            vec![
+                EntryResources {
+                    name: "gemm_mtc_fp16".into(),
+                    registers: 74,
+                    stack: 0,
+                    spill_stores: 0,
+                    spill_loads: 0,
+                    smem: 32772,
+                },
+                EntryResources {
+                    name: "gemm_gemv_bf16_8".into(),
+                    registers: 128,
+                    stack: 16,
+                    spill_stores: 12,
+                    spill_loads: 16,
+                    smem: 24596,
+                },
+            ]
+        );
+        assert!(parse_ptxas("").is_empty());
+        assert!(parse_ptxas("ptxas info    : Used 3 registers").is_empty());
+    }
+
+    #[test]
+    fn report_flags_spills_and_lists_failures() {
+        let files = vec![
+            (
+                "some_kernels.cu".to_string(),
+                FileOutcome::Ok {
+                    seconds: 1.5,
+                    cubin_bytes: 100_000,
+                    entries: parse_ptxas(LOG),
+                },
+            ),
+            (
+                "broken.cu".to_string(),
+                FileOutcome::Failed(
+                    "broken.cu(3): error: identifier \"x\" is undefined\n".to_string(),
+                ),
+            ),
+        ];
+        insta::assert_snapshot!(render("sm_90a", &files));
+    }
+}
