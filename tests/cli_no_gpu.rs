@@ -110,3 +110,15 @@ fn durations_parse() {
     assert!(parse_ms("-1s").is_err());
     assert!(parse_ms("fast").is_err());
 }
+
+#[test]
+fn compile_without_nvrtc_is_exit_3_naming_nvrtc() {
+    if kernelgate::gpu::nvrtc_version().is_ok() {
+        eprintln!("NVRTC is present: `kernelgate compile` runs for real; skipping");
+        return;
+    }
+    let out = kernelgate(root(), &["compile", "gemm_mtc.cu"]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{o}{e}");
+    assert!(e.contains("NVRTC"), "{e}");
+}

@@ -55,7 +55,8 @@ pub enum Command {
         arch: String,
         /// Kernel sources under kernels/ (default: every `*.cu` there, in name order).
         files: Vec<String>,
-        /// Extra NVRTC options (e.g. `-DMHA_WG_BN_D128=176`), repeatable.
+        /// A preprocessor definition (`-D MHA_WG_BN_D128=176`) or, starting with `-`, any NVRTC
+        /// option (`--option=-lineinfo`); repeatable.
         #[arg(long = "option", short = 'D', allow_hyphen_values = true)]
         options: Vec<String>,
     },
@@ -304,6 +305,21 @@ pub fn load_inputs(paths: &[PathBuf]) -> crate::Result<ResultsFile> {
     }
 }
 
+/// `compile`'s `-D` values as NVRTC options: a value starting with `-` is an option as given,
+/// any other a definition (`NAME=VALUE` becomes `-DNAME=VALUE`).
+fn nvrtc_options(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| {
+            if v.starts_with('-') {
+                v.clone()
+            } else {
+                format!("-D{v}")
+            }
+        })
+        .collect()
+}
+
 /// The kernel sources (`*.cu`) of `dir`, by name.
 fn kernel_sources(dir: &Path) -> crate::error::Result<Vec<String>> {
     let mut files: Vec<String> = std::fs::read_dir(dir)
@@ -493,7 +509,7 @@ where
             } else {
                 files
             };
-            let mut extra = options;
+            let mut extra = nvrtc_options(&options);
             extra.push("--ptxas-options=-v".to_string());
             let mut outcomes = Vec::new();
             for f in &files {
@@ -663,4 +679,41 @@ fn baseline_files(
         out.push((slug, files));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compile_definitions_become_nvrtc_options() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            nvrtc_options(&v(&["MHA_WG_BN_D128=176", "GV_ROWWISE_16", "-lineinfo"])),
+            v(&["-DMHA_WG_BN_D128=176", "-DGV_ROWWISE_16", "-lineinfo"])
+        );
+        let cli = Cli::try_parse_from([
+            "kernelgate",
+            "compile",
+            "--arch",
+            "sm_80",
+            "-D",
+            "X=1",
+            "--option=-lineinfo",
+            "gemm_mtc.cu",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Compile {
+                arch,
+                files,
+                options,
+            } => {
+                assert_eq!(arch, "sm_80");
+                assert_eq!(files, v(&["gemm_mtc.cu"]));
+                assert_eq!(nvrtc_options(&options), v(&["-DX=1", "-lineinfo"]));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
