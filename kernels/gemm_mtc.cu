@@ -44,37 +44,40 @@
 
 namespace gemm_mtc_detail {
 
-template <typename T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
+// D += A·B on one m16n8k16 tile (row.col, fp32 accumulators) and fp32 -> T. The same MMA as
+// gemm_skinny.cu's SkMma; shared code would go in a header, which is part of every module's
+// source hash (sharing it would restart every family's baselines).
+#define MTC_MMA(TY)                                                                                \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, "         \
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                        \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                 \
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+template <typename T> struct IsBf16 {
+    static constexpr bool value = false;
+};
+template <> struct IsBf16<__nv_bfloat16> {
+    static constexpr bool value = true;
+};
+template <typename T> struct Mma {
     static __device__ __forceinline__ void run(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
                                                unsigned a3, unsigned b0, unsigned b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-            "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        if constexpr (IsBf16<T>::value)
+            MTC_MMA("bf16");
+        else
+            MTC_MMA("f16");
 #else
         __trap();
 #endif
     }
-    static __device__ __forceinline__ __nv_bfloat16 t(float x) { return __float2bfloat16_rn(x); }
-};
-template <> struct Mma<__half> {
-    static __device__ __forceinline__ void run(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
-                                               unsigned a3, unsigned b0, unsigned b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-            "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-        __trap();
-#endif
+    static __device__ __forceinline__ T t(float x) {
+        if constexpr (IsBf16<T>::value)
+            return __float2bfloat16_rn(x);
+        else
+            return __float2half_rn(x);
     }
-    static __device__ __forceinline__ __half t(float x) { return __float2half_rn(x); }
 };
+#undef MTC_MMA
 
 static __device__ __forceinline__ void cp16(unsigned dst, const void* src, bool ok) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),

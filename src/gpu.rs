@@ -1213,32 +1213,13 @@ fn local_headers(dir: &Path) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
-/// One kernel source compiled without a GPU by [`compile_offline`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct OfflineCompile {
-    /// The source file's name (`gemm_mtc.cu`).
-    pub file: String,
-    /// The options NVRTC was given (without the include path).
-    pub options: Vec<String>,
-    /// Size of the cubin, bytes.
-    pub cubin_bytes: usize,
-    /// NVRTC's log (with `--ptxas-options=-v`, ptxas's per-entry report).
-    pub log: String,
-    /// Wall time of the compile, seconds.
-    pub seconds: f64,
-}
-
 /// Compiles `file` of kernel directory `dir` for `arch` (e.g. `sm_90a`) as a run does (NVRTC,
 /// `-std=c++17`, the directory's headers, the CUDA include directory) with `extra` options
 /// added, without a GPU and without the cubin cache: for checking kernels on a machine that
-/// has NVRTC and the CUDA headers but no device. A compile error is [`Error::Compile`] with
+/// has NVRTC and the CUDA headers but no device. Returns NVRTC's log (with
+/// `--ptxas-options=-v`, ptxas's per-entry report). A compile error is [`Error::Compile`] with
 /// the log; missing NVRTC or headers are their own errors.
-pub fn compile_offline(
-    dir: &Path,
-    file: &str,
-    arch: &str,
-    extra: &[String],
-) -> Result<OfflineCompile> {
+pub fn compile_offline(dir: &Path, file: &str, arch: &str, extra: &[String]) -> Result<String> {
     nvrtc_version()?;
     let path = dir.join(file);
     let source =
@@ -1250,15 +1231,8 @@ pub fn compile_offline(
     ];
     options.extend(extra.iter().cloned());
     let include = cuda_include_dir()?;
-    let start = Instant::now();
-    let (cubin, log) = nvrtc_compile(file, &source, &headers, &options, &include)?;
-    Ok(OfflineCompile {
-        file: file.to_string(),
-        options,
-        cubin_bytes: cubin.len(),
-        log,
-        seconds: start.elapsed().as_secs_f64(),
-    })
+    let (_cubin, log) = nvrtc_compile(file, &source, &headers, &options, &include)?;
+    Ok(log)
 }
 
 /// Compiles `source` with NVRTC; returns the cubin and the compiler's log.

@@ -59,15 +59,8 @@ pub fn parse_ptxas(log: &str) -> Vec<EntryResources> {
 /// The outcome of compiling one file: the entries ptxas reported, or the error's text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileOutcome {
-    /// Compiled: seconds, cubin bytes and the entries.
-    Ok {
-        /// Compile wall time, seconds.
-        seconds: f64,
-        /// Cubin size, bytes.
-        cubin_bytes: usize,
-        /// What ptxas reported per entry.
-        entries: Vec<EntryResources>,
-    },
+    /// Compiled: what ptxas reported per entry.
+    Ok(Vec<EntryResources>),
     /// Did not compile (or could not be read): the error as text.
     Failed(String),
 }
@@ -86,7 +79,7 @@ pub fn render(arch: &str, files: &[(String, FileOutcome)]) -> String {
     let mut spilling = 0;
     for (file, outcome) in files {
         match outcome {
-            FileOutcome::Ok { entries: es, .. } => {
+            FileOutcome::Ok(es) => {
                 for e in es {
                     entries += 1;
                     let spill = if e.spill_stores + e.spill_loads > 0 {
@@ -168,11 +161,7 @@ ptxas info    : Used 128 registers, used 1 barriers, 24596 bytes smem, 400 bytes
         let files = vec![
             (
                 "some_kernels.cu".to_string(),
-                FileOutcome::Ok {
-                    seconds: 1.5,
-                    cubin_bytes: 100_000,
-                    entries: parse_ptxas(LOG),
-                },
+                FileOutcome::Ok(parse_ptxas(LOG)),
             ),
             (
                 "broken.cu".to_string(),

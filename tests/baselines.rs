@@ -1100,6 +1100,19 @@ fn import_over(
     file: &kernelgate::results::ResultsFile,
 ) -> (usize, Entry) {
     let rec = &file.results[0];
+    store_one(store, stored, rec);
+    let added = import_results(store, std::slice::from_ref(file), false)
+        .unwrap()
+        .added;
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    (added, e)
+}
+
+/// Stores an entry of the one round `stored` for record `rec` (its case and source hash).
+fn store_one(store: &Store, stored: Round, rec: &kernelgate::results::Record) {
     let entry = Entry::from_rounds(
         rec.stats.as_ref().unwrap(),
         vec![stored],
@@ -1111,14 +1124,6 @@ fn import_over(
     store
         .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
         .unwrap();
-    let added = import_results(store, std::slice::from_ref(file), false)
-        .unwrap()
-        .added;
-    let e = store
-        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
-        .unwrap()
-        .unwrap();
-    (added, e)
 }
 
 /// A read-flush round of `machine` dated `date`, with the duty-cycle hold `duty`.
@@ -1333,20 +1338,11 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
     file.results[0].variant = "new-pick".into();
     let rec = file.results[0].clone();
     let put = |date: &str, v: &str| {
-        let entry = Entry::from_rounds(
-            rec.stats.as_ref().unwrap(),
-            vec![Round {
-                variant: Some(v.into()),
-                ..read_round(date, None, "GPU-stored")
-            }],
-            Provenance {
-                source_hash: rec.source_hash.clone(),
-                ..env()
-            },
-        );
-        store
-            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
-            .unwrap();
+        let stored = Round {
+            variant: Some(v.into()),
+            ..read_round(date, None, "GPU-stored")
+        };
+        store_one(&store, stored, &rec);
     };
     let import = |f: &kernelgate::results::ResultsFile| {
         import_results(&store, std::slice::from_ref(f), false).unwrap()

@@ -514,11 +514,9 @@ where
             let mut outcomes = Vec::new();
             for f in &files {
                 let outcome = match crate::gpu::compile_offline(&dir, f, &arch, &extra) {
-                    Ok(c) => crate::kernel_report::FileOutcome::Ok {
-                        seconds: c.seconds,
-                        cubin_bytes: c.cubin_bytes,
-                        entries: crate::kernel_report::parse_ptxas(&c.log),
-                    },
+                    Ok(log) => crate::kernel_report::FileOutcome::Ok(
+                        crate::kernel_report::parse_ptxas(&log),
+                    ),
                     // No NVRTC or no CUDA headers: nothing can compile, say so once.
                     Err(e @ (Error::NoGpu(_) | Error::Headers { .. })) => return Err(e),
                     Err(e) => crate::kernel_report::FileOutcome::Failed(e.to_string()),

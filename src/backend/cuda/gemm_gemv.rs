@@ -138,16 +138,99 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
         ctas,
     );
     let name = format!("gemm_gemv_{}_{}", case.dtype.name(), p.mt);
+    let variant = in_launch_variant(
+        &name,
+        &shape_text(p.mt),
+        p.strips,
+        p.splits,
+        p.kchunk.min(k),
+        "",
+    ) + if pdl { "" } else { "; ordinary launch" };
+    launch_in_launch_split(
+        gpu,
+        case,
+        (a, b, c),
+        InLaunchSplit {
+            file: "gemm_gemv.cu",
+            name,
+            strips: p.strips,
+            splits: p.splits,
+            kchunk: p.kchunk,
+            threads: (WARPS * 32) as u32,
+            variant,
+            pdl,
+        },
+    )
+}
+
+/// How an entry of `mt` rows reads B, for its variant.
+fn shape_text(mt: u64) -> String {
+    format!(
+        "B streamed once, {} rows of it in flight per thread, {} bytes each",
+        rows(mt),
+        vec_bytes(mt)
+    )
+}
+
+/// `"{name} ({shape}; {strips}x{splits} CTAs, {rows} rows of B each[, split-K added by the
+/// last CTA]{tail})"`: the variant of a kernel launched by [`launch_in_launch_split`].
+pub(super) fn in_launch_variant(
+    name: &str,
+    shape: &str,
+    strips: u64,
+    splits: u64,
+    rows: u64,
+    tail: &str,
+) -> String {
+    let split = if splits > 1 {
+        ", split-K added by the last CTA"
+    } else {
+        ""
+    };
+    format!("{name} ({shape}; {strips}x{splits} CTAs, {rows} rows of B each{split}{tail})")
+}
+
+/// One launch of a kernel with the calling convention of `gemm_gemv.cu` and `gemm_mtc.cu`:
+/// `(A, B, C, part, done, M, N, K, kchunk)` on a grid of (column strips, K splits), whose split-K
+/// partials the last CTA of each strip adds in the same launch.
+pub(super) struct InLaunchSplit {
+    /// Kernel source file.
+    pub file: &'static str,
+    /// Entry point.
+    pub name: String,
+    /// Column strips (grid x).
+    pub strips: u64,
+    /// K splits (grid y).
+    pub splits: u64,
+    /// Rows of B per split.
+    pub kchunk: u64,
+    /// Threads per CTA.
+    pub threads: u32,
+    /// The record's variant.
+    pub variant: String,
+    /// Launch as a programmatic dependent of the stream's previous kernel.
+    pub pdl: bool,
+}
+
+/// Launches `l` for C = A·B of the case's M, N, K: with `splits > 1` it allocates the fp32
+/// partials and the per-strip counters, zeroed once (the kernel's last CTA of a strip sets its
+/// counter back to zero for the next launch).
+pub(super) fn launch_in_launch_split(
+    gpu: &mut Gpu,
+    case: &Case,
+    (a, b, c): (u64, u64, u64),
+    l: InLaunchSplit,
+) -> Result<Prepared> {
+    let s = &case.shape;
+    let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
     let mut part_buf = None;
-    let part = super::gemm_skinny::split_workspace(gpu, case, p.splits, m * n, &mut part_buf)?;
+    let part = super::gemm_skinny::split_workspace(gpu, case, l.splits, m * n, &mut part_buf)?;
     let mut keep: Vec<_> = part_buf.into_iter().collect();
-    let done = if p.splits > 1 {
+    let done = if l.splits > 1 {
         let done = gpu.alloc(
-            (p.strips * 4) as usize,
+            (l.strips * 4) as usize,
             &format!("{} split-K counters", case.name()),
         )?;
-        // The kernel's last CTA of a strip sets its counter back to zero; the first launch
-        // needs them zero too.
         gpu.fill_pattern(&done, 4, 0)?;
         let ptr = done.ptr();
         keep.push(done);
@@ -155,24 +238,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
     } else {
         0
     };
-    let variant = format!(
-        "{name} (B streamed once, {} rows of it in flight per thread, {} bytes each; {}x{} CTAs, {} rows of B each{})",
-        rows(p.mt),
-        vec_bytes(p.mt),
-        p.strips,
-        p.splits,
-        p.kchunk.min(k),
-        if p.splits > 1 {
-            ", split-K added by the last CTA"
-        } else {
-            ""
-        }
-    ) + if pdl { "" } else { "; ordinary launch" };
     let step = (
-        name,
+        l.name,
         Dims {
-            grid: (p.strips as u32, p.splits as u32, 1),
-            block: ((WARPS * 32) as u32, 1, 1),
+            grid: (l.strips as u32, l.splits as u32, 1),
+            block: (l.threads, 1, 1),
             smem: 0,
         },
         vec![
@@ -184,16 +254,16 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
             KernelArg::I32(m as i32),
             KernelArg::I32(n as i32),
             KernelArg::I32(k as i32),
-            KernelArg::I32(p.kchunk as i32),
+            KernelArg::I32(l.kchunk as i32),
         ],
     );
     super::launch_sequence(
         gpu,
-        "gemm_gemv.cu",
+        l.file,
         vec![step],
         keep,
-        variant,
-        if pdl {
+        l.variant,
+        if l.pdl {
             super::Chain::Dependent
         } else {
             super::Chain::Ordinary
@@ -314,6 +384,22 @@ mod tests {
             // The kernel's int arguments.
             proptest::prop_assert!(p.kchunk <= i32::MAX as u64);
         }
+    }
+
+    #[test]
+    fn variants_read_as_the_committed_rounds_do() {
+        // baselines/*/gemm.json, gemm::cuda::m1_n1000_k1000_bf16 (a changed variant would
+        // restart the entry on the next append).
+        let p = plan(1, 1000, 1000, 2, 132, CTAS_PER_SM);
+        assert_eq!(
+            in_launch_variant("gemm_gemv_bf16_1", &shape_text(p.mt), p.strips, p.splits, p.kchunk.min(1000), ""),
+            "gemm_gemv_bf16_1 (B streamed once, 16 rows of it in flight per thread, 16 bytes each; \
+             4x8 CTAs, 128 rows of B each, split-K added by the last CTA)"
+        );
+        assert_eq!(
+            in_launch_variant("k", "s", 3, 1, 77, "; tail"),
+            "k (s; 3x1 CTAs, 77 rows of B each; tail)"
+        );
     }
 
     #[test]

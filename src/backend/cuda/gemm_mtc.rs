@@ -10,7 +10,7 @@
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
 use crate::error::Result;
-use crate::gpu::{Dims, Gpu, KernelArg};
+use crate::gpu::Gpu;
 
 /// Environment variable that sends the shapes [`applies`] accepts to this kernel (`1`); unset,
 /// empty or `0` leaves them where they go by default.
@@ -80,67 +80,33 @@ pub fn plan(n: u64, k: u64, sms: u64) -> Plan {
 /// Prepares C = A·B (M ≤ 8, 16-bit) with `gemm_mtc_<dt>`.
 pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result<Prepared> {
     let s = &case.shape;
-    let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
+    let (n, k) = (s.get("n"), s.get("k"));
     let p = plan(n, k, gpu.info.sm_count as u64);
     let pdl = super::gemm_gemv::pdl_capable(&gpu.info.compute_capability);
     let name = format!("gemm_mtc_{}", case.dtype.name());
-    let mut part_buf = None;
-    let part = super::gemm_skinny::split_workspace(gpu, case, p.splits, m * n, &mut part_buf)?;
-    let mut keep: Vec<_> = part_buf.into_iter().collect();
-    let done = if p.splits > 1 {
-        let done = gpu.alloc(
-            (p.strips * 4) as usize,
-            &format!("{} split-K counters", case.name()),
-        )?;
-        // The last CTA of a strip sets its counter back to zero; the first launch needs zeros.
-        gpu.fill_pattern(&done, 4, 0)?;
-        let ptr = done.ptr();
-        keep.push(done);
-        ptr
-    } else {
-        0
-    };
-    let variant = format!(
-        "{name} (B through a {BK}-row cp.async pipeline as the A operand of mma.sync m16n8k16; \
-         {}x{} CTAs, {} rows of B each{}; experiment, {MTC_ENV}=1)",
+    let shape =
+        format!("B through a {BK}-row cp.async pipeline as the A operand of mma.sync m16n8k16");
+    let variant = super::gemm_gemv::in_launch_variant(
+        &name,
+        &shape,
         p.strips,
         p.splits,
         p.kchunk.min(k),
-        if p.splits > 1 {
-            ", split-K added by the last CTA"
-        } else {
-            ""
-        }
+        &format!("; experiment, {MTC_ENV}=1"),
     );
-    let step = (
-        name,
-        Dims {
-            grid: (p.strips as u32, p.splits as u32, 1),
-            block: (THREADS, 1, 1),
-            smem: 0,
-        },
-        vec![
-            KernelArg::Ptr(a),
-            KernelArg::Ptr(b),
-            KernelArg::Ptr(c),
-            KernelArg::Ptr(part),
-            KernelArg::Ptr(done),
-            KernelArg::I32(m as i32),
-            KernelArg::I32(n as i32),
-            KernelArg::I32(k as i32),
-            KernelArg::I32(p.kchunk as i32),
-        ],
-    );
-    super::launch_sequence(
+    super::gemm_gemv::launch_in_launch_split(
         gpu,
-        "gemm_mtc.cu",
-        vec![step],
-        keep,
-        variant,
-        if pdl {
-            super::Chain::Dependent
-        } else {
-            super::Chain::Ordinary
+        case,
+        (a, b, c),
+        super::gemm_gemv::InLaunchSplit {
+            file: "gemm_mtc.cu",
+            name,
+            strips: p.strips,
+            splits: p.splits,
+            kchunk: p.kchunk,
+            threads: THREADS,
+            variant,
+            pdl,
         },
     )
 }
