@@ -184,8 +184,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_simt_fp32(const float* __
 // gemm_sgemm_*: register-tiled SIMT SGEMM, C = A·B, fp32, row-major, any M, N, K.
 //
 // Block tile BM x BN x BK (BM x BN = 128x128, 128x64 or 64x64, picked by the launcher by shape;
-// BK = SG_BK = 8; the template also takes BK = 16 for experiments, whose transposing stores are
-// 2-way bank-conflicted).
+// BK = 16 with 2 stages for 128x128, SG_BK = 8 with SG_STAGES = 3 for the others; with BK = 16 the
+// transposing stores are 2-way bank-conflicted).
 // Every warp owns a 64 x 32 slab of C; its 32 lanes form 8 (M) x 4 (N) and each lane computes
 // 8 x 8 outputs as 2 x 2 sub-tiles of 4 x 4: rows r, r+32 (+0..3) and columns c, c+16 (+0..3),
 // with r = 4·(lane/4) and c = 4·(lane%4) inside the slab. Per k step a lane reads its 8 A
@@ -420,16 +420,19 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
 }
 
 // Entry points: gemm_sgemm_<BM>x<BN>_<vec4|scalar>; grid (ceil(M/BM)·ceil(N/BN), 1, 1), block
-// ((BM/64)·(BN/32)·32, 1, 1), no dynamic shared memory.
-#define SG_ENTRY(BM, BN, MINB)                                                                             \
+// ((BM/64)·(BN/32)·32, 1, 1), no dynamic shared memory. The 128x128 tile runs BK = 16 with 2
+// stages (33 KB): kernels/dev/run_sgemm_bench.sh on an H100 (GPU-be034599, session 20) timed it
+// at 3207 µs against 3345 for BK = 8 with 3 stages at 4096^3 (cuBLAS 2705; 0.84x against
+// 0.81x), as session 7 had on 2048^3 and 4096^3. The smaller tiles keep SG_BK, SG_STAGES.
+#define SG_ENTRY(BM, BN, MINB, BK, ST)                                                                     \
     extern "C" __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32, MINB)                          \
         gemm_sgemm_##BM##x##BN##_vec4(const float* A, const float* B, float* C, int M, int N, int K) {      \
-        sgemm_tiled<BM, BN, SG_BK, true, SG_STAGES>(A, B, C, M, N, K);                                            \
+        sgemm_tiled<BM, BN, BK, true, ST>(A, B, C, M, N, K);                                               \
     }                                                                                                      \
     extern "C" __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32, MINB)                          \
         gemm_sgemm_##BM##x##BN##_scalar(const float* A, const float* B, float* C, int M, int N, int K) {    \
-        sgemm_tiled<BM, BN, SG_BK, false, SG_STAGES>(A, B, C, M, N, K);                                           \
+        sgemm_tiled<BM, BN, BK, false, ST>(A, B, C, M, N, K);                                              \
     }
-SG_ENTRY(128, 128, 2)
-SG_ENTRY(128, 64, 4)
-SG_ENTRY(64, 64, 8)
+SG_ENTRY(128, 128, 2, 16, 2)
+SG_ENTRY(128, 64, 4, SG_BK, SG_STAGES)
+SG_ENTRY(64, 64, 8, SG_BK, SG_STAGES)
