@@ -181,8 +181,8 @@ fn the_nsa_suites_load() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let s = Suite::load(&root.join("nsa.json")).unwrap();
     // 40 sweep cases, 3 published shapes, 5 own shapes x 2 dtypes, 2 fp16 cases,
-    // 6 small-G ragged shapes x 2 dtypes.
-    assert_eq!(s.cases.len(), 67);
+    // 6 small-G ragged shapes x 2 dtypes, 2 long G = 1 shapes (session 20).
+    assert_eq!(s.cases.len(), 69);
     assert!(s.cases.iter().all(|c| c.kernel == "nsa"));
     let names: Vec<String> = s.cases.iter().map(|c| c.name()).collect();
     for want in [
@@ -190,6 +190,7 @@ fn the_nsa_suites_load() {
         "nsa::cuda::b1_t16384_hq64_h4_d128_s16_bs64_w0_bf16",
         "nsa::cuda::b1_t65536_hq64_h4_d128_s16_bs64_w0_bf16",
         "nsa::cuda::b2_t512_hq16_h16_d64_s8_bs32_w0_bf16",
+        "nsa::cuda::b1_t8192_hq16_h16_d64_s4_bs32_w0_bf16",
     ] {
         assert!(names.iter().any(|n| n == want), "{want} missing");
     }

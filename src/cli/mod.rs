@@ -53,7 +53,8 @@ pub enum Command {
         /// Target architecture, as NVRTC's `--gpu-architecture` takes it.
         #[arg(long, default_value = "sm_90a")]
         arch: String,
-        /// Kernel sources under kernels/ (default: every `*.cu` there, in name order).
+        /// Kernel sources under kernels/, by name or path (default: every `*.cu` there, in name
+        /// order).
         files: Vec<String>,
         /// A preprocessor definition (`-D MHA_WG_BN_D128=176`) or, starting with `-`, any NVRTC
         /// option (`--option=-lineinfo`); repeatable.
@@ -305,6 +306,15 @@ pub fn load_inputs(paths: &[PathBuf]) -> crate::Result<ResultsFile> {
     }
 }
 
+/// A kernel file named on `compile`'s command line as the name `kernels/` holds it under: the
+/// last component of a path (`kernels/gemm.cu`, `./kernels/gemm.cu` and `gemm.cu` name the same
+/// file).
+fn kernel_file_name(arg: &str) -> String {
+    std::path::Path::new(arg)
+        .file_name()
+        .map_or_else(|| arg.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 /// `compile`'s `-D` values as NVRTC options: a value starting with `-` is an option as given,
 /// any other a definition (`NAME=VALUE` becomes `-DNAME=VALUE`).
 fn nvrtc_options(values: &[String]) -> Vec<String> {
@@ -507,7 +517,7 @@ where
             let files = if files.is_empty() {
                 kernel_sources(&dir)?
             } else {
-                files
+                files.iter().map(|f| kernel_file_name(f)).collect()
             };
             let mut extra = nvrtc_options(&options);
             extra.push("--ptxas-options=-v".to_string());
@@ -682,6 +692,18 @@ fn baseline_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compile_takes_kernel_files_by_name_or_path() {
+        for arg in [
+            "gemm.cu",
+            "kernels/gemm.cu",
+            "./kernels/gemm.cu",
+            "/repo/kernels/gemm.cu",
+        ] {
+            assert_eq!(kernel_file_name(arg), "gemm.cu", "{arg}");
+        }
+    }
 
     #[test]
     fn compile_definitions_become_nvrtc_options() {

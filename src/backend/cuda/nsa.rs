@@ -11,9 +11,13 @@
 //! the tokens' selections overlap. Rows of the tiled kernel's warps are `16/G` tokens, so at
 //! `G ≤ 4` the union of 4+ tokens is usually dense enough to win (it always costs at most the
 //! grouped kernel's work per row up to barrier overheads, and far less when S·bs is a large
-//! part of the causal prefix). The choice: tiled for `G ≤ TILED_MAX_G` (4) where it can run
-//! ([`tiled_fits`]), else grouped. `KERNELGATE_NSA_KERNEL=grouped|tiled` forces one; forcing
-//! `tiled` where it cannot run is an error. The record's `variant` names the kernel that ran.
+//! part of the causal prefix). The pairs kernel (`kernels/nsa_pairs.cu`) buckets (token, slot)
+//! pairs by block, so its work follows the selection; it costs three launches and a bucketing
+//! pass, and wins at G = 1 once the sequence holds many blocks per slot. The choice: pairs where
+//! [`pairs_in_auto`] says, else tiled for `G ≤ TILED_MAX_G` (4) where it can run
+//! ([`tiled_fits`]), else grouped. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs` forces one;
+//! forcing `tiled` or `pairs` where it cannot run is an error. The record's `variant` names the
+//! kernel that ran.
 
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
@@ -21,8 +25,8 @@ use crate::error::{Error, Result};
 use crate::family::nsa::{Params, CHUNK, COUNTS, G_SLC, G_SWA, INDICES, K, Q, V};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// Environment variable that forces the nsa kernel: `grouped` (kernels/nsa.cu) or `tiled`
-/// (kernels/nsa_tiled.cu).
+/// Environment variable that forces the nsa kernel: `grouped` (kernels/nsa.cu), `tiled`
+/// (kernels/nsa_tiled.cu) or `pairs` (kernels/nsa_pairs.cu).
 pub const KERNEL_ENV: &str = "KERNELGATE_NSA_KERNEL";
 
 /// Which of our nsa kernels runs a case.
@@ -32,10 +36,89 @@ pub enum Kernel {
     Grouped,
     /// `kernels/nsa_tiled.cu`: 64 rows = G heads × 64/G consecutive tokens per CTA.
     Tiled,
+    /// `kernels/nsa_pairs.cu`: (token, KV head, slot) pairs bucketed by their block, 64 rows of
+    /// one block per CTA, partial softmax records merged per query row (three launches).
+    Pairs,
 }
 
 /// The values of `KERNELGATE_NSA_KERNEL`.
-const CHOICES: [(&str, Kernel); 2] = [("grouped", Kernel::Grouped), ("tiled", Kernel::Tiled)];
+const CHOICES: [(&str, Kernel); 3] = [
+    ("grouped", Kernel::Grouped),
+    ("tiled", Kernel::Tiled),
+    ("pairs", Kernel::Pairs),
+];
+
+/// Query rows per tile CTA of the pairs kernel (`NSP_ROWS`).
+pub const PAIRS_ROWS: usize = 64;
+/// Threads of its bucketing CTA (`NSP_BUCKET_THREADS`).
+pub const PAIRS_BUCKET_THREADS: u32 = 512;
+/// Query rows (warps) per CTA of its merge (`NSP_MERGE_WARPS`).
+pub const PAIRS_MERGE_WARPS: u32 = 8;
+/// Most blocks per sequence it buckets (three ints each in the bucketing CTA's 48 KiB of shared
+/// memory).
+pub const PAIRS_MAX_BLOCKS: usize = 4096;
+/// Largest workspace (bucket entries, tile descriptors, partial records) it allocates.
+pub const PAIRS_MAX_WORKSPACE: u64 = 4 << 30;
+
+/// Tile descriptors the pairs kernel reserves per (batch, KV head): every bucket's pairs in
+/// tiles of `64 / G`, at most `⌈T·S / (64/G)⌉ + ⌈T/bs⌉` (one partial tile per block).
+pub fn pairs_max_tiles(p: &Params) -> u64 {
+    let rp = (PAIRS_ROWS / p.g()).max(1) as u64;
+    ((p.t * p.s) as u64).div_ceil(rp) + p.blocks() as u64
+}
+
+/// The pairs kernel's device workspace, bytes: bucket entries (4 per slot), tile descriptors
+/// (16 each) and counts (4 per (batch, KV head)), and one partial record per (query row, slot):
+/// its output row in the storage dtype (2·D bytes) and (max, sum) in fp32 (8 bytes).
+pub fn pairs_workspace(p: &Params) -> [u64; 5] {
+    let bh = (p.b * p.h) as u64;
+    let rows = (p.b * p.t * p.hq * p.s) as u64;
+    [
+        4 * bh * (p.t * p.s) as u64,
+        16 * bh * pairs_max_tiles(p),
+        4 * bh,
+        2 * p.d as u64 * rows,
+        8 * rows,
+    ]
+}
+
+/// Whether the pairs kernel can run a problem (`Err`: why not): no sliding window (it computes
+/// the selected branch only), block sizes 32 or 64, at most 32 slots (a merge warp's lanes), G
+/// dividing its 64 rows, at most [`PAIRS_MAX_BLOCKS`] blocks, and a workspace of at most
+/// [`PAIRS_MAX_WORKSPACE`].
+pub fn pairs_fits(p: &Params) -> std::result::Result<(), String> {
+    if p.w > 0 {
+        return Err("it has no sliding-window branch (w > 0)".into());
+    }
+    if p.bs != 32 && p.bs != 64 {
+        return Err(format!("it takes blocks of 32 or 64 keys, not {}", p.bs));
+    }
+    if p.s > 32 {
+        return Err(format!("it merges at most 32 slots, not {}", p.s));
+    }
+    if p.g() == 0 || !PAIRS_ROWS.is_multiple_of(p.g()) {
+        return Err(format!(
+            "G = {} does not divide its {PAIRS_ROWS} rows per tile",
+            p.g()
+        ));
+    }
+    if p.blocks() > PAIRS_MAX_BLOCKS {
+        return Err(format!(
+            "{} blocks exceed its {PAIRS_MAX_BLOCKS}",
+            p.blocks()
+        ));
+    }
+    if (p.t * p.s) as u64 >= i32::MAX as u64 || (p.b * p.h) as u64 > 65_535 {
+        return Err("t·s or b·h too large for its indexing".into());
+    }
+    let bytes: u64 = pairs_workspace(p).iter().sum();
+    if bytes > PAIRS_MAX_WORKSPACE {
+        return Err(format!(
+            "it would need {bytes} bytes of workspace (over {PAIRS_MAX_WORKSPACE})"
+        ));
+    }
+    Ok(())
+}
 
 /// Parses a `KERNELGATE_NSA_KERNEL` value (`None`: unset or empty, automatic choice).
 pub fn parse_forced(value: Option<&str>) -> std::result::Result<Option<Kernel>, String> {
@@ -92,8 +175,36 @@ pub fn tiled_fits(p: &Params) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// The automatic choice for a problem: tiled for G ≤ [`TILED_MAX_G`] where it fits.
+/// Blocks per slot from which the automatic choice takes the pairs kernel at G = 1
+/// ([`pairs_in_auto`]).
+pub const PAIRS_MIN_BLOCKS_PER_SLOT: usize = 16;
+
+/// Whether the automatic choice runs the pairs kernel: G = 1, no window, and at least
+/// [`PAIRS_MIN_BLOCKS_PER_SLOT`] blocks in the sequence per selected slot, where it can run.
+/// The tiled kernel computes the union of 64 consecutive tokens' blocks, which approaches every
+/// causal block as T/bs grows past S, while the pairs kernel's work follows the selection.
+/// Measured through the harness, pairs / tiled time in the same run (H100 GPU-e07ca4d5 and
+/// GPU-54f53eb9, `docs/kernels/session20/`), G = 1 by blocks per slot:
+/// - 4 (t2048 s16 bs32, t4096 s16 bs64): 1.6–2.2× slower;
+/// - 8: slower at t1024 s4 bs32 (1.2×) and t2048 s8 bs32 (1.2–1.3×), faster at t2048 s4 bs64
+///   (0.87–0.88) and t8192 s16 bs64 (0.90);
+/// - 16 and up: faster everywhere measured — t2048 s4 bs32 0.80–0.83, t4096 s8 bs32 0.88,
+///   t8192 s16 bs32 0.84, t4096 s4 bs32 0.61, t8192 s4 bs32 0.44, d128 t4096 s4 bs64 0.60 and
+///   t16384 s16 bs64 0.54;
+/// - below 8 (t ≤ 1024): 1.2–3× slower (three launches and a bucketing pass cost about 15 µs
+///   even on small problems).
+/// At G = 4 it was mixed (0.96 at t8192 s4 bs32, 1.07–1.13 at t2048 s4 bs32), so G > 1 stays on
+/// the tiled kernel.
+pub fn pairs_in_auto(p: &Params) -> bool {
+    p.g() == 1 && p.blocks() >= PAIRS_MIN_BLOCKS_PER_SLOT * p.s && pairs_fits(p).is_ok()
+}
+
+/// The automatic choice for a problem: pairs where [`pairs_in_auto`] says, else tiled for
+/// G ≤ [`TILED_MAX_G`] where it fits, else grouped.
 pub fn auto_kernel(p: &Params) -> Kernel {
+    if pairs_in_auto(p) {
+        return Kernel::Pairs;
+    }
     if p.g() <= TILED_MAX_G && tiled_fits(p).is_ok() {
         Kernel::Tiled
     } else {
@@ -111,6 +222,14 @@ fn choose(case: &Case, p: &Params) -> Result<Kernel> {
                 case: case.name(),
                 message: format!(
                     "{KERNEL_ENV}=tiled, but the tiled nsa kernel cannot run this case: {why}"
+                ),
+            }),
+        Some(Kernel::Pairs) => pairs_fits(p)
+            .map(|_| Kernel::Pairs)
+            .map_err(|why| Error::Case {
+                case: case.name(),
+                message: format!(
+                    "{KERNEL_ENV}=pairs, but the pairs nsa kernel cannot run this case: {why}"
                 ),
             }),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
@@ -170,6 +289,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         KernelArg::F32(scale_log2),
     ];
     let (file, name, dims, variant) = match kernel {
+        // Three launches with their own arguments and workspace.
+        Kernel::Pairs => return prepare_pairs(gpu, case, bind, &p, dt, scale_log2),
         Kernel::Grouped => {
             let name = format!("nsa_fwd_{dt}_d{}", p.d);
             let tasks = (p.b * p.h * p.g().div_ceil(16) * p.t) as u64;
@@ -222,6 +343,111 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     })
 }
 
+/// Prepares the pairs kernel's three launches (bucket, tiles, merge) with their workspace.
+fn prepare_pairs(
+    gpu: &mut Gpu,
+    case: &Case,
+    bind: &Bindings,
+    p: &Params,
+    dt: &str,
+    scale_log2: f32,
+) -> Result<Prepared> {
+    let i = &bind.inputs;
+    let what = format!("{} pairs workspace", case.name());
+    let ws = pairs_workspace(p);
+    let mut bufs = Vec::with_capacity(ws.len());
+    for bytes in ws {
+        bufs.push(gpu.alloc(bytes as usize, &what)?);
+    }
+    let [entries, tiles, tile_count, rec_o, rec_ml] = [0, 1, 2, 3, 4].map(|k| bufs[k].ptr());
+    let bh = (p.b * p.h) as u32;
+    let max_tiles = pairs_max_tiles(p);
+    let (t, hq, h, s, bs) = (p.t as i32, p.hq as i32, p.h as i32, p.s as i32, p.bs as i32);
+    let rows = (p.b * p.t * p.hq) as u64;
+    let steps = vec![
+        (
+            "nsa_pairs_bucket".to_string(),
+            Dims {
+                grid: (bh, 1, 1),
+                block: (PAIRS_BUCKET_THREADS, 1, 1),
+                smem: (12 * p.blocks()) as u32,
+            },
+            vec![
+                KernelArg::Ptr(i[INDICES]),
+                KernelArg::Ptr(i[COUNTS]),
+                KernelArg::Ptr(entries),
+                KernelArg::Ptr(tiles),
+                KernelArg::Ptr(tile_count),
+                KernelArg::I32(t),
+                KernelArg::I32(h),
+                KernelArg::I32(s),
+                KernelArg::I32(bs),
+                KernelArg::I32(p.g() as i32),
+                KernelArg::I32(max_tiles as i32),
+            ],
+        ),
+        (
+            format!("nsa_pairs_tile_{dt}_d{}_bs{}", p.d, p.bs),
+            Dims {
+                grid: (max_tiles as u32, bh, 1),
+                block: (PAIRS_ROWS as u32 * 2, 1, 1),
+                smem: 0,
+            },
+            vec![
+                KernelArg::Ptr(i[Q]),
+                KernelArg::Ptr(i[K]),
+                KernelArg::Ptr(i[V]),
+                KernelArg::Ptr(entries),
+                KernelArg::Ptr(tiles),
+                KernelArg::Ptr(tile_count),
+                KernelArg::Ptr(rec_o),
+                KernelArg::Ptr(rec_ml),
+                KernelArg::I32(t),
+                KernelArg::I32(hq),
+                KernelArg::I32(h),
+                KernelArg::I32(s),
+                KernelArg::I32(max_tiles as i32),
+                KernelArg::F32(scale_log2),
+            ],
+        ),
+        (
+            format!("nsa_pairs_merge_{dt}_d{}", p.d),
+            Dims {
+                grid: (rows.div_ceil(PAIRS_MERGE_WARPS as u64) as u32, 1, 1),
+                block: (PAIRS_MERGE_WARPS * 32, 1, 1),
+                smem: 0,
+            },
+            vec![
+                KernelArg::Ptr(rec_o),
+                KernelArg::Ptr(rec_ml),
+                KernelArg::Ptr(i[G_SLC]),
+                KernelArg::Ptr(i[INDICES]),
+                KernelArg::Ptr(i[COUNTS]),
+                KernelArg::Ptr(bind.outputs[0]),
+                KernelArg::I32(p.b as i32),
+                KernelArg::I32(t),
+                KernelArg::I32(hq),
+                KernelArg::I32(h),
+                KernelArg::I32(s),
+                KernelArg::I32(bs),
+            ],
+        ),
+    ];
+    let variant = format!(
+        "nsa_pairs_{dt}_d{} (pairs: (token, slot) pairs bucketed by block, {} rows of one block per CTA, up to {max_tiles} tiles per (batch, KV head), mma.sync m16n8k16, partial records merged per query row; 3 launches)",
+        p.d,
+        PAIRS_ROWS
+    );
+    super::launch_sequence(
+        gpu,
+        "nsa_pairs.cu",
+        steps,
+        bufs,
+        variant,
+        super::Chain::Ordinary,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +481,23 @@ mod tests {
             auto_kernel(&params(2048, 16, 16, 64, 16, 64)),
             Kernel::Tiled
         );
+        // G = 1 with at least 16 blocks per slot: pairs (64 blocks, 4 slots); 8 per slot or a
+        // window: tiled; G = 4: tiled.
+        assert_eq!(auto_kernel(&params(2048, 16, 16, 64, 4, 32)), Kernel::Pairs);
+        assert_eq!(
+            auto_kernel(&params(8192, 16, 16, 64, 16, 32)),
+            Kernel::Pairs
+        );
+        assert_eq!(auto_kernel(&params(2048, 16, 16, 64, 8, 32)), Kernel::Tiled);
+        assert_eq!(auto_kernel(&params(2048, 16, 16, 64, 4, 64)), Kernel::Tiled);
+        assert_eq!(
+            auto_kernel(&Params {
+                w: 64,
+                ..params(2048, 16, 16, 64, 4, 32)
+            }),
+            Kernel::Tiled
+        );
+        assert_eq!(auto_kernel(&params(8192, 16, 4, 64, 4, 32)), Kernel::Tiled);
         assert_eq!(auto_kernel(&params(512, 16, 4, 64, 8, 32)), Kernel::Tiled);
         assert_eq!(auto_kernel(&params(512, 16, 2, 64, 8, 32)), Kernel::Grouped);
         assert_eq!(
@@ -266,6 +509,38 @@ mod tests {
             auto_kernel(&params(65536, 16, 16, 128, 512, 32)),
             Kernel::Grouped
         );
+    }
+
+    #[test]
+    fn pairs_workspace_and_limits() {
+        assert_eq!(parse_forced(Some("pairs")), Ok(Some(Kernel::Pairs)));
+        // b2 t2048 hq16 h16 d64 s4 bs32: 8192 slots per (b, h), 128 full tiles + 64 blocks.
+        let p = params(2048, 16, 16, 64, 4, 32);
+        assert_eq!(pairs_max_tiles(&p), 128 + 64);
+        let rows = 2 * 2048 * 16 * 4;
+        assert_eq!(
+            pairs_workspace(&p),
+            [
+                4 * 32 * 8192,
+                16 * 32 * 192,
+                4 * 32,
+                2 * 64 * rows,
+                8 * rows
+            ]
+        );
+        assert!(pairs_fits(&p).is_ok());
+        // G = 4: 16 pairs a tile.
+        assert_eq!(
+            pairs_max_tiles(&params(512, 16, 4, 64, 8, 32)),
+            4096 / 16 + 16
+        );
+        let why = |p: Params| pairs_fits(&p).unwrap_err();
+        assert!(why(Params { w: 64, ..p }).contains("sliding-window"));
+        assert!(why(params(2048, 16, 16, 64, 4, 96)).contains("32 or 64"));
+        assert!(why(params(2048, 16, 16, 64, 33, 32)).contains("32 slots"));
+        assert!(why(params(2048, 48, 16, 64, 4, 32)).contains("does not divide"));
+        assert!(why(params(262_144, 16, 16, 64, 4, 32)).contains("blocks exceed"));
+        assert!(why(params(65_536, 64, 4, 128, 16, 64)).contains("workspace"));
     }
 
     #[test]
