@@ -199,10 +199,14 @@ pub fn pairs_in_auto(p: &Params) -> bool {
     p.g() == 1 && p.blocks() >= PAIRS_MIN_BLOCKS_PER_SLOT * p.s && pairs_fits(p).is_ok()
 }
 
-/// The automatic choice for a problem: pairs where [`pairs_in_auto`] says, else tiled for
-/// G ≤ [`TILED_MAX_G`] where it fits, else grouped.
-pub fn auto_kernel(p: &Params) -> Kernel {
-    if pairs_in_auto(p) {
+/// The pairs kernel's module. A kernel set without it (a `KERNELGATE_BASE` revision from before
+/// session 20) gets the choice it had, so a same-run A/B times what that revision ran.
+pub const PAIRS_FILE: &str = "nsa_pairs.cu";
+
+/// The automatic choice for a problem: pairs where [`pairs_in_auto`] says (and the kernel set
+/// has [`PAIRS_FILE`]), else tiled for G ≤ [`TILED_MAX_G`] where it fits, else grouped.
+pub fn auto_kernel(p: &Params, pairs_present: bool) -> Kernel {
+    if pairs_present && pairs_in_auto(p) {
         return Kernel::Pairs;
     }
     if p.g() <= TILED_MAX_G && tiled_fits(p).is_ok() {
@@ -214,7 +218,7 @@ pub fn auto_kernel(p: &Params) -> Kernel {
 
 /// The kernel for this case: the forced one (`KERNELGATE_NSA_KERNEL`; an unusable forced
 /// choice is an error), else [`auto_kernel`].
-fn choose(case: &Case, p: &Params) -> Result<Kernel> {
+fn choose(case: &Case, p: &Params, pairs_present: bool) -> Result<Kernel> {
     match super::from_env(case, KERNEL_ENV, parse_forced)? {
         Some(Kernel::Tiled) => tiled_fits(p)
             .map(|_| Kernel::Tiled)
@@ -233,7 +237,7 @@ fn choose(case: &Case, p: &Params) -> Result<Kernel> {
                 ),
             }),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
-        None => Ok(auto_kernel(p)),
+        None => Ok(auto_kernel(p, pairs_present)),
     }
 }
 
@@ -266,7 +270,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     };
     let (warps, stages) =
         config(p.d).ok_or_else(|| unsupported(format!("no nsa kernel for head dim {}", p.d)))?;
-    let kernel = choose(case, &p)?;
+    let kernel = choose(case, &p, gpu.kernel_set.dir.join(PAIRS_FILE).is_file())?;
     let scale_log2 = (p.scale() * std::f64::consts::LOG2_E) as f32;
     let i = &bind.inputs;
     // Both kernels take the same arguments.
@@ -440,7 +444,7 @@ fn prepare_pairs(
     );
     super::launch_sequence(
         gpu,
-        "nsa_pairs.cu",
+        PAIRS_FILE,
         steps,
         bufs,
         variant,
@@ -478,35 +482,61 @@ mod tests {
     fn automatic_choice_by_group_size() {
         // G = 1 and 4: tiled; G = 8, 16: grouped.
         assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 16, 64)),
+            auto_kernel(&params(2048, 16, 16, 64, 16, 64), true),
             Kernel::Tiled
         );
         // G = 1 with at least 16 blocks per slot: pairs (64 blocks, 4 slots); 8 per slot or a
         // window: tiled; G = 4: tiled.
-        assert_eq!(auto_kernel(&params(2048, 16, 16, 64, 4, 32)), Kernel::Pairs);
         assert_eq!(
-            auto_kernel(&params(8192, 16, 16, 64, 16, 32)),
+            auto_kernel(&params(2048, 16, 16, 64, 4, 32), true),
             Kernel::Pairs
         );
-        assert_eq!(auto_kernel(&params(2048, 16, 16, 64, 8, 32)), Kernel::Tiled);
-        assert_eq!(auto_kernel(&params(2048, 16, 16, 64, 4, 64)), Kernel::Tiled);
         assert_eq!(
-            auto_kernel(&Params {
-                w: 64,
-                ..params(2048, 16, 16, 64, 4, 32)
-            }),
+            auto_kernel(&params(8192, 16, 16, 64, 16, 32), true),
+            Kernel::Pairs
+        );
+        assert_eq!(
+            auto_kernel(&params(2048, 16, 16, 64, 8, 32), true),
             Kernel::Tiled
         );
-        assert_eq!(auto_kernel(&params(8192, 16, 4, 64, 4, 32)), Kernel::Tiled);
-        assert_eq!(auto_kernel(&params(512, 16, 4, 64, 8, 32)), Kernel::Tiled);
-        assert_eq!(auto_kernel(&params(512, 16, 2, 64, 8, 32)), Kernel::Grouped);
         assert_eq!(
-            auto_kernel(&params(1024, 16, 1, 128, 16, 32)),
+            auto_kernel(&params(2048, 16, 16, 64, 4, 64), true),
+            Kernel::Tiled
+        );
+        assert_eq!(
+            auto_kernel(
+                &Params {
+                    w: 64,
+                    ..params(2048, 16, 16, 64, 4, 32)
+                },
+                true
+            ),
+            Kernel::Tiled
+        );
+        // A kernel set without the pairs kernel (an older revision for --base): tiled.
+        assert_eq!(
+            auto_kernel(&params(2048, 16, 16, 64, 4, 32), false),
+            Kernel::Tiled
+        );
+        assert_eq!(
+            auto_kernel(&params(8192, 16, 4, 64, 4, 32), true),
+            Kernel::Tiled
+        );
+        assert_eq!(
+            auto_kernel(&params(512, 16, 4, 64, 8, 32), true),
+            Kernel::Tiled
+        );
+        assert_eq!(
+            auto_kernel(&params(512, 16, 2, 64, 8, 32), true),
+            Kernel::Grouped
+        );
+        assert_eq!(
+            auto_kernel(&params(1024, 16, 1, 128, 16, 32), true),
             Kernel::Grouped
         );
         // Too much shared memory for the lists: grouped.
         assert_eq!(
-            auto_kernel(&params(65536, 16, 16, 128, 512, 32)),
+            auto_kernel(&params(65536, 16, 16, 128, 512, 32), true),
             Kernel::Grouped
         );
     }
