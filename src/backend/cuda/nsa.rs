@@ -193,6 +193,7 @@ pub const PAIRS_MIN_BLOCKS_PER_SLOT: usize = 16;
 ///   t16384 s16 bs64 0.54;
 /// - below 8 (t ≤ 1024): 1.2–3× slower (three launches and a bucketing pass cost about 15 µs
 ///   even on small problems).
+///
 /// At G = 4 it was mixed (0.96 at t8192 s4 bs32, 1.07–1.13 at t2048 s4 bs32), so G > 1 stays on
 /// the tiled kernel.
 pub fn pairs_in_auto(p: &Params) -> bool {
