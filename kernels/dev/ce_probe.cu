@@ -2,8 +2,9 @@
 // A standalone probe (bf16 logits only), timed as the harness times a case: an L2 read-flush of
 // twice the L2, a spin kernel holding the stream, CUDA events around the launches, the median of
 // --samples samples; each kernel three ways: cold (flush, one launch), warm (no flush: the input
-// in L2) and the harness's batch (flush, then ceil(20 us / about the kernel's time) launches, time
-// per launch; the harness batches kernels under 20 us). For each shape it times
+// in L2), the harness's batch (flush, then ceil(20 us / about the kernel's time) launches, time
+// per launch; the harness batches kernels under 20 us) and that batch replayed from a CUDA graph
+// (as the harness replays it). For each shape it times
 //   read    the grid-stride read-only ceiling (as rows_bench's rb_read);
 //   xor/T/R the row kernels below with the arithmetic removed (loads only, same layout);
 //   ce/T/R  the same layout computing the loss: each thread's own max over its vectors, its sum of
@@ -326,20 +327,36 @@ static unsigned* g_sink;
 static void flush() { rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)g_flush, g_sink, (long long)(2LL * g_l2 / 16)); }
 
 // How a sample is taken: 0 cold (flush, one launch), 1 warm (no flush, one launch), 2 the
-// harness's batch for a kernel of this length (flush, then g_batch launches; time per launch).
+// harness's batch for a kernel of this length (flush, then g_batch launches; time per launch),
+// 3 the same batch replayed from a CUDA graph as the harness does (flush, hold, start event,
+// graph of g_batch launches, end event; time per launch). Modes 2 and 3 differ only in how the
+// launches reach the GPU, so their gap is what graph replay adds to a harness sample.
 static int g_mode = 0, g_batch = 3;
 template <class F> static double time_us(F launch) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     for (int i = 0; i < 3; ++i) launch();
+    cudaGraphExec_t exec = nullptr;
+    if (g_mode == 3) {
+        cudaGraph_t graph;
+        CK(cudaStreamBeginCapture(g_s, cudaStreamCaptureModeThreadLocal));
+        for (int j = 0; j < g_batch; ++j) launch();
+        CK(cudaStreamEndCapture(g_s, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        CK(cudaGraphDestroy(graph));
+        CK(cudaGraphLaunch(exec, g_s));  // first replay uploads the graph
+        CK(cudaStreamSynchronize(g_s));
+    }
     std::vector<double> v;
     for (int i = 0; i < g_samples; ++i) {
         if (g_mode != 1) flush();
         spin<<<1, 1, 0, g_s>>>(30000);
         CK(cudaEventRecord(a, g_s));
-        const int nb = g_mode == 2 ? g_batch : 1;
-        for (int j = 0; j < nb; ++j) launch();
+        const int nb = g_mode >= 2 ? g_batch : 1;
+        if (g_mode == 3) CK(cudaGraphLaunch(exec, g_s));
+        else
+            for (int j = 0; j < nb; ++j) launch();
         CK(cudaEventRecord(b, g_s));
         CK(cudaEventSynchronize(b));
         float ms;
@@ -347,6 +364,7 @@ template <class F> static double time_us(F launch) {
         v.push_back(ms * 1e3 / nb);
     }
     CK(cudaGetLastError());
+    if (exec) CK(cudaGraphExecDestroy(exec));
     std::sort(v.begin(), v.end());
     CK(cudaEventDestroy(a));
     CK(cudaEventDestroy(b));
@@ -458,11 +476,11 @@ int main(int argc, char** argv) {
         const double ideal = bytes / copy_bw * 1e-3;
         printf("\n== %d x %d bf16: %.1f MB, copy-bandwidth time %.2f us\n", m, n, bytes / 1e6, ideal);
         auto report = [&](const char* name, auto launch, const char* note) {
-            double t[3];
-            for (g_mode = 0; g_mode < 3; ++g_mode) t[g_mode] = time_us(launch);
+            double t[4];
+            for (g_mode = 0; g_mode < 4; ++g_mode) t[g_mode] = time_us(launch);
             g_mode = 0;
-            printf("  %-14s cold %7.2f us (%.3f)  warm %7.2f us  batch-%d %7.2f us (%.3f)  %s\n", name, t[0], ideal / t[0], t[1],
-                   g_batch, t[2], ideal / t[2], note);
+            printf("  %-14s cold %7.2f us (%.3f)  warm %7.2f us  batch-%d %7.2f us (%.3f)  graph-%d %7.2f us (%.3f)  %s\n", name,
+                   t[0], ideal / t[0], t[1], g_batch, t[2], ideal / t[2], g_batch, t[3], ideal / t[3], note);
         };
         g_batch = std::max(1, (int)ceil(20.0 / (ideal * 1.3)));
         report("read", [&] { rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)dx, g_sink, (long long)(cnt / 8)); }, "grid-stride read-only ceiling");
