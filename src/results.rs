@@ -507,6 +507,32 @@ impl Writer {
     }
 }
 
+/// Keeps only the records whose case name matches one of `patterns` (a substring of the name,
+/// or with `exact` the whole name) and returns how many were left out; no patterns keeps every
+/// record. `kernelgate import --case` uses it to take some cases' rounds from a run that timed
+/// others under settings their rule does not use (a forced kernel, say).
+pub fn keep_cases(files: &mut [ResultsFile], patterns: &[String], exact: bool) -> usize {
+    if patterns.is_empty() {
+        return 0;
+    }
+    let wanted = |case: &str| {
+        patterns.iter().any(|p| {
+            if exact {
+                case == p
+            } else {
+                case.contains(p.as_str())
+            }
+        })
+    };
+    let mut dropped = 0;
+    for f in files {
+        let before = f.results.len();
+        f.results.retain(|r| wanted(&r.case));
+        dropped += before - f.results.len();
+    }
+    dropped
+}
+
 /// Reads a results file.
 pub fn load(path: &Path) -> Result<ResultsFile> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading results", path, e))?;

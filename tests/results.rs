@@ -265,3 +265,46 @@ proptest! {
         prop_assert_eq!(&f.results[0], &r);
     }
 }
+
+#[test]
+fn keep_cases_filters_by_substring_or_whole_name() {
+    use kernelgate::results::keep_cases;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json");
+    let file = load(&path).unwrap();
+    let n = file.results.len();
+    let first = file.results[0].case.clone();
+    // No pattern keeps everything.
+    let mut files = vec![file.clone()];
+    assert_eq!(keep_cases(&mut files, &[], false), 0);
+    assert_eq!(files[0].results.len(), n);
+    // A substring, over several files; any of several patterns.
+    let cublas = file
+        .results
+        .iter()
+        .filter(|r| r.case.contains("::cublas::"))
+        .count();
+    assert!(cublas > 0 && cublas < n, "the fixture mixes backends");
+    let mut files = vec![file.clone(), file.clone()];
+    assert_eq!(
+        keep_cases(&mut files, &["::cublas::".into()], false),
+        2 * (n - cublas)
+    );
+    assert!(files
+        .iter()
+        .all(|f| f.results.iter().all(|r| r.case.contains("::cublas::"))));
+    let mut files = vec![file.clone()];
+    keep_cases(&mut files, &["::cublas::".into(), first.clone()], false);
+    assert_eq!(
+        files[0].results.len(),
+        cublas + usize::from(!first.contains("::cublas::"))
+    );
+    // Exact: a prefix of a name matches nothing, the whole name matches its record.
+    let mut files = vec![file.clone()];
+    let prefix = first[..first.len() - 1].to_string();
+    assert_eq!(keep_cases(&mut files, &[prefix], true), n);
+    let mut files = vec![file];
+    keep_cases(&mut files, std::slice::from_ref(&first), true);
+    assert_eq!(files[0].results.len(), 1);
+    assert_eq!(files[0].results[0].case, first);
+}

@@ -138,6 +138,14 @@ pub enum Command {
         /// (window ceiling and batch) once a round that does arrives.
         #[arg(long)]
         retire_unwindowed: bool,
+        /// Import only the records of cases whose name contains this (repeatable; any match).
+        /// For taking some cases' rounds from a run that timed the others under settings their
+        /// rule does not use, such as a forced kernel.
+        #[arg(long = "case", value_name = "PATTERN")]
+        cases: Vec<String>,
+        /// With `--case`: match whole case names only.
+        #[arg(long, requires = "cases")]
+        exact: bool,
     },
     /// The spread stored in baselines per family (within and between machines), the entries to
     /// refresh (measured on one machine; long ones timed without the duty-cycle hold) and the
@@ -590,14 +598,20 @@ where
         Command::Import {
             inputs,
             retire_unwindowed,
+            cases,
+            exact,
         } => config().and_then(|cfg| {
             let mut files = Vec::new();
             for p in &inputs {
                 files.push(crate::results::load(p)?);
             }
+            let left_out = crate::results::keep_cases(&mut files, &cases, exact);
             let store = crate::baseline::Store::new(cfg.baseline_dir.clone());
             let sum = crate::baseline::import_results(&store, &files, retire_unwindowed)?;
             println!("{}", sum.render(inputs.len(), &cfg.baseline_dir));
+            if left_out > 0 {
+                println!("{left_out} records left out: their cases match no --case pattern");
+            }
             Ok(ExitCode::SUCCESS)
         }),
         Command::Spread { gpus } => config().and_then(|cfg| {

@@ -1,0 +1,48 @@
+//! `kernelgate import --case`: only the named cases' records become baseline rounds.
+
+#[path = "cli_support/mod.rs"]
+mod common;
+
+use common::{fixture, text};
+use std::process::Command;
+
+#[test]
+fn import_takes_only_the_cases_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("baselines");
+    let src = fixture("h200-smoke.json");
+    let file = kernelgate::results::load(&src).unwrap();
+    let want = file.results[0].case.clone();
+    let import = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .arg("import")
+            .args(args)
+            .arg(&src)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("KERNELGATE_BASELINE_DIR", &base)
+            .output()
+            .expect("the kernelgate binary runs");
+        let (o, e) = text(&out);
+        assert!(out.status.success(), "{args:?}: {o}{e}");
+        o
+    };
+    let o = import(&["--case", &want, "--exact"]);
+    let left = file.results.len() - 1;
+    assert!(
+        o.contains(&format!("{left} records left out")),
+        "the filter says what it left out: {o}"
+    );
+    let store = kernelgate::baseline::Store::new(base.clone());
+    for r in &file.results {
+        let e = store.entry(&r.gpu_model, &r.kernel, &r.case).unwrap();
+        assert_eq!(e.is_some(), r.case == want, "{}", r.case);
+    }
+    // --exact needs --case.
+    let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(["import", "--exact"])
+        .arg(&src)
+        .env("KERNELGATE_BASELINE_DIR", &base)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+}
