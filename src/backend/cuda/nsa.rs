@@ -574,6 +574,56 @@ mod tests {
         assert!(why(params(65_536, 64, 4, 128, 16, 64)).contains("workspace"));
     }
 
+    /// `nsp_valid` of kernels/nsa_pairs.cu: slot `s` of token `t` (block index `idx`, stored
+    /// count `count`) is a pair.
+    fn pair_valid(s: usize, count: i32, idx: i32, t: usize, p: &Params) -> bool {
+        (s as i32) < count.clamp(0, p.s as i32)
+            && idx >= 0
+            && (idx as usize) < p.blocks()
+            && idx as usize <= t / p.bs
+    }
+
+    proptest::proptest! {
+        /// On any block indices (pads, duplicates, blocks past the token or the sequence) and
+        /// any counts: the pairs kernel's rule keeps exactly the slots that give the reference
+        /// at least one key, and its buckets' tiles fit the descriptors the host reserves.
+        #[test]
+        fn pairs_follow_the_reference_and_fit_their_tiles(
+            t_len in 1usize..300,
+            s in 1usize..9,
+            bs in proptest::sample::select(vec![32usize, 64]),
+            g in proptest::sample::select(vec![1usize, 2, 4]),
+            seed in 0u64..u64::MAX,
+        ) {
+            let p = Params { b: 1, t: t_len, hq: 4 * g, h: 4, d: 64, s, bs, w: 0 };
+            let mut x = seed | 1;
+            let mut next = |n: i64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % n as u64) as i64
+            };
+            let nb = p.blocks() as i64;
+            let mut per_block = vec![0usize; p.blocks()];
+            for t in 0..t_len {
+                let count = next(s as i64 + 3) as i32 - 1; // -1 ..= s + 1
+                for slot in 0..s {
+                    let idx = next(nb + 4) as i32 - 2; // -2 ..= nb + 1
+                    let valid = pair_valid(slot, count, idx, t, &p);
+                    let in_count = (slot as i32) < count.clamp(0, s as i32);
+                    let keys = crate::family::nsa::selected_keys(&p, t, &[idx], 1);
+                    proptest::prop_assert_eq!(valid, in_count && !keys.is_empty(), "t {} idx {}", t, idx);
+                    if valid {
+                        per_block[idx as usize] += 1;
+                    }
+                }
+            }
+            let rp = PAIRS_ROWS / g;
+            let tiles: usize = per_block.iter().map(|c| c.div_ceil(rp)).sum();
+            proptest::prop_assert!(tiles as u64 <= pairs_max_tiles(&p), "{} tiles > {}", tiles, pairs_max_tiles(&p));
+        }
+    }
+
     #[test]
     fn tiled_shared_memory_and_limits() {
         // d = 64: 4 stages x 8 KiB; 64 tokens x 9 list entries; 16 blocks -> 1 word.
