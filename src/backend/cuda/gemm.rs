@@ -80,8 +80,10 @@ pub fn parse_fp32_kernel(value: Option<&str>) -> std::result::Result<Fp32Kernel,
 /// 1024³ 120.7 / 90.0 / 76.2, 2048³ 423 / 521 / 510, 4096³ 3354 / 4111 / 4262,
 /// 8192³ 26933 / 31832 / 32568, 2000×3000×1000 303 / 334 / 325, 129×257×513 66.6 / 42.0 / 33.8:
 /// the big tile wins once the grid holds two CTAs per SM, below that the smallest does (two
-/// independent 2-warp CTAs beat one 4-warp CTA at equal work). Mirrored by `pick_tile` in
-/// `kernels/dev/sgemm_bench.cu`.
+/// independent 2-warp CTAs beat one 4-warp CTA at equal work). Since session 20 the 128x128
+/// tile runs BK 16 with 2 stages and is faster still where it is picked (through the harness on
+/// H100s: 2048³ 405–407 µs, 4096³ 3168–3186, 2000×3000×1000 312), so the rule stands. Mirrored
+/// by `pick_tile` in `kernels/dev/sgemm_bench.cu`.
 pub fn pick_tile(m: u64, n: u64, sms: u64) -> Tile {
     let need = MIN_CTAS_PER_SM * sms.max(1) as f64;
     TILES

@@ -54,9 +54,13 @@ pub const PAIRS_ROWS: usize = 64;
 pub const PAIRS_BUCKET_THREADS: u32 = 512;
 /// Query rows (warps) per CTA of its merge (`NSP_MERGE_WARPS`).
 pub const PAIRS_MERGE_WARPS: u32 = 8;
-/// Most blocks per sequence it buckets (three ints each in the bucketing CTA's 48 KiB of shared
-/// memory).
-pub const PAIRS_MAX_BLOCKS: usize = 4096;
+/// Threads of its tile CTA (`NSP_THREADS`: 4 warps of 16 rows).
+pub const PAIRS_TILE_THREADS: u32 = 128;
+/// Shared memory of its bucketing CTA per block of the sequence: three ints (count, start, fill).
+pub const PAIRS_BUCKET_SMEM_PER_BLOCK: usize = 12;
+/// Most blocks per sequence it buckets: as many as the bucketing CTA's 48 KiB of shared memory
+/// holds without an opt-in.
+pub const PAIRS_MAX_BLOCKS: usize = 48 * 1024 / PAIRS_BUCKET_SMEM_PER_BLOCK;
 /// Largest workspace (bucket entries, tile descriptors, partial records) it allocates.
 pub const PAIRS_MAX_WORKSPACE: u64 = 4 << 30;
 
@@ -375,7 +379,7 @@ fn prepare_pairs(
             Dims {
                 grid: (bh, 1, 1),
                 block: (PAIRS_BUCKET_THREADS, 1, 1),
-                smem: (12 * p.blocks()) as u32,
+                smem: (PAIRS_BUCKET_SMEM_PER_BLOCK * p.blocks()) as u32,
             },
             vec![
                 KernelArg::Ptr(i[INDICES]),
@@ -395,7 +399,7 @@ fn prepare_pairs(
             format!("nsa_pairs_tile_{dt}_d{}_bs{}", p.d, p.bs),
             Dims {
                 grid: (max_tiles as u32, bh, 1),
-                block: (PAIRS_ROWS as u32 * 2, 1, 1),
+                block: (PAIRS_TILE_THREADS, 1, 1),
                 smem: 0,
             },
             vec![
@@ -571,6 +575,7 @@ mod tests {
         assert!(why(params(2048, 16, 16, 64, 33, 32)).contains("32 slots"));
         assert!(why(params(2048, 48, 16, 64, 4, 32)).contains("does not divide"));
         assert!(why(params(262_144, 16, 16, 64, 4, 32)).contains("blocks exceed"));
+        assert_eq!(PAIRS_MAX_BLOCKS, 4096);
         assert!(why(params(65_536, 64, 4, 128, 16, 64)).contains("workspace"));
     }
 
