@@ -602,6 +602,26 @@ impl ImportSummary {
     }
 }
 
+/// Keeps only the records of `files` whose case already has an entry in `store` for its GPU
+/// model (`kernelgate import --existing-only`): a run on a second machine then adds rounds to
+/// the entries it shares with the baselines and starts no entry measured on that machine
+/// alone. Returns how many records it dropped.
+pub fn keep_stored(store: &Store, files: &mut [crate::results::ResultsFile]) -> Result<usize> {
+    let mut dropped = 0;
+    for f in files {
+        let mut kept = Vec::with_capacity(f.results.len());
+        for r in f.results.drain(..) {
+            if store.entry(&r.gpu_model, &r.kernel, &r.case)?.is_some() {
+                kept.push(r);
+            } else {
+                dropped += 1;
+            }
+        }
+        f.results = kept;
+    }
+    Ok(dropped)
+}
+
 /// Adds the timed records of results files to the baselines of `store` as rounds of the machines
 /// that measured them (`kernelgate baselines import`): a CI gate run's results can widen the
 /// baseline's machine spread without re-measuring. Records without a latency, without stats or

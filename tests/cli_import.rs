@@ -1,4 +1,5 @@
-//! `kernelgate import --case`: only the named cases' records become baseline rounds.
+//! `kernelgate import --case`: only the named cases' records become baseline rounds;
+//! `--existing-only`: only the records of cases the baselines already hold.
 
 #[path = "cli_support/mod.rs"]
 mod common;
@@ -45,4 +46,46 @@ fn import_takes_only_the_cases_asked_for() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+}
+
+#[test]
+fn import_existing_only_adds_rounds_to_stored_entries_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("baselines");
+    let src = fixture("h200-smoke.json");
+    let file = kernelgate::results::load(&src).unwrap();
+    let first = file.results[0].case.clone();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .arg("import")
+            .args(args)
+            .arg(&src)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("KERNELGATE_BASELINE_DIR", &base)
+            .output()
+            .expect("the kernelgate binary runs");
+        let (o, e) = text(&out);
+        assert!(out.status.success(), "{args:?}: {o}{e}");
+        o
+    };
+    // With no baselines at all, nothing is imported and the output says why.
+    let o = run(&["--existing-only"]);
+    let n = file.results.len();
+    assert!(o.contains(&format!("{n} records left out")), "{o}");
+    let store = kernelgate::baseline::Store::new(base.clone());
+    for r in &file.results {
+        assert!(store
+            .entry(&r.gpu_model, &r.kernel, &r.case)
+            .unwrap()
+            .is_none());
+    }
+    // One stored entry: only its record passes the filter (already stored: a duplicate round),
+    // and no other entry appears.
+    run(&["--case", &first, "--exact"]);
+    let o = run(&["--existing-only"]);
+    assert!(o.contains(&format!("{} records left out", n - 1)), "{o}");
+    for r in &file.results {
+        let e = store.entry(&r.gpu_model, &r.kernel, &r.case).unwrap();
+        assert_eq!(e.is_some(), r.case == first, "{}", r.case);
+    }
 }

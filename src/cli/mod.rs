@@ -146,6 +146,10 @@ pub enum Command {
         /// With `--case`: match whole case names only.
         #[arg(long, requires = "cases")]
         exact: bool,
+        /// Import only the records of cases that already have a baseline entry for their GPU
+        /// model: another machine's rounds for the stored entries, no entry from one machine.
+        #[arg(long)]
+        existing_only: bool,
     },
     /// The spread stored in baselines per family (within and between machines), the entries to
     /// refresh (measured on one machine; long ones timed without the duty-cycle hold) and the
@@ -600,6 +604,7 @@ where
             retire_unwindowed,
             cases,
             exact,
+            existing_only,
         } => config().and_then(|cfg| {
             let mut files = Vec::new();
             for p in &inputs {
@@ -607,10 +612,18 @@ where
             }
             let left_out = crate::results::keep_cases(&mut files, &cases, exact);
             let store = crate::baseline::Store::new(cfg.baseline_dir.clone());
+            let unstored = if existing_only {
+                crate::baseline::keep_stored(&store, &mut files)?
+            } else {
+                0
+            };
             let sum = crate::baseline::import_results(&store, &files, retire_unwindowed)?;
             println!("{}", sum.render(inputs.len(), &cfg.baseline_dir));
             if left_out > 0 {
                 println!("{left_out} records left out: their cases match no --case pattern");
+            }
+            if unstored > 0 {
+                println!("{unstored} records left out: their cases have no baseline entry (--existing-only)");
             }
             Ok(ExitCode::SUCCESS)
         }),
