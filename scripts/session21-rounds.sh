@@ -11,7 +11,7 @@ DEV_TMP=/tmp/s21r
 SUITES=${SUITES:-"nsa attention_bars attention_scaling dsv3 norms"}
 [ "${QUACK:-0}" = 1 ] && SUITES="quack $SUITES"
 for s in $SUITES; do
-  suite "$s" KERNELGATE_SUITE="$s" .devbin/kernels
+  suite "$(basename "$s" .json)" KERNELGATE_SUITE="$s" .devbin/kernels
 done
 cp "$DEV_TMP"/*.log "$OUT"/ 2>/dev/null
 ( cd "$OUT" && tar czf rounds.tgz results-*.json *.log && rm -f results-*.json *.log )
