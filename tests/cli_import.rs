@@ -5,28 +5,45 @@
 mod common;
 
 use common::{fixture, text};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn import_takes_only_the_cases_asked_for() {
+/// `kernelgate import ARGS SRC` into the baselines directory `base`; its stdout, after asserting
+/// that it succeeded.
+fn import_into(base: &Path, src: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .arg("import")
+        .args(args)
+        .arg(src)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("KERNELGATE_BASELINE_DIR", base)
+        .output()
+        .expect("the kernelgate binary runs");
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{args:?}: {o}{e}");
+    o
+}
+
+/// A fresh baselines directory (inside the returned temporary directory) and the smoke results
+/// fixture, path and contents.
+fn smoke_import() -> (
+    tempfile::TempDir,
+    PathBuf,
+    PathBuf,
+    kernelgate::results::ResultsFile,
+) {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("baselines");
     let src = fixture("h200-smoke.json");
     let file = kernelgate::results::load(&src).unwrap();
+    (dir, base, src, file)
+}
+
+#[test]
+fn import_takes_only_the_cases_asked_for() {
+    let (_dir, base, src, file) = smoke_import();
     let want = file.results[0].case.clone();
-    let import = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
-            .arg("import")
-            .args(args)
-            .arg(&src)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("KERNELGATE_BASELINE_DIR", &base)
-            .output()
-            .expect("the kernelgate binary runs");
-        let (o, e) = text(&out);
-        assert!(out.status.success(), "{args:?}: {o}{e}");
-        o
-    };
+    let import = |args: &[&str]| import_into(&base, &src, args);
     let o = import(&["--case", &want, "--exact"]);
     let left = file.results.len() - 1;
     assert!(
@@ -50,24 +67,9 @@ fn import_takes_only_the_cases_asked_for() {
 
 #[test]
 fn import_existing_only_adds_rounds_to_stored_entries_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("baselines");
-    let src = fixture("h200-smoke.json");
-    let file = kernelgate::results::load(&src).unwrap();
+    let (_dir, base, src, file) = smoke_import();
     let first = file.results[0].case.clone();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
-            .arg("import")
-            .args(args)
-            .arg(&src)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("KERNELGATE_BASELINE_DIR", &base)
-            .output()
-            .expect("the kernelgate binary runs");
-        let (o, e) = text(&out);
-        assert!(out.status.success(), "{args:?}: {o}{e}");
-        o
-    };
+    let run = |args: &[&str]| import_into(&base, &src, args);
     // With no baselines at all, nothing is imported and the output says why.
     let o = run(&["--existing-only"]);
     let n = file.results.len();
