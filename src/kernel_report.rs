@@ -65,11 +65,17 @@ pub enum FileOutcome {
     Failed(String),
 }
 
-/// Markdown report of `files` (name, outcome) compiled for `arch`: one row per entry point
-/// with its registers, spills, stack and shared memory (spills flagged), then each failure with
-/// its log, and a closing count.
-pub fn render(arch: &str, files: &[(String, FileOutcome)]) -> String {
-    let mut s = format!("# Kernels compiled for {arch} (NVRTC, no GPU)\n\n");
+/// Markdown report of `files` (name, outcome) compiled for `arch` by NVRTC `nvrtc` ("13.0"):
+/// one row per entry point with its registers, spills, stack and shared memory (spills
+/// flagged), then each failure with its log, and a closing count. The header names the NVRTC
+/// version because a GPU machine's own NVRTC compiles the kernels again at run time, and an
+/// older one can refuse what a newer one accepted (a generic lambda: 13.5 took it, 13.0 did not).
+pub fn render(arch: &str, nvrtc: &str, files: &[(String, FileOutcome)]) -> String {
+    let mut s = format!(
+        "# Kernels compiled for {arch} (NVRTC {nvrtc}, no GPU)\n\n\
+         A GPU machine compiles them again with its own NVRTC: one older than {nvrtc} may refuse \
+         what compiled here.\n\n"
+    );
     s.push_str(
         "| file | entry | registers | spill stores / loads (B) | stack (B) | static smem (B) |\n",
     );
@@ -170,6 +176,6 @@ ptxas info    : Used 128 registers, used 1 barriers, 24596 bytes smem, 400 bytes
                 ),
             ),
         ];
-        insta::assert_snapshot!(render("sm_90a", &files));
+        insta::assert_snapshot!(render("sm_90a", "13.0", &files));
     }
 }

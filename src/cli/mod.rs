@@ -545,7 +545,11 @@ where
                 };
                 outcomes.push((f.clone(), outcome));
             }
-            print!("{}", crate::kernel_report::render(&arch, &outcomes));
+            let nvrtc = crate::gpu::nvrtc_version()?;
+            print!(
+                "{}",
+                crate::kernel_report::render(&arch, &nvrtc, &outcomes)
+            );
             let failed = outcomes
                 .iter()
                 .any(|(_, o)| matches!(o, crate::kernel_report::FileOutcome::Failed(_)));
