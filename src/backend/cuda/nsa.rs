@@ -15,9 +15,11 @@
 //! pairs by block, so its work follows the selection; it costs three launches and a bucketing
 //! pass, and wins at G = 1 once the sequence holds many blocks per slot. The choice: pairs where
 //! [`pairs_in_auto`] says, else tiled for `G ≤ TILED_MAX_G` (4) where it can run
-//! ([`tiled_fits`]), else grouped. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs` forces one;
-//! forcing `tiled` or `pairs` where it cannot run is an error. The record's `variant` names the
-//! kernel that ran.
+//! ([`tiled_fits`]), else grouped. The local kernel (`kernels/nsa_local.cu`, session 21) gives
+//! a CTA R consecutive tokens of one KV head at G = 1, buckets their pairs by block in shared
+//! memory and keeps the partial records there, in one launch; it is forced only until it has
+//! been measured. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs|local` forces one; forcing one
+//! where it cannot run is an error. The record's `variant` names the kernel that ran.
 
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
@@ -26,7 +28,8 @@ use crate::family::nsa::{Params, CHUNK, COUNTS, G_SLC, G_SWA, INDICES, K, Q, V};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable that forces the nsa kernel: `grouped` (kernels/nsa.cu), `tiled`
-/// (kernels/nsa_tiled.cu) or `pairs` (kernels/nsa_pairs.cu).
+/// (kernels/nsa_tiled.cu), `pairs` (kernels/nsa_pairs.cu) or `local` (kernels/nsa_local.cu,
+/// forced only).
 pub const KERNEL_ENV: &str = "KERNELGATE_NSA_KERNEL";
 
 /// Which of our nsa kernels runs a case.
@@ -39,14 +42,155 @@ pub enum Kernel {
     /// `kernels/nsa_pairs.cu`: (token, KV head, slot) pairs bucketed by their block, 64 rows of
     /// one block per CTA, partial softmax records merged per query row (three launches).
     Pairs,
+    /// `kernels/nsa_local.cu`: one CTA per R consecutive tokens of a (batch, KV head), their
+    /// pairs bucketed by block in shared memory, 16-row tiles per warp, partial records merged
+    /// in shared memory (one launch; G = 1; not in the automatic choice until measured).
+    Local,
 }
 
 /// The values of `KERNELGATE_NSA_KERNEL`.
-const CHOICES: [(&str, Kernel); 3] = [
+const CHOICES: [(&str, Kernel); 4] = [
     ("grouped", Kernel::Grouped),
     ("tiled", Kernel::Tiled),
     ("pairs", Kernel::Pairs),
+    ("local", Kernel::Local),
 ];
+
+/// The local kernel's module.
+pub const LOCAL_FILE: &str = "nsa_local.cu";
+/// Most (token, slot) pairs one CTA of the local kernel buckets (`NSL_MAX_PAIRS`).
+pub const LOCAL_MAX_PAIRS: usize = 2048;
+/// Rows of one tile of the local kernel (`NSL_ROWS`: one warp's m16).
+pub const LOCAL_ROWS: usize = 16;
+/// Largest dynamic shared memory the local kernel is launched with: the 227 KiB an sm_90 CTA
+/// may opt into, less 1 KiB for its static shared memory (the scan's sums, 128 bytes by ptxas).
+pub const LOCAL_MAX_SMEM: u64 = 232_448 - 1024;
+/// Tokens per CTA the local kernel is tried with, largest first ([`local_config`]).
+pub const LOCAL_TOKENS: [usize; 5] = [256, 128, 64, 32, 16];
+
+/// Environment variable that sets the local kernel's launch, `R:NW` (tokens per CTA and warps,
+/// e.g. `128:16`), for tuning; unset: [`local_config`]. A launch that cannot run is an error.
+pub const LOCAL_ENV: &str = "KERNELGATE_NSA_LOCAL";
+
+/// Warp counts the local kernel is compiled with for head dim `d` and block size `bs` (its
+/// `_w<NW>` entries), largest first: each warp owns a K and a V buffer of `bs × d` 2-byte
+/// elements, 64–128 KiB in all.
+pub fn local_warp_choices(d: usize, bs: usize) -> &'static [u32] {
+    match (d, bs) {
+        (64, 32) => &[16, 8],
+        (64, 64) | (128, 32) => &[8, 4],
+        (128, 64) => &[4, 2],
+        _ => &[],
+    }
+}
+
+/// Tile descriptors the local kernel reserves for `r` tokens: `⌈r·S/16⌉ + min(⌈T/bs⌉, r·S)`
+/// (every bucket's pairs in tiles of 16, one partial tile per block).
+pub fn local_max_tiles(p: &Params, r: usize) -> u64 {
+    let pairs = (r * p.s) as u64;
+    pairs.div_ceil(LOCAL_ROWS as u64) + (p.blocks() as u64).min(pairs)
+}
+
+/// Dynamic shared memory of the local kernel with `r` tokens per CTA and `nw` warps, laid out
+/// as in `kernels/nsa_local.cu` (which traps when it is given less): the warps' K/V buffers,
+/// one record per (token, slot) (its output row in the storage dtype and (max, sum) in fp32),
+/// the bucket entries (4 bytes per pair, padded to 8), the tile descriptors (8 bytes each) and
+/// three ints per block of the sequence.
+pub fn local_smem_bytes(p: &Params, r: usize, nw: u32) -> u64 {
+    let pairs = (r * p.s) as u64;
+    let kv = nw as u64 * 2 * (p.bs * p.d) as u64 * 2;
+    kv + pairs * (2 * p.d as u64 + 8)
+        + 4 * (pairs + (pairs & 1))
+        + 8 * local_max_tiles(p, r)
+        + 12 * p.blocks() as u64
+}
+
+/// Whether the local kernel can launch `r` tokens per CTA with `nw` warps (`Err`: why not).
+pub fn local_launch_fits(p: &Params, r: usize, nw: u32) -> std::result::Result<(), String> {
+    if !local_warp_choices(p.d, p.bs).contains(&nw) {
+        return Err(format!(
+            "{nw} warps: d{} bs{} is compiled with {:?}",
+            p.d,
+            p.bs,
+            local_warp_choices(p.d, p.bs)
+        ));
+    }
+    if r == 0 || r * p.s > LOCAL_MAX_PAIRS {
+        return Err(format!(
+            "{r} tokens x {} slots: 1 to {LOCAL_MAX_PAIRS} pairs a CTA",
+            p.s
+        ));
+    }
+    let smem = local_smem_bytes(p, r, nw);
+    if smem > LOCAL_MAX_SMEM {
+        return Err(format!(
+            "{r} tokens with {nw} warps need {smem} bytes of shared memory (over {LOCAL_MAX_SMEM})"
+        ));
+    }
+    Ok(())
+}
+
+/// The local kernel's default launch: the most warps compiled for (d, bs) with the largest of
+/// [`LOCAL_TOKENS`] that fits ([`local_launch_fits`]), else the next warp count (`None`: none
+/// fits). More warps keep more tiles' K/V loads in flight; more tokens fill the tiles better
+/// (a session-21 simulation of the suite's generator at t2048 s4 bs32: 66% of the rows live
+/// at 128 tokens, 80% at 256). Which matters more is to be measured (`KERNELGATE_NSA_LOCAL`).
+pub fn local_config(p: &Params) -> Option<(usize, u32)> {
+    local_warp_choices(p.d, p.bs).iter().find_map(|&nw| {
+        LOCAL_TOKENS
+            .into_iter()
+            .find(|&r| local_launch_fits(p, r, nw).is_ok())
+            .map(|r| (r, nw))
+    })
+}
+
+/// Parses a `KERNELGATE_NSA_LOCAL` value, `R:NW` (`None`: unset or empty).
+pub fn parse_local(value: Option<&str>) -> std::result::Result<Option<(usize, u32)>, String> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let bad =
+        || format!("{LOCAL_ENV}={v:?}: expected R:NW (tokens per CTA and warps, e.g. 128:16)");
+    let (r, nw) = v.split_once(':').ok_or_else(bad)?;
+    let r = r.trim().parse().map_err(|_| bad())?;
+    let nw = nw.trim().parse().map_err(|_| bad())?;
+    Ok(Some((r, nw)))
+}
+
+/// Whether the local kernel can run a problem (`Err`: why not): G = 1, no sliding window,
+/// head dim 64 or 128, blocks of 32 or 64 keys, at most 32 slots (a merge warp's lanes), and
+/// some [`local_config`].
+pub fn local_fits(p: &Params) -> std::result::Result<(), String> {
+    if p.g() != 1 {
+        return Err(format!(
+            "it takes one query head per KV head, not G = {}",
+            p.g()
+        ));
+    }
+    if p.w > 0 {
+        return Err("it has no sliding-window branch (w > 0)".into());
+    }
+    if p.d != 64 && p.d != 128 {
+        return Err(format!("it takes head dim 64 or 128, not {}", p.d));
+    }
+    if p.bs != 32 && p.bs != 64 {
+        return Err(format!("it takes blocks of 32 or 64 keys, not {}", p.bs));
+    }
+    if p.s > 32 {
+        return Err(format!("it merges at most 32 slots, not {}", p.s));
+    }
+    if (p.b * p.h) as u64 > 65_535 {
+        return Err("b·h exceeds the grid's second dimension".into());
+    }
+    if local_config(p).is_none() {
+        return Err(format!(
+            "{} slots and {} blocks leave no token range whose records fit {LOCAL_MAX_SMEM} bytes of shared memory",
+            p.s,
+            p.blocks()
+        ));
+    }
+    Ok(())
+}
 
 /// Query rows per tile CTA of the pairs kernel (`NSP_ROWS`).
 pub const PAIRS_ROWS: usize = 64;
@@ -241,6 +385,14 @@ fn choose(case: &Case, p: &Params, pairs_present: bool) -> Result<Kernel> {
                     "{KERNEL_ENV}=pairs, but the pairs nsa kernel cannot run this case: {why}"
                 ),
             }),
+        Some(Kernel::Local) => local_fits(p)
+            .map(|_| Kernel::Local)
+            .map_err(|why| Error::Case {
+                case: case.name(),
+                message: format!(
+                    "{KERNEL_ENV}=local, but the local nsa kernel cannot run this case: {why}"
+                ),
+            }),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
         None => Ok(auto_kernel(p, pairs_present)),
     }
@@ -300,6 +452,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let (file, name, dims, variant) = match kernel {
         // Three launches with their own arguments and workspace.
         Kernel::Pairs => return prepare_pairs(gpu, case, bind, &p, dt, scale_log2),
+        Kernel::Local => return prepare_local(gpu, case, bind, &p, dt, scale_log2),
         Kernel::Grouped => {
             let name = format!("nsa_fwd_{dt}_d{}", p.d);
             let tasks = (p.b * p.h * p.g().div_ceil(16) * p.t) as u64;
@@ -345,6 +498,65 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     Ok(Prepared {
         // No unsafe block here: gpu.launch wraps the driver call (see its SAFETY note); `args`
         // match the signature both kernels share.
+        launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
+        compile_s,
+        source_hash: hash,
+        variant,
+    })
+}
+
+/// Prepares the local kernel's one launch: grid (⌈T/R⌉, B·H), R and the warps from
+/// `KERNELGATE_NSA_LOCAL` or [`local_config`], [`local_smem_bytes`] of dynamic shared memory.
+fn prepare_local(
+    gpu: &mut Gpu,
+    case: &Case,
+    bind: &Bindings,
+    p: &Params,
+    dt: &str,
+    scale_log2: f32,
+) -> Result<Prepared> {
+    let i = &bind.inputs;
+    let err = |message: String| Error::Case {
+        case: case.name(),
+        message,
+    };
+    let (r, warps) = match super::from_env(case, LOCAL_ENV, parse_local)? {
+        Some((r, nw)) => {
+            local_launch_fits(p, r, nw).map_err(|why| err(format!("{LOCAL_ENV}: {why}")))?;
+            (r, nw)
+        }
+        None => local_config(p).expect("local_fits checked that a launch fits"),
+    };
+    let name = format!("nsa_local_{dt}_d{}_bs{}_w{warps}", p.d, p.bs);
+    let dims = Dims {
+        grid: (p.t.div_ceil(r) as u32, (p.b * p.h) as u32, 1),
+        block: (warps * 32, 1, 1),
+        smem: local_smem_bytes(p, r, warps) as u32,
+    };
+    let args = [
+        KernelArg::Ptr(i[Q]),
+        KernelArg::Ptr(i[K]),
+        KernelArg::Ptr(i[V]),
+        KernelArg::Ptr(i[G_SLC]),
+        KernelArg::Ptr(i[INDICES]),
+        KernelArg::Ptr(i[COUNTS]),
+        KernelArg::Ptr(bind.outputs[0]),
+        KernelArg::I32(p.t as i32),
+        KernelArg::I32(p.h as i32),
+        KernelArg::I32(p.s as i32),
+        KernelArg::I32(r as i32),
+        KernelArg::F32(scale_log2),
+    ];
+    let module = gpu.module(LOCAL_FILE)?;
+    let f = module.function(&name)?;
+    let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
+    gpu.set_max_dynamic_smem(f, dims.smem)?;
+    let variant = format!(
+        "{name} (local: {r} tokens per CTA, pairs bucketed by block in shared memory, {LOCAL_ROWS}-row tiles per warp ({warps} warps), mma.sync m16n8k16, records merged in shared memory; 1 launch)"
+    );
+    Ok(Prepared {
+        // No unsafe block here: gpu.launch wraps the driver call (see its SAFETY note); `args`
+        // match nsa_local_*'s signature.
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s,
         source_hash: hash,
@@ -547,6 +759,73 @@ mod tests {
     }
 
     #[test]
+    fn local_layout_and_limits() {
+        assert_eq!(parse_forced(Some("local")), Ok(Some(Kernel::Local)));
+        assert_eq!(parse_local(None), Ok(None));
+        assert_eq!(parse_local(Some(" ")), Ok(None));
+        assert_eq!(parse_local(Some("128:16")), Ok(Some((128, 16))));
+        assert!(parse_local(Some("128")).unwrap_err().contains("R:NW"));
+        assert!(parse_local(Some("a:8")).unwrap_err().contains("R:NW"));
+        // The entries compiled: K/V buffers of 64-128 KiB.
+        assert_eq!(local_warp_choices(64, 32), &[16, 8]);
+        assert_eq!(local_warp_choices(128, 64), &[4, 2]);
+        assert!(local_warp_choices(96, 32).is_empty());
+        // b2 t2048 hq16 h16 d64 s4 bs32, 256 tokens, 8 warps: 1024 pairs, 64 blocks.
+        let p = params(2048, 16, 16, 64, 4, 32);
+        assert_eq!(local_max_tiles(&p, 256), 64 + 64);
+        assert_eq!(
+            local_smem_bytes(&p, 256, 8),
+            65_536 + 1024 * 136 + 4 * 1024 + 8 * 128 + 12 * 64
+        );
+        assert!(local_launch_fits(&p, 256, 8).is_ok());
+        // The default: 16 warps (128 KiB of K/V), so 256 tokens' records no longer fit; 128 do.
+        assert!(local_launch_fits(&p, 256, 16)
+            .unwrap_err()
+            .contains("shared memory"));
+        assert_eq!(local_config(&p), Some((128, 16)));
+        assert!(local_fits(&p).is_ok());
+        assert!(local_launch_fits(&p, 128, 12)
+            .unwrap_err()
+            .contains("[16, 8]"));
+        assert!(local_launch_fits(&p, 1024, 8)
+            .unwrap_err()
+            .contains("2048 pairs"));
+        // d128 s4 bs64 t4096: 4 warps (128 KiB), records of 64 tokens (256 x 264 bytes).
+        assert_eq!(local_config(&params(4096, 8, 8, 128, 4, 64)), Some((64, 4)));
+        // 16 slots at d64: 16 warps leave room for 32 tokens' records.
+        assert_eq!(
+            local_config(&params(8192, 16, 16, 64, 16, 32)),
+            Some((32, 16))
+        );
+        // What it refuses, and why.
+        assert!(local_fits(&params(2048, 16, 4, 64, 4, 32))
+            .unwrap_err()
+            .contains("G = 4"));
+        assert!(local_fits(&Params {
+            w: 64,
+            ..params(2048, 16, 16, 64, 4, 32)
+        })
+        .unwrap_err()
+        .contains("window"));
+        assert!(local_fits(&params(2048, 16, 16, 64, 4, 16))
+            .unwrap_err()
+            .contains("32 or 64"));
+        assert!(local_fits(&params(2048, 16, 16, 64, 64, 32))
+            .unwrap_err()
+            .contains("32 slots"));
+        assert!(local_fits(&params(1 << 20, 16, 16, 128, 32, 32))
+            .unwrap_err()
+            .contains("shared memory"));
+        // Forced only: the automatic choice never takes it.
+        for (t, s, bs) in [(2048, 4, 32), (8192, 4, 32), (512, 8, 32)] {
+            assert_ne!(
+                auto_kernel(&params(t, 16, 16, 64, s, bs), true),
+                Kernel::Local
+            );
+        }
+    }
+
+    #[test]
     fn pairs_workspace_and_limits() {
         assert_eq!(parse_forced(Some("pairs")), Ok(Some(Kernel::Pairs)));
         // b2 t2048 hq16 h16 d64 s4 bs32: 8192 slots per (b, h), 128 full tiles + 64 blocks.
@@ -626,6 +905,55 @@ mod tests {
             let rp = PAIRS_ROWS / g;
             let tiles: usize = per_block.iter().map(|c| c.div_ceil(rp)).sum();
             proptest::prop_assert!(tiles as u64 <= pairs_max_tiles(&p), "{} tiles > {}", tiles, pairs_max_tiles(&p));
+        }
+
+        /// The local kernel's buckets, CTA by CTA (R tokens each), on any block indices and
+        /// counts: every valid pair names a block below the CTA's `nbl` (the blocks its last
+        /// token can see, the only ones it zeroes and scans), the pairs fit the CTA's R·S
+        /// records, and its tiles of 16 fit the descriptors `local_max_tiles` reserves (whose
+        /// packing, first entry << 8 | pairs, needs fewer than 2^23 entries and 16 pairs).
+        #[test]
+        fn local_buckets_fit_their_tiles(
+            t_len in 1usize..700,
+            s in 1usize..17,
+            bs in proptest::sample::select(vec![32usize, 64]),
+            d in proptest::sample::select(vec![64usize, 128]),
+            seed in 0u64..u64::MAX,
+        ) {
+            let p = Params { b: 1, t: t_len, hq: 4, h: 4, d, s, bs, w: 0 };
+            let (r, nw) = local_config(&p).expect("small problems fit");
+            // The descriptors pack the first entry above 8 bits of pair count: 2^23 entries.
+            const _: () = assert!(LOCAL_MAX_PAIRS < 1 << 23);
+            proptest::prop_assert!(r * s <= LOCAL_MAX_PAIRS);
+            proptest::prop_assert!(local_smem_bytes(&p, r, nw) <= LOCAL_MAX_SMEM);
+            let mut x = seed | 1;
+            let mut next = |n: i64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % n as u64) as i64
+            };
+            let nb = p.blocks();
+            for t0 in (0..t_len).step_by(r) {
+                let nt = r.min(t_len - t0);
+                let nbl = nb.min((t0 + nt - 1) / bs + 1);
+                let mut per_block = vec![0usize; nb];
+                let mut pairs = 0;
+                for t in t0..t0 + nt {
+                    let count = next(s as i64 + 3) as i32 - 1;
+                    for slot in 0..s {
+                        let idx = next(nb as i64 + 4) as i32 - 2;
+                        if pair_valid(slot, count, idx, t, &p) {
+                            proptest::prop_assert!((idx as usize) < nbl, "block {} of {}", idx, nbl);
+                            per_block[idx as usize] += 1;
+                            pairs += 1;
+                        }
+                    }
+                }
+                proptest::prop_assert!(pairs <= r * s);
+                let tiles: usize = per_block.iter().map(|c| c.div_ceil(LOCAL_ROWS)).sum();
+                proptest::prop_assert!(tiles as u64 <= local_max_tiles(&p, r), "{} tiles > {}", tiles, local_max_tiles(&p, r));
+            }
         }
     }
 

@@ -1,0 +1,408 @@
+// kernelgate NSA forward, token-range kernel for one query head per KV head ("local"; session 21,
+// issue 11's G = 1 shapes). Same semantics and inputs as kernels/nsa.cu, nsa_tiled.cu and
+// nsa_pairs.cu (src/family/nsa.rs), selected branch only (the host runs it where w = 0, G = 1):
+//
+//   q [B,T,HQ,D], k/v [B,T,H,D], g_slc [B,T,HQ], block_indices [B,T,H,S] (int32),
+//   block_counts [B,T,H] (int32)  ->  o [B,T,HQ,D].
+//
+// Why
+// ---
+// The pairs kernel (nsa_pairs.cu) fills its tiles by gathering, across the whole sequence, the
+// rows that attend one block, and merges each row's partial softmax over its slots in a third
+// launch: every (token, slot) pair's record (2·D + 8 bytes) goes to global memory and back, and
+// the three launches are latency-bound (session 20: 97–100 µs at b2 t2048 s4, where 60 nominal
+// TFLOP/s needs 36). Here one CTA owns R consecutive tokens of one (b, h), so all of a token's
+// slots are computed by the same CTA and its partial records stay in shared memory:
+//   0. bucket the CTA's (token, slot) pairs by block in shared memory (count, scan, scatter);
+//   1. each warp takes tiles of up to 16 pairs of one block: the block's K and V by cp.async into
+//      the warp's own buffers (16-byte pieces XOR-swizzled by row % 8), Q rows gathered from
+//      global memory straight into mma.sync A fragments, S = Q K^T and O = P V by m16n8k16,
+//      keys past the row's token masked, one base-2 softmax over the block; the row's record
+//      (O / l in the storage dtype, (m, l) in fp32) goes to shared memory at (token, slot);
+//   2. each warp merges its tokens' records in slot order (deterministic): M = max m,
+//      o = g_slc · sum_s l_s 2^(m_s − M) Ohat_s / sum_s l_s 2^(m_s − M); no valid slot gives 0.
+// The order of pairs inside a bucket depends on shared-memory atomics, which changes no result:
+// every row of a tile is computed independently of the others. Tiles are 16 rows (one warp)
+// because R tokens select a block ~R·S/(T/bs) times late in a long sequence, not 64 (a session-21
+// simulation of the generator: 80% of the m16 rows are live at R = 256, t2048 s4 bs32).
+//
+// Launch (src/backend/cuda/nsa.rs, `Kernel::Local`): grid (ceil(T/R), B·H), NW warps (the entry's
+// `_w<NW>`), dynamic shared memory as the host's `local_smem_bytes` lays it out:
+//   [kv: warps x (K, V) x BS x D elems][rec_o: R·S x D elems][rec_ml: R·S float2]
+//   [entries: R·S ints][tiles: max_tiles int2][count, start, fill: 3 x ceil(T/BS) ints]
+// with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S). R·S <= NSL_MAX_PAIRS.
+// Not yet run on a GPU when written (session 21): KERNELGATE_NSA_KERNEL=local only.
+#include "kg_common.cuh"
+
+#define NSL_MAX_PAIRS 2048  // (token, slot) pairs per CTA
+#define NSL_ROWS 16         // rows per tile (one warp's m16)
+#define NSL_NEG_INF (-__int_as_float(0x7f800000))
+#define NSL_FULL 0xffffffffu
+
+typedef unsigned int nsl_u32;
+
+
+// The storage dtype's m16n8k16 MMA (fp32 accumulators), packing and conversion.
+#define NSL_OPS(T, PTX, PACK2, TOF)                                                                     \
+    template <> struct NslOps<T> {                                                                      \
+        static __device__ __forceinline__ void mma(float* c, const nsl_u32* a, nsl_u32 b0, nsl_u32 b1) { \
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX "." PTX                          \
+                         ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                \
+                         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                               \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));               \
+        }                                                                                               \
+        static __device__ __forceinline__ nsl_u32 pack(float lo, float hi) {                            \
+            auto v = PACK2(lo, hi);                                                                     \
+            return *reinterpret_cast<nsl_u32*>(&v);                                                     \
+        }                                                                                               \
+        static __device__ __forceinline__ float2 unpack(nsl_u32 w) {                                    \
+            const T* h = reinterpret_cast<const T*>(&w);                                                \
+            return make_float2(TOF(h[0]), TOF(h[1]));                                                   \
+        }                                                                                               \
+        static __device__ __forceinline__ float to_float(T x) { return TOF(x); }                       \
+    };
+template <typename T> struct NslOps;
+NSL_OPS(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __bfloat162float)
+NSL_OPS(__half, "f16", __floats2half2_rn, __half2float)
+
+__device__ __forceinline__ float nsl_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+// Whether slot s of token t (block index v, clamped count c) is attended (the reference's rule).
+__device__ __forceinline__ bool nsl_valid(int s, int c, int v, int t, int nb, int BS) {
+    return s < c && v >= 0 && v < nb && v <= t / BS;
+}
+__device__ __forceinline__ void nsl_cp16(nsl_u32 dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+__device__ __forceinline__ void nsl_ldsm(nsl_u32 addr, nsl_u32 (&r)[4], bool trans) {
+    if (trans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(addr));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(addr));
+}
+// Byte offset of element (row, 8*chunk) in a [rows x D] tile with 16-byte chunks XOR row%8.
+template <int D> __device__ __forceinline__ nsl_u32 nsl_swz(int row, int chunk) {
+    return (nsl_u32)(row * D + ((chunk ^ (row & 7)) * 8)) * 2u;
+}
+
+// Phase 0: bucket the CTA's valid pairs (x = local token * S + slot) by block. Writes the tiles
+// {block, (first entry << 8) | pairs} and returns their number (the same in every thread).
+template <int NT>
+__device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int* __restrict__ cnt, int* entries,
+                                          int2* tiles, int* count, int* start, int* fill, int b, int h, int t0,
+                                          int nt, int Tn, int H, int S, int BS) {
+    __shared__ int wsum[2][NT / 32];
+    __shared__ int total_tiles;
+    constexpr int PER = NSL_MAX_PAIRS / NT;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int nb = (Tn + BS - 1) / BS;
+    const int nbl = min(nb, (t0 + nt - 1) / BS + 1);  // the blocks these tokens can see
+    const int n = nt * S;
+    for (int j = tid; j < nbl; j += NT) count[j] = fill[j] = 0;
+    int v[PER];
+#pragma unroll
+    for (int u = 0; u < PER; ++u) {  // every load in flight before any is used
+        const int x = tid + u * NT, tl = x / S, t = t0 + tl;
+        const size_t bt = (size_t)b * Tn + t;
+        v[u] = x < n ? __ldg(ind + (bt * H + h) * S + (x - tl * S)) : -1;
+    }
+    int c[PER];
+#pragma unroll
+    for (int u = 0; u < PER; ++u) {
+        const int x = tid + u * NT, t = t0 + x / S;
+        c[u] = x < n ? min(max(__ldg(cnt + ((size_t)b * Tn + t) * H + h), 0), S) : 0;
+    }
+    __syncthreads();  // counts zeroed
+#pragma unroll
+    for (int u = 0; u < PER; ++u) {
+        const int x = tid + u * NT, tl = x / S;
+        if (x >= n || !nsl_valid(x - tl * S, c[u], v[u], t0 + tl, nb, BS)) v[u] = -1;
+        if (v[u] >= 0) atomicAdd(count + v[u], 1);
+    }
+    __syncthreads();
+    // Bucket starts and tile starts: each thread sums a run of `seg` blocks, then an exclusive
+    // scan of the runs' sums over the CTA (warp shuffles, then the warps' totals by warp 0).
+    const int seg = (nbl + NT - 1) / NT;
+    const int j0 = min(nbl, tid * seg), j1 = min(nbl, j0 + seg);
+    int se = 0, st = 0;
+    for (int j = j0; j < j1; ++j) {
+        se += count[j];
+        st += (count[j] + NSL_ROWS - 1) / NSL_ROWS;
+    }
+    int ie = se, it = st;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int a = __shfl_up_sync(NSL_FULL, ie, o), d = __shfl_up_sync(NSL_FULL, it, o);
+        if (lane >= o) {
+            ie += a;
+            it += d;
+        }
+    }
+    if (lane == 31) {
+        wsum[0][warp] = ie;
+        wsum[1][warp] = it;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const bool in = lane < NT / 32;
+        const int a = in ? wsum[0][lane] : 0, d = in ? wsum[1][lane] : 0;
+        int xa = a, xd = d;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int pa = __shfl_up_sync(NSL_FULL, xa, o), pd = __shfl_up_sync(NSL_FULL, xd, o);
+            if (lane >= o) {
+                xa += pa;
+                xd += pd;
+            }
+        }
+        if (in) {
+            wsum[0][lane] = xa - a;  // exclusive prefix of the warps before
+            wsum[1][lane] = xd - d;
+        }
+    }
+    __syncthreads();
+    int be = wsum[0][warp] + ie - se, bt = wsum[1][warp] + it - st;
+    for (int j = j0; j < j1; ++j) {
+        const int cj = count[j];
+        start[j] = be;
+        for (int p = 0; p * NSL_ROWS < cj; ++p)
+            tiles[bt++] = make_int2(j, ((be + p * NSL_ROWS) << 8) | min(NSL_ROWS, cj - p * NSL_ROWS));
+        be += cj;
+    }
+    if (tid == NT - 1) total_tiles = bt;  // the last run ends at the total
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < PER; ++u)
+        if (v[u] >= 0) entries[start[v[u]] + atomicAdd(fill + v[u], 1)] = tid + u * NT;
+    __syncthreads();
+    return total_tiles;
+}
+
+template <typename T, int D, int BS, int NW>
+__device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                                            const T* __restrict__ g_slc, const int* __restrict__ ind,
+                                            const int* __restrict__ cnt, T* __restrict__ out, int Tn, int H, int S,
+                                            int R, float scale_log2) {
+    constexpr int NT = NW * 32;
+    constexpr int ND = D / 8, NK = BS / 8;
+    extern __shared__ __align__(128) unsigned char nsl_smem[];
+    const int bh = blockIdx.y, b = bh / H, h = bh % H;  // G = 1: query head h
+    const int t0 = blockIdx.x * R, nt = min(R, Tn - t0);
+    const int nb = (Tn + BS - 1) / BS;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    {
+        // A launch that disagrees with this entry (threads, pairs per CTA, shared memory) traps
+        // instead of writing past its buffers.
+        const long long need = 2LL * BS * D * 2 * NW + (long long)R * S * (2 * D + 8) +
+                               4LL * (R * S + ((R * S) & 1)) +
+                               8LL * ((R * S + NSL_ROWS - 1) / NSL_ROWS + min(nb, R * S)) + 12LL * nb;
+        unsigned dyn;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+        if (blockDim.x != NT || R * S > NSL_MAX_PAIRS || (long long)dyn < need) __trap();
+    }
+    // Shared memory (the host's local_smem_bytes lays it out the same way).
+    T* kv = reinterpret_cast<T*>(nsl_smem);
+    T* rec_o = kv + NW * 2 * BS * D;
+    float2* rec_ml = reinterpret_cast<float2*>(rec_o + (size_t)R * S * D);
+    int* entries = reinterpret_cast<int*>(rec_ml + R * S);
+    int2* tiles = reinterpret_cast<int2*>(entries + R * S + ((R * S) & 1));  // 8-byte aligned
+    const int max_tiles = (R * S + NSL_ROWS - 1) / NSL_ROWS + min(nb, R * S);
+    int* count = reinterpret_cast<int*>(tiles + max_tiles);
+    int* start = count + nb;
+    int* fill = start + nb;
+
+    const int ntiles = nsl_bucket<NT>(ind, cnt, entries, tiles, count, start, fill, b, h, t0, nt, Tn, H, S, BS);
+
+    // Phase 1: each warp takes tiles warp, warp + NW, ...
+    const nsl_u32 k0 = (nsl_u32)__cvta_generic_to_shared(kv + warp * 2 * BS * D);
+    const nsl_u32 v0 = k0 + BS * D * 2;
+    const size_t stride = (size_t)H * D;  // between tokens of one KV head
+    const T* kb = k + ((size_t)b * Tn * H + h) * D;
+    const T* vb = v + ((size_t)b * Tn * H + h) * D;
+    for (int ti = warp; ti < ntiles; ti += NW) {
+        const int2 td = tiles[ti];
+        const int blk = td.x, e0 = td.y >> 8, len = td.y & 255;
+        // The block's keys blk*BS .. +BS-1 (rows past T load row T-1: finite, always masked).
+        {
+            constexpr int PR = D * 2 / 16;  // 16-byte pieces per row
+#pragma unroll
+            for (int i = 0; i < BS * PR / 32; ++i) {
+                const int p = lane + 32 * i, row = p / PR, c = p % PR;
+                const int j = min(blk * BS + row, Tn - 1);
+                nsl_cp16(k0 + nsl_swz<D>(row, c), kb + (size_t)j * stride + c * 8);
+                nsl_cp16(v0 + nsl_swz<D>(row, c), vb + (size_t)j * stride + c * 8);
+            }
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+        // This lane's two rows (lane/4 and lane/4 + 8): local token, slot, and Q fragments
+        // (dead rows: token -1, zero Q).
+        int tl[2], sl[2], tr[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int r = (lane >> 2) + 8 * e;
+            const int x = r < len ? entries[e0 + r] : -1;
+            tl[e] = x < 0 ? -1 : x / S;
+            sl[e] = x < 0 ? 0 : x - (x / S) * S;
+            tr[e] = x < 0 ? -1 : t0 + tl[e];
+        }
+        nsl_u32 qf[D / 16][4];
+        {
+            const T* q0 = q + (((size_t)b * Tn + max(tr[0], 0)) * H + h) * D;
+            const T* q1 = q + (((size_t)b * Tn + max(tr[1], 0)) * H + h) * D;
+            const bool a0 = tr[0] >= 0, a1 = tr[1] >= 0;
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk) {
+                const int c = 16 * kk + 2 * (lane & 3);
+                qf[kk][0] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c)) : 0u;
+                qf[kk][1] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c)) : 0u;
+                qf[kk][2] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c + 8)) : 0u;
+                qf[kk][3] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c + 8)) : 0u;
+            }
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncwarp();  // every lane's pieces of K and V have landed
+
+        // S = Q K^T: 16 rows x BS keys.
+        float s[NK][4];
+#pragma unroll
+        for (int n = 0; n < NK; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+            for (int np = 0; np < NK / 2; ++np) {
+                const int key = 16 * np + (lane & 7) + ((lane >> 4) << 3);
+                nsl_u32 bf[4];
+                nsl_ldsm(k0 + nsl_swz<D>(key, 2 * kk + ((lane >> 3) & 1)), bf, false);
+                NslOps<T>::mma(s[2 * np], qf[kk], bf[0], bf[1]);
+                NslOps<T>::mma(s[2 * np + 1], qf[kk], bf[2], bf[3]);
+            }
+        }
+        // Base-2 scores, keys past the row's token masked, row max over the quad.
+        float mx0 = NSL_NEG_INF, mx1 = NSL_NEG_INF;
+#pragma unroll
+        for (int n = 0; n < NK; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = blk * BS + 8 * n + 2 * (lane & 3) + (e & 1);
+                s[n][e] = key <= tr[e >> 1] ? s[n][e] * scale_log2 : NSL_NEG_INF;
+            }
+            mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+            mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+        }
+#pragma unroll
+        for (int o = 1; o <= 2; o <<= 1) {
+            mx0 = fmaxf(mx0, __shfl_xor_sync(NSL_FULL, mx0, o));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(NSL_FULL, mx1, o));
+        }
+        const float base0 = mx0 == NSL_NEG_INF ? 0.f : mx0, base1 = mx1 == NSL_NEG_INF ? 0.f : mx1;
+        // P (rounded to the storage dtype as the A operand of P V) and its row sums.
+        float l0 = 0.f, l1 = 0.f;
+        nsl_u32 pa[BS / 16][4];
+#pragma unroll
+        for (int n = 0; n < NK; ++n) {
+            const float p0 = nsl_exp2(s[n][0] - base0), p1 = nsl_exp2(s[n][1] - base0);
+            const float p2 = nsl_exp2(s[n][2] - base1), p3 = nsl_exp2(s[n][3] - base1);
+            l0 += p0 + p1;
+            l1 += p2 + p3;
+            pa[n >> 1][(n & 1) * 2 + 0] = NslOps<T>::pack(p0, p1);
+            pa[n >> 1][(n & 1) * 2 + 1] = NslOps<T>::pack(p2, p3);
+        }
+#pragma unroll
+        for (int o = 1; o <= 2; o <<= 1) {
+            l0 += __shfl_xor_sync(NSL_FULL, l0, o);
+            l1 += __shfl_xor_sync(NSL_FULL, l1, o);
+        }
+        // O = P V: k = BS keys, n = D.
+        float o[ND][4];
+#pragma unroll
+        for (int n = 0; n < ND; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < BS / 16; ++ks) {
+#pragma unroll
+            for (int np = 0; np < D / 16; ++np) {
+                const int key = 16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3);
+                nsl_u32 bf[4];
+                nsl_ldsm(v0 + nsl_swz<D>(key, 2 * np + (lane >> 4)), bf, true);
+                NslOps<T>::mma(o[2 * np], pa[ks], bf[0], bf[1]);
+                NslOps<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
+            }
+        }
+        // Records of the live rows, in shared memory at (local token, slot).
+        const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            if (tl[e] < 0) continue;
+            const int rec = tl[e] * S + sl[e];
+            const float inv = e ? inv1 : inv0;
+            T* dst = rec_o + (size_t)rec * D;
+#pragma unroll
+            for (int n = 0; n < ND; ++n)
+                *reinterpret_cast<nsl_u32*>(dst + 8 * n + 2 * (lane & 3)) =
+                    NslOps<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
+            if ((lane & 3) == 0) rec_ml[rec] = make_float2(e ? base1 : base0, e ? l1 : l0);
+        }
+        __syncwarp();  // K and V read by every lane before the next tile's copies overwrite them
+    }
+    __syncthreads();
+
+    // Phase 2: each warp merges tokens warp, warp + NW, ...; lane i holds elements E*i .. E*i+E-1.
+    constexpr int E = D / 32;
+    for (int tt = warp; tt < nt; tt += NW) {
+        const int t = t0 + tt;
+        const size_t bt = (size_t)b * Tn + t;
+        const int c = min(max(__ldg(cnt + bt * H + h), 0), S);
+        bool ok = false;
+        if (lane < S) ok = nsl_valid(lane, c, __ldg(ind + (bt * H + h) * S + lane), t, nb, BS);
+        unsigned vm = __ballot_sync(NSL_FULL, ok);
+        float m = ok ? rec_ml[tt * S + lane].x : NSL_NEG_INF;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(NSL_FULL, m, o));
+        float acc[E] = {}, wsum = 0.f;
+        while (vm) {
+            const int sx = __ffs(vm) - 1;
+            vm &= vm - 1;
+            const float2 ml = rec_ml[tt * S + sx];
+            const float w = ml.y * nsl_exp2(ml.x - m);
+            wsum += w;
+            const nsl_u32* src = reinterpret_cast<const nsl_u32*>(rec_o + (size_t)(tt * S + sx) * D + E * lane);
+#pragma unroll
+            for (int i = 0; i < E / 2; ++i) {
+                const float2 f = NslOps<T>::unpack(src[i]);
+                acc[2 * i] += w * f.x;
+                acc[2 * i + 1] += w * f.y;
+            }
+        }
+        const size_t row = bt * H + h;  // G = 1: HQ = H
+        const float scale = wsum > 0.f ? NslOps<T>::to_float(g_slc[row]) / wsum : 0.f;
+        nsl_u32* dst = reinterpret_cast<nsl_u32*>(out + row * D + E * lane);
+#pragma unroll
+        for (int i = 0; i < E / 2; ++i) dst[i] = NslOps<T>::pack(acc[2 * i] * scale, acc[2 * i + 1] * scale);
+    }
+}
+
+// One entry per dtype, head dim, block size and warp count NW (each warp owns a K and a V buffer
+// of BS x D: the warp counts instantiated keep them within 64–128 KiB, and the host picks one).
+#define NSL_ENTRY(TN, T, D, BS, NW)                                                                             \
+    extern "C" __global__ void __launch_bounds__(NW * 32, 1) nsa_local_##TN##_d##D##_bs##BS##_w##NW(            \
+        const T* q, const T* k, const T* v, const T* g_slc, const int* ind, const int* cnt, T* out, int Tn,      \
+        int H, int S, int R, float scale_log2) {                                                                 \
+        nsl_forward<T, D, BS, NW>(q, k, v, g_slc, ind, cnt, out, Tn, H, S, R, scale_log2);                       \
+    }
+#define NSL_DTYPE(TN, T)          \
+    NSL_ENTRY(TN, T, 64, 32, 8)   \
+    NSL_ENTRY(TN, T, 64, 32, 16)  \
+    NSL_ENTRY(TN, T, 64, 64, 4)   \
+    NSL_ENTRY(TN, T, 64, 64, 8)   \
+    NSL_ENTRY(TN, T, 128, 32, 4)  \
+    NSL_ENTRY(TN, T, 128, 32, 8)  \
+    NSL_ENTRY(TN, T, 128, 64, 2)  \
+    NSL_ENTRY(TN, T, 128, 64, 4)
+NSL_DTYPE(bf16, __nv_bfloat16)
+NSL_DTYPE(fp16, __half)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Prepared in session 21 (not yet run): the first GPU runs of kernels/nsa_local.cu (NSA at G = 1,
+# one CTA per R tokens, partial records in shared memory, one launch). Repo root, .devbin/ carried.
+#   1. correctness: scripts/suites/nsa-g1.json (44 cases: 22 shapes x bf16, fp16; float64 reference) with the local
+#      kernel forced, its default launch; any WRONG / error line is logged;
+#   2. speed: local, pairs and tiled interleaved ROUNDS times on nsa-g1 and ranked (nsag1-rank.md);
+#   3. LAUNCHES=1: local launches R:NW ranked on nsa-g1-d64 (nsalaunch-rank.md).
+# Under $OUT: log.txt, nsag1-rank.md, nsag1-runs.tar.gz (+ nsalaunch-*).
+set -u
+DEV_TMP=/tmp/nsal
+. scripts/device-lib.sh
+( export KERNELGATE_NSA_KERNEL=local; cli check scripts/suites/nsa-g1.json )
+grep -hE "WRONG|ERROR|error|trap|illegal" "$DEV_TMP/check.log" | head -20 | cut -c1-300 | tee -a "$DEV_LOG"
+mode_env() {
+  case $1 in
+    local-*) echo "KERNELGATE_NSA_KERNEL=local KERNELGATE_NSA_LOCAL=${1#local-}" ;;
+    *) echo "KERNELGATE_NSA_KERNEL=$1" ;;
+  esac
+}
+ROUNDS=${ROUNDS:-2} interleave nsag1 scripts/suites/nsa-g1.json local pairs tiled
+archive_runs nsag1
+if [ "${LAUNCHES:-1}" = 1 ]; then
+  ROUNDS=2 interleave nsalaunch scripts/suites/nsa-g1-d64.json local-256:8 local-128:16 local-128:8 local-64:16
+  archive_runs nsalaunch
+fi
+ls "$OUT" | tee -a "$DEV_LOG"
