@@ -26,8 +26,9 @@
 // because R tokens select a block ~R·S/(T/bs) times late in a long sequence, not 64 (a session-21
 // simulation of the generator: 80% of the m16 rows are live at R = 256, t2048 s4 bs32).
 //
-// Launch (src/backend/cuda/nsa.rs, `Kernel::Local`): grid (ceil(T/R), B·H), NW warps (the entry's
-// `_w<NW>`), dynamic shared memory as the host's `local_smem_bytes` lays it out:
+// Launch (src/backend/cuda/nsa.rs, `Kernel::Local`): the arguments of nsa.cu and nsa_tiled.cu, then
+// R; grid (ceil(T/R), B·H), NW warps (the entry's `_w<NW>`), dynamic shared memory as the host's
+// `local_smem_bytes` lays it out:
 //   [kv: warps x (K, V) x BS x D elems][rec_o: R·S x D elems][rec_ml: R·S float2]
 //   [entries: R·S ints][tiles: max_tiles int2][count, start, fill: 3 x ceil(T/BS) ints]
 // with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S). R·S <= NSL_MAX_PAIRS.
@@ -389,10 +390,13 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
 
 // One entry per dtype, head dim, block size and warp count NW (each warp owns a K and a V buffer
 // of BS x D: the warp counts instantiated keep them within 64–128 KiB, and the host picks one).
+// The arguments are those of nsa.cu and nsa_tiled.cu, then R; a launch for another problem than
+// the entry takes (a window, G != 1, another block size) traps.
 #define NSL_ENTRY(TN, T, D, BS, NW)                                                                             \
     extern "C" __global__ void __launch_bounds__(NW * 32, 1) nsa_local_##TN##_d##D##_bs##BS##_w##NW(            \
-        const T* q, const T* k, const T* v, const T* g_slc, const int* ind, const int* cnt, T* out, int Tn,      \
-        int H, int S, int R, float scale_log2) {                                                                 \
+        const T* q, const T* k, const T* v, const T* g_slc, const T* g_swa, const int* ind, const int* cnt,      \
+        T* out, int B, int Tn, int HQ, int H, int S, int bs, int W, float scale_log2, int R) {                    \
+        if (HQ != H || bs != BS || W != 0) __trap();                                                             \
         nsl_forward<T, D, BS, NW>(q, k, v, g_slc, ind, cnt, out, Tn, H, S, R, scale_log2);                       \
     }
 #define NSL_DTYPE(TN, T)          \

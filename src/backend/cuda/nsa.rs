@@ -368,31 +368,18 @@ pub fn auto_kernel(p: &Params, pairs_present: bool) -> Kernel {
 /// The kernel for this case: the forced one (`KERNELGATE_NSA_KERNEL`; an unusable forced
 /// choice is an error), else [`auto_kernel`].
 fn choose(case: &Case, p: &Params, pairs_present: bool) -> Result<Kernel> {
+    let forced = |k: Kernel, name: &str, fits: std::result::Result<(), String>| {
+        fits.map(|_| k).map_err(|why| Error::Case {
+            case: case.name(),
+            message: format!(
+                "{KERNEL_ENV}={name}, but the {name} nsa kernel cannot run this case: {why}"
+            ),
+        })
+    };
     match super::from_env(case, KERNEL_ENV, parse_forced)? {
-        Some(Kernel::Tiled) => tiled_fits(p)
-            .map(|_| Kernel::Tiled)
-            .map_err(|why| Error::Case {
-                case: case.name(),
-                message: format!(
-                    "{KERNEL_ENV}=tiled, but the tiled nsa kernel cannot run this case: {why}"
-                ),
-            }),
-        Some(Kernel::Pairs) => pairs_fits(p)
-            .map(|_| Kernel::Pairs)
-            .map_err(|why| Error::Case {
-                case: case.name(),
-                message: format!(
-                    "{KERNEL_ENV}=pairs, but the pairs nsa kernel cannot run this case: {why}"
-                ),
-            }),
-        Some(Kernel::Local) => local_fits(p)
-            .map(|_| Kernel::Local)
-            .map_err(|why| Error::Case {
-                case: case.name(),
-                message: format!(
-                    "{KERNEL_ENV}=local, but the local nsa kernel cannot run this case: {why}"
-                ),
-            }),
+        Some(Kernel::Tiled) => forced(Kernel::Tiled, "tiled", tiled_fits(p)),
+        Some(Kernel::Pairs) => forced(Kernel::Pairs, "pairs", pairs_fits(p)),
+        Some(Kernel::Local) => forced(Kernel::Local, "local", local_fits(p)),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
         None => Ok(auto_kernel(p, pairs_present)),
     }
@@ -430,8 +417,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let kernel = choose(case, &p, gpu.kernel_set.dir.join(PAIRS_FILE).is_file())?;
     let scale_log2 = (p.scale() * std::f64::consts::LOG2_E) as f32;
     let i = &bind.inputs;
-    // Both kernels take the same arguments.
-    let args = [
+    // The grouped, tiled and local kernels take the same arguments (the local kernel then R).
+    let mut args = vec![
         KernelArg::Ptr(i[Q]),
         KernelArg::Ptr(i[K]),
         KernelArg::Ptr(i[V]),
@@ -452,7 +439,28 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let (file, name, dims, variant) = match kernel {
         // Three launches with their own arguments and workspace.
         Kernel::Pairs => return prepare_pairs(gpu, case, bind, &p, dt, scale_log2),
-        Kernel::Local => return prepare_local(gpu, case, bind, &p, dt, scale_log2),
+        Kernel::Local => {
+            let (r, warps) = match super::from_env(case, LOCAL_ENV, parse_local)? {
+                Some((r, nw)) => {
+                    local_launch_fits(&p, r, nw)
+                        .map_err(|why| unsupported(format!("{LOCAL_ENV}: {why}")))?;
+                    (r, nw)
+                }
+                None => local_config(&p).expect("local_fits checked that a launch fits"),
+            };
+            let name = format!("nsa_local_{dt}_d{}_bs{}_w{warps}", p.d, p.bs);
+            let dims = Dims {
+                grid: (p.t.div_ceil(r) as u32, (p.b * p.h) as u32, 1),
+                block: (warps * 32, 1, 1),
+                // local_launch_fits bounded it by LOCAL_MAX_SMEM.
+                smem: local_smem_bytes(&p, r, warps) as u32,
+            };
+            args.push(KernelArg::I32(r as i32));
+            let variant = format!(
+                "{name} (local: {r} tokens per CTA, pairs bucketed by block in shared memory, {LOCAL_ROWS}-row tiles per warp ({warps} warps), mma.sync m16n8k16, records merged in shared memory; 1 launch)"
+            );
+            (LOCAL_FILE, name, dims, variant)
+        }
         Kernel::Grouped => {
             let name = format!("nsa_fwd_{dt}_d{}", p.d);
             let tasks = (p.b * p.h * p.g().div_ceil(16) * p.t) as u64;
@@ -497,66 +505,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     gpu.set_max_dynamic_smem(f, dims.smem)?;
     Ok(Prepared {
         // No unsafe block here: gpu.launch wraps the driver call (see its SAFETY note); `args`
-        // match the signature both kernels share.
-        launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
-        compile_s,
-        source_hash: hash,
-        variant,
-    })
-}
-
-/// Prepares the local kernel's one launch: grid (⌈T/R⌉, B·H), R and the warps from
-/// `KERNELGATE_NSA_LOCAL` or [`local_config`], [`local_smem_bytes`] of dynamic shared memory.
-fn prepare_local(
-    gpu: &mut Gpu,
-    case: &Case,
-    bind: &Bindings,
-    p: &Params,
-    dt: &str,
-    scale_log2: f32,
-) -> Result<Prepared> {
-    let i = &bind.inputs;
-    let err = |message: String| Error::Case {
-        case: case.name(),
-        message,
-    };
-    let (r, warps) = match super::from_env(case, LOCAL_ENV, parse_local)? {
-        Some((r, nw)) => {
-            local_launch_fits(p, r, nw).map_err(|why| err(format!("{LOCAL_ENV}: {why}")))?;
-            (r, nw)
-        }
-        None => local_config(p).expect("local_fits checked that a launch fits"),
-    };
-    let name = format!("nsa_local_{dt}_d{}_bs{}_w{warps}", p.d, p.bs);
-    let dims = Dims {
-        grid: (p.t.div_ceil(r) as u32, (p.b * p.h) as u32, 1),
-        block: (warps * 32, 1, 1),
-        smem: local_smem_bytes(p, r, warps) as u32,
-    };
-    let args = [
-        KernelArg::Ptr(i[Q]),
-        KernelArg::Ptr(i[K]),
-        KernelArg::Ptr(i[V]),
-        KernelArg::Ptr(i[G_SLC]),
-        KernelArg::Ptr(i[INDICES]),
-        KernelArg::Ptr(i[COUNTS]),
-        KernelArg::Ptr(bind.outputs[0]),
-        KernelArg::I32(p.t as i32),
-        KernelArg::I32(p.h as i32),
-        KernelArg::I32(p.s as i32),
-        KernelArg::I32(r as i32),
-        KernelArg::F32(scale_log2),
-    ];
-    let module = gpu.module(LOCAL_FILE)?;
-    let f = module.function(&name)?;
-    let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
-    gpu.set_max_dynamic_smem(f, dims.smem)?;
-    let variant = format!(
-        "{name} (local: {r} tokens per CTA, pairs bucketed by block in shared memory, {LOCAL_ROWS}-row tiles per warp ({warps} warps), mma.sync m16n8k16, records merged in shared memory; 1 launch)"
-    );
-    Ok(Prepared {
-        // No unsafe block here: gpu.launch wraps the driver call (see its SAFETY note); `args`
-        // match nsa_local_*'s signature.
+        // match the signature the three kernels share (the local one with R last).
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s,
         source_hash: hash,
@@ -867,6 +816,26 @@ mod tests {
             && idx as usize <= t / p.bs
     }
 
+    /// Per token of `p`, a count in -1 ..= s + 1 and `s` block indices in -2 ..= ⌈T/bs⌉ + 1
+    /// (pads, duplicates, blocks past the token or the sequence), from an xorshift of `seed`.
+    fn random_slots(p: &Params, seed: u64) -> Vec<(i32, Vec<i32>)> {
+        let mut x = seed | 1;
+        let mut next = |n: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as i64
+        };
+        let nb = p.blocks() as i64;
+        (0..p.t)
+            .map(|_| {
+                let count = next(p.s as i64 + 3) as i32 - 1;
+                let idxs = (0..p.s).map(|_| next(nb + 4) as i32 - 2).collect();
+                (count, idxs)
+            })
+            .collect()
+    }
+
     proptest::proptest! {
         /// On any block indices (pads, duplicates, blocks past the token or the sequence) and
         /// any counts: the pairs kernel's rule keeps exactly the slots that give the reference
@@ -880,19 +849,9 @@ mod tests {
             seed in 0u64..u64::MAX,
         ) {
             let p = Params { b: 1, t: t_len, hq: 4 * g, h: 4, d: 64, s, bs, w: 0 };
-            let mut x = seed | 1;
-            let mut next = |n: i64| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % n as u64) as i64
-            };
-            let nb = p.blocks() as i64;
             let mut per_block = vec![0usize; p.blocks()];
-            for t in 0..t_len {
-                let count = next(s as i64 + 3) as i32 - 1; // -1 ..= s + 1
-                for slot in 0..s {
-                    let idx = next(nb + 4) as i32 - 2; // -2 ..= nb + 1
+            for (t, (count, idxs)) in random_slots(&p, seed).into_iter().enumerate() {
+                for (slot, idx) in idxs.into_iter().enumerate() {
                     let valid = pair_valid(slot, count, idx, t, &p);
                     let in_count = (slot as i32) < count.clamp(0, s as i32);
                     let keys = crate::family::nsa::selected_keys(&p, t, &[idx], 1);
@@ -926,24 +885,16 @@ mod tests {
             const _: () = assert!(LOCAL_MAX_PAIRS < 1 << 23);
             proptest::prop_assert!(r * s <= LOCAL_MAX_PAIRS);
             proptest::prop_assert!(local_smem_bytes(&p, r, nw) <= LOCAL_MAX_SMEM);
-            let mut x = seed | 1;
-            let mut next = |n: i64| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % n as u64) as i64
-            };
             let nb = p.blocks();
+            let slots = random_slots(&p, seed);
             for t0 in (0..t_len).step_by(r) {
                 let nt = r.min(t_len - t0);
                 let nbl = nb.min((t0 + nt - 1) / bs + 1);
                 let mut per_block = vec![0usize; nb];
                 let mut pairs = 0;
-                for t in t0..t0 + nt {
-                    let count = next(s as i64 + 3) as i32 - 1;
-                    for slot in 0..s {
-                        let idx = next(nb as i64 + 4) as i32 - 2;
-                        if pair_valid(slot, count, idx, t, &p) {
+                for (t, (count, idxs)) in slots.iter().enumerate().skip(t0).take(nt) {
+                    for (slot, &idx) in idxs.iter().enumerate() {
+                        if pair_valid(slot, *count, idx, t, &p) {
                             proptest::prop_assert!((idx as usize) < nbl, "block {} of {}", idx, nbl);
                             per_block[idx as usize] += 1;
                             pairs += 1;
