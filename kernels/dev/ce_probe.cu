@@ -19,7 +19,9 @@
 //           loads issued, the first row finished while the second's bytes are on their way.
 // T threads a row (each loading all of its n / 8 / T vectors before use), R rows a block.
 // --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). It checks every CE variant's lse against a
-// float64 reference on sampled rows. Build: kernels/dev/run_ce_probe.sh.
+// float64 reference on sampled rows. Last, per shape, the product's own entry points (`_r` of
+// rows_p.cu, the default at 4096 x 3072, and the register rows `_w4/_w6/_w8`) launched as the
+// harness launches them, timed the same four ways. Build: kernels/dev/run_ce_probe.sh.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -27,6 +29,8 @@
 // The product's helpers (streamed 16-byte load, MUFU and polynomial exp2, the (max, sum) merge).
 #include "cross_entropy_bulk.cu"
 #include "cross_entropy_rows.cu"
+// The product's default forward at 4096 x 3072 (`kg_cross_entropy_*_r`, bulk-staged rows).
+#include "rows_p.cu"
 
 #include <algorithm>
 #include <cmath>
@@ -553,6 +557,63 @@ int main(int argc, char** argv) {
                 char note[160], name[64];
                 snprintf(note, sizeof note, "lse max |err| %.2e %s", err, err <= 2e-4 ? "ok" : "FAIL");
                 snprintf(name, sizeof name, "stag/K%d", K);
+                report(name, L, note);
+            }
+        }
+        // The product's own entry points, launched as the harness launches them: `_r`
+        // (src/backend/cuda/norms.rs: persistent blocks of 4 warps, 2 row buffers a warp for
+        // rows of at most 8 KB, 128 bytes of barriers) and the register rows `_w4/_w6/_w8`
+        // (ce_fwd.rs `cew_layout`). Session 20's harness read `_r` at 9.85 us and `_w6` at 10.05
+        // at 4096 x 3072 on an H200: if this process times them near the probe's own layouts
+        // (8.3-8.9 us), the gap is the harness's, else the product kernels'.
+        auto check_lse = [&](auto L, char* note, size_t len) {
+            CK(cudaMemset(dlse, 0xff, m * 4));
+            L();
+            CK(cudaStreamSynchronize(g_s));
+            CK(cudaGetLastError());
+            std::vector<float> hl(m);
+            CK(cudaMemcpy(hl.data(), dlse, m * 4, cudaMemcpyDeviceToHost));
+            double err = 0;
+            for (size_t i = 0; i < rows.size(); ++i) {
+                const double e = fabs(hl[rows[i]] - ref[i]);
+                err = std::isnan(e) ? INFINITY : std::max(err, e);
+            }
+            if (!(err <= 2e-4)) ++bad;
+            snprintf(note, len, "lse max |err| %.2e %s", err, err <= 2e-4 ? "ok" : "FAIL");
+        };
+        {
+            const int row_bytes = n * 2, stage = (row_bytes + 127) / 128 * 128;
+            const int smem = 128 + 4 * (row_bytes <= 8192 ? 2 : 1) * stage;
+            CK(cudaFuncSetAttribute(kg_cross_entropy_bf16_r, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+            int per_sm = 0;
+            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kg_cross_entropy_bf16_r, 128, smem));
+            const int blocks = std::max(1, std::min((m + 3) / 4, g_sms * per_sm));
+            auto L = [&] { kg_cross_entropy_bf16_r<<<blocks, 128, smem, g_s>>>(dx, dt, dl, dlse, m, n); };
+            char note[160];
+            check_lse(L, note, sizeof note);
+            report("product _r", L, note);
+        }
+        {
+            int tpr = 0;
+            for (int v : {6, 8, 4}) {
+                const int t = nv / v;
+                if (t % 32 == 0 && t > 0 && nv % t == 0 && t <= 512) {
+                    tpr = t;
+                    break;
+                }
+            }
+            const int vpt = tpr ? nv / tpr : 0;
+            if (vpt == 4 || vpt == 6 || vpt == 8) {
+                const int rpb = tpr == 32 ? 2 : 1;
+                dim3 blk(tpr, rpb), grd((m + rpb - 1) / rpb);
+                auto L = [&] {
+                    if (vpt == 4) kg_cross_entropy_bf16_w4<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n);
+                    else if (vpt == 6) kg_cross_entropy_bf16_w6<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n);
+                    else kg_cross_entropy_bf16_w8<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n);
+                };
+                char note[160], name[64];
+                check_lse(L, note, sizeof note);
+                snprintf(name, sizeof name, "product _w%d", vpt);
                 report(name, L, note);
             }
         }
