@@ -19,7 +19,8 @@
 //      global memory straight into mma.sync A fragments, S = Q K^T and O = P V by m16n8k16,
 //      keys past the row's token masked, one base-2 softmax over the block; the row's record
 //      (O / l in the storage dtype, (m, l) in fp32) goes to shared memory at (token, slot);
-//   2. each warp merges its tokens' records in slot order (deterministic): M = max m,
+//   2. each warp merges its tokens' records (the slots phase 0 found valid) in slot order
+//      (deterministic): M = max m,
 //      o = g_slc · sum_s l_s 2^(m_s − M) Ohat_s / sum_s l_s 2^(m_s − M); no valid slot gives 0.
 // The order of pairs inside a bucket depends on shared-memory atomics, which changes no result:
 // every row of a tile is computed independently of the others. Tiles are 16 rows (one warp)
@@ -31,6 +32,7 @@
 // `local_smem_bytes` lays it out:
 //   [kv: warps x (K, V) x BS x D elems][rec_o: R·S x D elems][rec_ml: R·S float2]
 //   [entries: R·S ints][tiles: max_tiles int2][count, start, fill: 3 x ceil(T/BS) ints]
+//   [mask: R ints, each token's valid slots]
 // with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S). R·S <= NSL_MAX_PAIRS.
 // Not yet run on a GPU when written (session 21): KERNELGATE_NSA_KERNEL=local only.
 #include "kg_common.cuh"
@@ -94,10 +96,12 @@ template <int D> __device__ __forceinline__ nsl_u32 nsl_swz(int row, int chunk) 
 }
 
 // Phase 0: bucket the CTA's valid pairs (x = local token * S + slot) by block. Writes the tiles
-// {block, (first entry << 8) | pairs} and returns their number (the same in every thread).
+// {block, (first entry << 8) | pairs} and each token's mask of valid slots, and returns the
+// number of tiles (the same in every thread).
 template <int NT>
 __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int* __restrict__ cnt, int* entries,
-                                          int2* tiles, int* count, int* start, int* fill, int b, int h, int t0,
+                                          int2* tiles, int* count, int* start, int* fill, unsigned* mask, int b,
+                                          int h, int t0,
                                           int nt, int Tn, int H, int S, int BS) {
     __shared__ int wsum[2][NT / 32];
     __shared__ int total_tiles;
@@ -107,6 +111,7 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
     const int nbl = min(nb, (t0 + nt - 1) / BS + 1);  // the blocks these tokens can see
     const int n = nt * S;
     for (int j = tid; j < nbl; j += NT) count[j] = fill[j] = 0;
+    for (int j = tid; j < nt; j += NT) mask[j] = 0u;
     int v[PER];
 #pragma unroll
     for (int u = 0; u < PER; ++u) {  // every load in flight before any is used
@@ -125,7 +130,10 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
     for (int u = 0; u < PER; ++u) {
         const int x = tid + u * NT, tl = x / S;
         if (x >= n || !nsl_valid(x - tl * S, c[u], v[u], t0 + tl, nb, BS)) v[u] = -1;
-        if (v[u] >= 0) atomicAdd(count + v[u], 1);
+        if (v[u] >= 0) {
+            atomicAdd(count + v[u], 1);
+            atomicOr(mask + tl, 1u << (x - tl * S));  // the token's valid slots, for the merge
+        }
     }
     __syncthreads();
     // Bucket starts and tile starts: each thread sums a run of `seg` blocks, then an exclusive
@@ -186,7 +194,7 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
     return total_tiles;
 }
 
-template <typename T, int D, int BS, int NW>
+template <typename T, int D, int BS, int NW, int ST>
 __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                                             const T* __restrict__ g_slc, const int* __restrict__ ind,
                                             const int* __restrict__ cnt, T* __restrict__ out, int Tn, int H, int S,
@@ -201,16 +209,16 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     {
         // A launch that disagrees with this entry (threads, pairs per CTA, shared memory) traps
         // instead of writing past its buffers.
-        const long long need = 2LL * BS * D * 2 * NW + (long long)R * S * (2 * D + 8) +
+        const long long need = 2LL * BS * D * 2 * NW * ST + (long long)R * S * (2 * D + 8) +
                                4LL * (R * S + ((R * S) & 1)) +
-                               8LL * ((R * S + NSL_ROWS - 1) / NSL_ROWS + min(nb, R * S)) + 12LL * nb;
+                               8LL * ((R * S + NSL_ROWS - 1) / NSL_ROWS + min(nb, R * S)) + 12LL * nb + 4LL * R;
         unsigned dyn;
         asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
         if (blockDim.x != NT || R * S > NSL_MAX_PAIRS || (long long)dyn < need) __trap();
     }
     // Shared memory (the host's local_smem_bytes lays it out the same way).
     T* kv = reinterpret_cast<T*>(nsl_smem);
-    T* rec_o = kv + NW * 2 * BS * D;
+    T* rec_o = kv + NW * ST * 2 * BS * D;
     float2* rec_ml = reinterpret_cast<float2*>(rec_o + (size_t)R * S * D);
     int* entries = reinterpret_cast<int*>(rec_ml + R * S);
     int2* tiles = reinterpret_cast<int2*>(entries + R * S + ((R * S) & 1));  // 8-byte aligned
@@ -218,57 +226,79 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     int* count = reinterpret_cast<int*>(tiles + max_tiles);
     int* start = count + nb;
     int* fill = start + nb;
+    unsigned* mask = reinterpret_cast<unsigned*>(fill + nb);
 
-    const int ntiles = nsl_bucket<NT>(ind, cnt, entries, tiles, count, start, fill, b, h, t0, nt, Tn, H, S, BS);
+    const int ntiles =
+        nsl_bucket<NT>(ind, cnt, entries, tiles, count, start, fill, mask, b, h, t0, nt, Tn, H, S, BS);
 
-    // Phase 1: each warp takes tiles warp, warp + NW, ...
-    const nsl_u32 k0 = (nsl_u32)__cvta_generic_to_shared(kv + warp * 2 * BS * D);
-    const nsl_u32 v0 = k0 + BS * D * 2;
+    // Phase 1: each warp takes tiles warp, warp + NW, ... With ST = 2 stages a warp issues the
+    // next tile's K/V copies and Q loads before it computes the current tile.
+    constexpr int STAGE = 2 * BS * D;  // elements of one stage: K then V
+    const nsl_u32 kv0 = (nsl_u32)__cvta_generic_to_shared(kv + warp * ST * STAGE);
     const size_t stride = (size_t)H * D;  // between tokens of one KV head
     const T* kb = k + ((size_t)b * Tn * H + h) * D;
     const T* vb = v + ((size_t)b * Tn * H + h) * D;
-    for (int ti = warp; ti < ntiles; ti += NW) {
-        const int2 td = tiles[ti];
-        const int blk = td.x, e0 = td.y >> 8, len = td.y & 255;
-        // The block's keys blk*BS .. +BS-1 (rows past T load row T-1: finite, always masked).
-        {
-            constexpr int PR = D * 2 / 16;  // 16-byte pieces per row
+    // The block's keys blk*BS .. +BS-1 into stage st (rows past T load row T-1: finite, always
+    // masked), one cp.async group.
+    auto issue_kv = [&](int blk, int st) {
+        constexpr int PR = D * 2 / 16;  // 16-byte pieces per row
+        const nsl_u32 k0 = kv0 + st * STAGE * 2, v0 = k0 + BS * D * 2;
 #pragma unroll
-            for (int i = 0; i < BS * PR / 32; ++i) {
-                const int p = lane + 32 * i, row = p / PR, c = p % PR;
-                const int j = min(blk * BS + row, Tn - 1);
-                nsl_cp16(k0 + nsl_swz<D>(row, c), kb + (size_t)j * stride + c * 8);
-                nsl_cp16(v0 + nsl_swz<D>(row, c), vb + (size_t)j * stride + c * 8);
-            }
-            asm volatile("cp.async.commit_group;\n" ::);
+        for (int i = 0; i < BS * PR / 32; ++i) {
+            const int p = lane + 32 * i, row = p / PR, c = p % PR;
+            const int j = min(blk * BS + row, Tn - 1);
+            nsl_cp16(k0 + nsl_swz<D>(row, c), kb + (size_t)j * stride + c * 8);
+            nsl_cp16(v0 + nsl_swz<D>(row, c), vb + (size_t)j * stride + c * 8);
         }
-        // This lane's two rows (lane/4 and lane/4 + 8): local token, slot, and Q fragments
-        // (dead rows: token -1, zero Q).
-        int tl[2], sl[2], tr[2];
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+    // A tile's block, this lane's two rows (lane/4 and lane/4 + 8: local token, slot, token; dead
+    // rows: -1) and their Q fragments (zero for dead rows).
+    struct Rows {
+        int blk, tl[2], sl[2], tr[2];
+        nsl_u32 qf[D / 16][4];
+    };
+    auto load_rows = [&](int ti, Rows& r) {
+        const int2 td = tiles[ti];
+        const int e0 = td.y >> 8, len = td.y & 255;
+        r.blk = td.x;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-            const int r = (lane >> 2) + 8 * e;
-            const int x = r < len ? entries[e0 + r] : -1;
-            tl[e] = x < 0 ? -1 : x / S;
-            sl[e] = x < 0 ? 0 : x - (x / S) * S;
-            tr[e] = x < 0 ? -1 : t0 + tl[e];
+            const int row = (lane >> 2) + 8 * e;
+            const int x = row < len ? entries[e0 + row] : -1;
+            r.tl[e] = x < 0 ? -1 : x / S;
+            r.sl[e] = x < 0 ? 0 : x - (x / S) * S;
+            r.tr[e] = x < 0 ? -1 : t0 + r.tl[e];
         }
-        nsl_u32 qf[D / 16][4];
-        {
-            const T* q0 = q + (((size_t)b * Tn + max(tr[0], 0)) * H + h) * D;
-            const T* q1 = q + (((size_t)b * Tn + max(tr[1], 0)) * H + h) * D;
-            const bool a0 = tr[0] >= 0, a1 = tr[1] >= 0;
+        const T* q0 = q + (((size_t)b * Tn + max(r.tr[0], 0)) * H + h) * D;
+        const T* q1 = q + (((size_t)b * Tn + max(r.tr[1], 0)) * H + h) * D;
+        const bool a0 = r.tr[0] >= 0, a1 = r.tr[1] >= 0;
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
-                const int c = 16 * kk + 2 * (lane & 3);
-                qf[kk][0] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c)) : 0u;
-                qf[kk][1] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c)) : 0u;
-                qf[kk][2] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c + 8)) : 0u;
-                qf[kk][3] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c + 8)) : 0u;
-            }
+        for (int kk = 0; kk < D / 16; ++kk) {
+            const int c = 16 * kk + 2 * (lane & 3);
+            r.qf[kk][0] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c)) : 0u;
+            r.qf[kk][1] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c)) : 0u;
+            r.qf[kk][2] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c + 8)) : 0u;
+            r.qf[kk][3] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c + 8)) : 0u;
         }
-        asm volatile("cp.async.wait_group 0;\n" ::);
-        __syncwarp();  // every lane's pieces of K and V have landed
+    };
+    Rows cur, nxt;
+    if (warp < ntiles) {
+        load_rows(warp, cur);
+        issue_kv(cur.blk, 0);
+    }
+    int st = 0;
+    for (int ti = warp; ti < ntiles; ti += NW) {
+        const int tn = ti + NW;
+        if (ST == 2 && tn < ntiles) {
+            load_rows(tn, nxt);
+            issue_kv(nxt.blk, st ^ 1);
+            asm volatile("cp.async.wait_group 1;\n" ::);  // this tile's group (groups land in order)
+        } else {
+            asm volatile("cp.async.wait_group 0;\n" ::);
+        }
+        __syncwarp();  // every lane's pieces of this tile's K and V have landed
+        const nsl_u32 sk = kv0 + st * STAGE * 2, sv = sk + BS * D * 2;
 
         // S = Q K^T: 16 rows x BS keys.
         float s[NK][4];
@@ -280,9 +310,9 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
             for (int np = 0; np < NK / 2; ++np) {
                 const int key = 16 * np + (lane & 7) + ((lane >> 4) << 3);
                 nsl_u32 bf[4];
-                nsl_ldsm(k0 + nsl_swz<D>(key, 2 * kk + ((lane >> 3) & 1)), bf, false);
-                NslOps<T>::mma(s[2 * np], qf[kk], bf[0], bf[1]);
-                NslOps<T>::mma(s[2 * np + 1], qf[kk], bf[2], bf[3]);
+                nsl_ldsm(sk + nsl_swz<D>(key, 2 * kk + ((lane >> 3) & 1)), bf, false);
+                NslOps<T>::mma(s[2 * np], cur.qf[kk], bf[0], bf[1]);
+                NslOps<T>::mma(s[2 * np + 1], cur.qf[kk], bf[2], bf[3]);
             }
         }
         // Base-2 scores, keys past the row's token masked, row max over the quad.
@@ -291,8 +321,8 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         for (int n = 0; n < NK; ++n) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const int key = blk * BS + 8 * n + 2 * (lane & 3) + (e & 1);
-                s[n][e] = key <= tr[e >> 1] ? s[n][e] * scale_log2 : NSL_NEG_INF;
+                const int key = cur.blk * BS + 8 * n + 2 * (lane & 3) + (e & 1);
+                s[n][e] = key <= cur.tr[e >> 1] ? s[n][e] * scale_log2 : NSL_NEG_INF;
             }
             mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
             mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
@@ -330,7 +360,7 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
             for (int np = 0; np < D / 16; ++np) {
                 const int key = 16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3);
                 nsl_u32 bf[4];
-                nsl_ldsm(v0 + nsl_swz<D>(key, 2 * np + (lane >> 4)), bf, true);
+                nsl_ldsm(sv + nsl_swz<D>(key, 2 * np + (lane >> 4)), bf, true);
                 NslOps<T>::mma(o[2 * np], pa[ks], bf[0], bf[1]);
                 NslOps<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
             }
@@ -339,8 +369,8 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-            if (tl[e] < 0) continue;
-            const int rec = tl[e] * S + sl[e];
+            if (cur.tl[e] < 0) continue;
+            const int rec = cur.tl[e] * S + cur.sl[e];
             const float inv = e ? inv1 : inv0;
             T* dst = rec_o + (size_t)rec * D;
 #pragma unroll
@@ -349,64 +379,79 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
                     NslOps<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
             if ((lane & 3) == 0) rec_ml[rec] = make_float2(e ? base1 : base0, e ? l1 : l0);
         }
-        __syncwarp();  // K and V read by every lane before the next tile's copies overwrite them
+        __syncwarp();  // this stage's K and V read by every lane before copies overwrite them
+        if (ST == 2) {
+            cur = nxt;
+            st ^= 1;
+        } else if (tn < ntiles) {
+            load_rows(tn, cur);
+            issue_kv(cur.blk, 0);
+        }
     }
     __syncthreads();
 
     // Phase 2: each warp merges tokens warp, warp + NW, ...; lane i holds elements E*i .. E*i+E-1.
+    // The valid slots come from phase 0's masks; the gates of 32 tokens are loaded at once.
     constexpr int E = D / 32;
-    for (int tt = warp; tt < nt; tt += NW) {
-        const int t = t0 + tt;
-        const size_t bt = (size_t)b * Tn + t;
-        const int c = min(max(__ldg(cnt + bt * H + h), 0), S);
-        bool ok = false;
-        if (lane < S) ok = nsl_valid(lane, c, __ldg(ind + (bt * H + h) * S + lane), t, nb, BS);
-        unsigned vm = __ballot_sync(NSL_FULL, ok);
-        float m = ok ? rec_ml[tt * S + lane].x : NSL_NEG_INF;
+    for (int j0 = 0; warp + j0 * NW < nt; j0 += 32) {
+        const int tq = warp + (j0 + lane) * NW;
+        const float gq = tq < nt ? NslOps<T>::to_float(g_slc[((size_t)b * Tn + t0 + tq) * H + h]) : 0.f;
+        for (int j = j0; j < j0 + 32; ++j) {
+            const int tt = warp + j * NW;
+            if (tt >= nt) break;
+            const float gs = __shfl_sync(NSL_FULL, gq, j - j0);
+            unsigned vm = mask[tt];
+            float m = (vm >> lane) & 1u ? rec_ml[tt * S + lane].x : NSL_NEG_INF;
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(NSL_FULL, m, o));
-        float acc[E] = {}, wsum = 0.f;
-        while (vm) {
-            const int sx = __ffs(vm) - 1;
-            vm &= vm - 1;
-            const float2 ml = rec_ml[tt * S + sx];
-            const float w = ml.y * nsl_exp2(ml.x - m);
-            wsum += w;
-            const nsl_u32* src = reinterpret_cast<const nsl_u32*>(rec_o + (size_t)(tt * S + sx) * D + E * lane);
+            for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(NSL_FULL, m, o));
+            float acc[E] = {}, wsum = 0.f;
+            while (vm) {
+                const int sx = __ffs(vm) - 1;
+                vm &= vm - 1;
+                const float2 ml = rec_ml[tt * S + sx];
+                const float w = ml.y * nsl_exp2(ml.x - m);
+                wsum += w;
+                const nsl_u32* src = reinterpret_cast<const nsl_u32*>(rec_o + (size_t)(tt * S + sx) * D + E * lane);
 #pragma unroll
-            for (int i = 0; i < E / 2; ++i) {
-                const float2 f = NslOps<T>::unpack(src[i]);
-                acc[2 * i] += w * f.x;
-                acc[2 * i + 1] += w * f.y;
+                for (int i = 0; i < E / 2; ++i) {
+                    const float2 f = NslOps<T>::unpack(src[i]);
+                    acc[2 * i] += w * f.x;
+                    acc[2 * i + 1] += w * f.y;
+                }
             }
-        }
-        const size_t row = bt * H + h;  // G = 1: HQ = H
-        const float scale = wsum > 0.f ? NslOps<T>::to_float(g_slc[row]) / wsum : 0.f;
-        nsl_u32* dst = reinterpret_cast<nsl_u32*>(out + row * D + E * lane);
+            const size_t row = ((size_t)b * Tn + t0 + tt) * H + h;  // G = 1: HQ = H
+            const float scale = wsum > 0.f ? gs / wsum : 0.f;
+            nsl_u32* dst = reinterpret_cast<nsl_u32*>(out + row * D + E * lane);
 #pragma unroll
-        for (int i = 0; i < E / 2; ++i) dst[i] = NslOps<T>::pack(acc[2 * i] * scale, acc[2 * i + 1] * scale);
+            for (int i = 0; i < E / 2; ++i) dst[i] = NslOps<T>::pack(acc[2 * i] * scale, acc[2 * i + 1] * scale);
+        }
     }
 }
 
-// One entry per dtype, head dim, block size and warp count NW (each warp owns a K and a V buffer
-// of BS x D: the warp counts instantiated keep them within 64–128 KiB, and the host picks one).
-// The arguments are those of nsa.cu and nsa_tiled.cu, then R; a launch for another problem than
-// the entry takes (a window, G != 1, another block size) traps.
-#define NSL_ENTRY(TN, T, D, BS, NW)                                                                             \
-    extern "C" __global__ void __launch_bounds__(NW * 32, 1) nsa_local_##TN##_d##D##_bs##BS##_w##NW(            \
+// One entry per dtype, head dim, block size, warp count NW and stages ST (each warp owns ST K and
+// V buffers of BS x D: the launches instantiated keep them within 64–128 KiB; the host picks one).
+// Names: nsa_local_<dt>_d<D>_bs<BS>_w<NW>, with `_s2` for two stages. The arguments are those of
+// nsa.cu and nsa_tiled.cu, then R; a launch for another problem than the entry takes (a window,
+// G != 1, another block size) traps.
+#define NSL_ENTRY(TN, T, D, BS, NW, ST, SFX)                                                                    \
+    extern "C" __global__ void __launch_bounds__(NW * 32, 1) nsa_local_##TN##_d##D##_bs##BS##_w##NW##SFX(       \
         const T* q, const T* k, const T* v, const T* g_slc, const T* g_swa, const int* ind, const int* cnt,      \
         T* out, int B, int Tn, int HQ, int H, int S, int bs, int W, float scale_log2, int R) {                    \
         if (HQ != H || bs != BS || W != 0) __trap();                                                             \
-        nsl_forward<T, D, BS, NW>(q, k, v, g_slc, ind, cnt, out, Tn, H, S, R, scale_log2);                       \
+        nsl_forward<T, D, BS, NW, ST>(q, k, v, g_slc, ind, cnt, out, Tn, H, S, R, scale_log2);                   \
     }
-#define NSL_DTYPE(TN, T)          \
-    NSL_ENTRY(TN, T, 64, 32, 8)   \
-    NSL_ENTRY(TN, T, 64, 32, 16)  \
-    NSL_ENTRY(TN, T, 64, 64, 4)   \
-    NSL_ENTRY(TN, T, 64, 64, 8)   \
-    NSL_ENTRY(TN, T, 128, 32, 4)  \
-    NSL_ENTRY(TN, T, 128, 32, 8)  \
-    NSL_ENTRY(TN, T, 128, 64, 2)  \
-    NSL_ENTRY(TN, T, 128, 64, 4)
+#define NSL_DTYPE(TN, T)                  \
+    NSL_ENTRY(TN, T, 64, 32, 16, 1, )     \
+    NSL_ENTRY(TN, T, 64, 32, 8, 1, )      \
+    NSL_ENTRY(TN, T, 64, 32, 8, 2, _s2)   \
+    NSL_ENTRY(TN, T, 64, 64, 8, 1, )      \
+    NSL_ENTRY(TN, T, 64, 64, 4, 1, )      \
+    NSL_ENTRY(TN, T, 64, 64, 4, 2, _s2)   \
+    NSL_ENTRY(TN, T, 128, 32, 8, 1, )     \
+    NSL_ENTRY(TN, T, 128, 32, 4, 1, )     \
+    NSL_ENTRY(TN, T, 128, 32, 4, 2, _s2)  \
+    NSL_ENTRY(TN, T, 128, 64, 4, 1, )     \
+    NSL_ENTRY(TN, T, 128, 64, 2, 1, )     \
+    NSL_ENTRY(TN, T, 128, 64, 2, 2, _s2)
 NSL_DTYPE(bf16, __nv_bfloat16)
 NSL_DTYPE(fp16, __half)

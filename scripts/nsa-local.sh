@@ -4,9 +4,10 @@
 #   1. correctness: scripts/suites/nsa-g1.json (44 cases: 22 shapes x bf16, fp16; float64 reference) with the local
 #      kernel forced, its default launch; any WRONG / error line is logged;
 #   2. speed: local, pairs and tiled interleaved ROUNDS times on nsa-g1 and ranked (nsag1-rank.md);
-#   3. LAUNCHES=1: local launches R:NW ranked on nsa-g1-d64 (nsalaunch-rank.md); 64:8 (about
-#      100 KiB) is the one launch that fits two CTAs on an SM, so one CTA's bucketing and merge
-#      overlap the other's tiles.
+#   3. LAUNCHES=1: local launches R:NW[:ST] ranked on nsa-g1-d64 (nsalaunch-rank.md); 128:8:2
+#      copies each warp's next tile while it computes the current one; 64:8 (about 100 KiB) is
+#      the one launch that fits two CTAs on an SM, so one CTA's bucketing and merge overlap the
+#      other's tiles.
 # Under $OUT: log.txt, nsag1-rank.md, nsag1-runs.tar.gz (+ nsalaunch-*).
 set -u
 DEV_TMP=/tmp/nsal
@@ -22,7 +23,7 @@ mode_env() {
 ROUNDS=${ROUNDS:-2} interleave nsag1 scripts/suites/nsa-g1.json local pairs tiled
 archive_runs nsag1
 if [ "${LAUNCHES:-1}" = 1 ]; then
-  ROUNDS=2 interleave nsalaunch scripts/suites/nsa-g1-d64.json local-256:8 local-128:16 local-128:8 local-64:8 local-64:16
+  ROUNDS=2 interleave nsalaunch scripts/suites/nsa-g1-d64.json local-256:8 local-128:16 local-128:8:2 local-128:8 local-64:8
   archive_runs nsalaunch
 fi
 ls "$OUT" | tee -a "$DEV_LOG"

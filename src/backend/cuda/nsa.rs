@@ -68,18 +68,21 @@ pub const LOCAL_MAX_SMEM: u64 = 232_448 - 1024;
 /// Tokens per CTA the local kernel is tried with, largest first ([`local_config`]).
 pub const LOCAL_TOKENS: [usize; 5] = [256, 128, 64, 32, 16];
 
-/// Environment variable that sets the local kernel's launch, `R:NW` (tokens per CTA and warps,
-/// e.g. `128:16`), for tuning; unset: [`local_config`]. A launch that cannot run is an error.
+/// Environment variable that sets the local kernel's launch, `R:NW` or `R:NW:ST` (tokens per CTA,
+/// warps, K/V stages per warp; e.g. `128:16` or `128:8:2`), for tuning; unset: [`local_config`].
+/// A launch that cannot run is an error.
 pub const LOCAL_ENV: &str = "KERNELGATE_NSA_LOCAL";
 
-/// Warp counts the local kernel is compiled with for head dim `d` and block size `bs` (its
-/// `_w<NW>` entries), largest first: each warp owns a K and a V buffer of `bs × d` 2-byte
-/// elements, 64–128 KiB in all.
-pub fn local_warp_choices(d: usize, bs: usize) -> &'static [u32] {
+/// The launches the local kernel is compiled with for head dim `d` and block size `bs`, as
+/// (warps, K/V stages per warp) (its `_w<NW>` and `_w<NW>_s2` entries), in the order
+/// [`local_config`] tries them: each warp owns `stages` K and V buffers of `bs × d` 2-byte
+/// elements, 64–128 KiB in all; with two stages a warp copies the next tile while it computes
+/// the current one.
+pub fn local_launches(d: usize, bs: usize) -> &'static [(u32, u32)] {
     match (d, bs) {
-        (64, 32) => &[16, 8],
-        (64, 64) | (128, 32) => &[8, 4],
-        (128, 64) => &[4, 2],
+        (64, 32) => &[(16, 1), (8, 2), (8, 1)],
+        (64, 64) | (128, 32) => &[(8, 1), (4, 2), (4, 1)],
+        (128, 64) => &[(4, 1), (2, 2), (2, 1)],
         _ => &[],
     }
 }
@@ -91,28 +94,36 @@ pub fn local_max_tiles(p: &Params, r: usize) -> u64 {
     pairs.div_ceil(LOCAL_ROWS as u64) + (p.blocks() as u64).min(pairs)
 }
 
-/// Dynamic shared memory of the local kernel with `r` tokens per CTA and `nw` warps, laid out
-/// as in `kernels/nsa_local.cu` (which traps when it is given less): the warps' K/V buffers,
+/// Dynamic shared memory of the local kernel with `r` tokens per CTA, `nw` warps and `stages`
+/// K/V buffers per warp, laid out as in `kernels/nsa_local.cu` (which traps when it is given
+/// less): the warps' K/V buffers,
 /// one record per (token, slot) (its output row in the storage dtype and (max, sum) in fp32),
-/// the bucket entries (4 bytes per pair, padded to 8), the tile descriptors (8 bytes each) and
-/// three ints per block of the sequence.
-pub fn local_smem_bytes(p: &Params, r: usize, nw: u32) -> u64 {
+/// the bucket entries (4 bytes per pair, padded to 8), the tile descriptors (8 bytes each),
+/// three ints per block of the sequence and one mask of valid slots per token.
+pub fn local_smem_bytes(p: &Params, r: usize, nw: u32, stages: u32) -> u64 {
     let pairs = (r * p.s) as u64;
-    let kv = nw as u64 * 2 * (p.bs * p.d) as u64 * 2;
+    let kv = (nw * stages) as u64 * 2 * (p.bs * p.d) as u64 * 2;
     kv + pairs * (2 * p.d as u64 + 8)
         + 4 * (pairs + (pairs & 1))
         + 8 * local_max_tiles(p, r)
         + 12 * p.blocks() as u64
+        + 4 * r as u64
 }
 
-/// Whether the local kernel can launch `r` tokens per CTA with `nw` warps (`Err`: why not).
-pub fn local_launch_fits(p: &Params, r: usize, nw: u32) -> std::result::Result<(), String> {
-    if !local_warp_choices(p.d, p.bs).contains(&nw) {
+/// Whether the local kernel can launch `r` tokens per CTA with `nw` warps of `stages` K/V
+/// buffers each (`Err`: why not).
+pub fn local_launch_fits(
+    p: &Params,
+    r: usize,
+    nw: u32,
+    stages: u32,
+) -> std::result::Result<(), String> {
+    if !local_launches(p.d, p.bs).contains(&(nw, stages)) {
         return Err(format!(
-            "{nw} warps: d{} bs{} is compiled with {:?}",
+            "{nw} warps x {stages} stages: d{} bs{} is compiled with (warps, stages) {:?}",
             p.d,
             p.bs,
-            local_warp_choices(p.d, p.bs)
+            local_launches(p.d, p.bs)
         ));
     }
     if r == 0 || r * p.s > LOCAL_MAX_PAIRS {
@@ -121,40 +132,71 @@ pub fn local_launch_fits(p: &Params, r: usize, nw: u32) -> std::result::Result<(
             p.s
         ));
     }
-    let smem = local_smem_bytes(p, r, nw);
+    let smem = local_smem_bytes(p, r, nw, stages);
     if smem > LOCAL_MAX_SMEM {
         return Err(format!(
-            "{r} tokens with {nw} warps need {smem} bytes of shared memory (over {LOCAL_MAX_SMEM})"
+            "{r} tokens with {nw} warps x {stages} stages need {smem} bytes of shared memory (over {LOCAL_MAX_SMEM})"
         ));
     }
     Ok(())
 }
 
-/// The local kernel's default launch: the most warps compiled for (d, bs) with the largest of
-/// [`LOCAL_TOKENS`] that fits ([`local_launch_fits`]), else the next warp count (`None`: none
-/// fits). More warps keep more tiles' K/V loads in flight; more tokens fill the tiles better
-/// (a session-21 simulation of the suite's generator at t2048 s4 bs32: 66% of the rows live
-/// at 128 tokens, 80% at 256). Which matters more is to be measured (`KERNELGATE_NSA_LOCAL`).
-pub fn local_config(p: &Params) -> Option<(usize, u32)> {
-    local_warp_choices(p.d, p.bs).iter().find_map(|&nw| {
-        LOCAL_TOKENS
-            .into_iter()
-            .find(|&r| local_launch_fits(p, r, nw).is_ok())
-            .map(|r| (r, nw))
-    })
+/// A launch of the local kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalLaunch {
+    /// Tokens per CTA.
+    pub r: usize,
+    /// Warps per CTA.
+    pub warps: u32,
+    /// K/V buffers per warp (2: the next tile's copies overlap the current tile).
+    pub stages: u32,
 }
 
-/// Parses a `KERNELGATE_NSA_LOCAL` value, `R:NW` (`None`: unset or empty).
-pub fn parse_local(value: Option<&str>) -> std::result::Result<Option<(usize, u32)>, String> {
+impl LocalLaunch {
+    /// The entry point for dtype name `dt` ("bf16") and problem `p`.
+    pub fn entry(&self, dt: &str, p: &Params) -> String {
+        let s2 = if self.stages == 2 { "_s2" } else { "" };
+        format!("nsa_local_{dt}_d{}_bs{}_w{}{s2}", p.d, p.bs, self.warps)
+    }
+}
+
+/// The local kernel's default launch: the first of [`local_launches`] (most warps first) with
+/// the largest of [`LOCAL_TOKENS`] that fits ([`local_launch_fits`]) (`None`: none fits). More
+/// warps keep more tiles' K/V loads in flight; more tokens fill the tiles better (a session-21
+/// simulation of the suite's generator at t2048 s4 bs32: 66% of the rows live at 128 tokens,
+/// 80% at 256). Which matters more is to be measured (`KERNELGATE_NSA_LOCAL`).
+pub fn local_config(p: &Params) -> Option<LocalLaunch> {
+    local_launches(p.d, p.bs)
+        .iter()
+        .find_map(|&(warps, stages)| {
+            LOCAL_TOKENS
+                .into_iter()
+                .find(|&r| local_launch_fits(p, r, warps, stages).is_ok())
+                .map(|r| LocalLaunch { r, warps, stages })
+        })
+}
+
+/// Parses a `KERNELGATE_NSA_LOCAL` value, `R:NW` or `R:NW:ST` (`None`: unset or empty).
+pub fn parse_local(value: Option<&str>) -> std::result::Result<Option<LocalLaunch>, String> {
     let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
-    let bad =
-        || format!("{LOCAL_ENV}={v:?}: expected R:NW (tokens per CTA and warps, e.g. 128:16)");
-    let (r, nw) = v.split_once(':').ok_or_else(bad)?;
-    let r = r.trim().parse().map_err(|_| bad())?;
-    let nw = nw.trim().parse().map_err(|_| bad())?;
-    Ok(Some((r, nw)))
+    let bad = || {
+        format!(
+            "{LOCAL_ENV}={v:?}: expected R:NW or R:NW:ST (tokens per CTA, warps, K/V stages; e.g. 128:16 or 128:8:2)"
+        )
+    };
+    let parts: Vec<&str> = v.split(':').map(str::trim).collect();
+    if parts.len() != 2 && parts.len() != 3 {
+        return Err(bad());
+    }
+    let r = parts[0].parse().map_err(|_| bad())?;
+    let warps = parts[1].parse().map_err(|_| bad())?;
+    let stages = match parts.get(2) {
+        Some(x) => x.parse().map_err(|_| bad())?,
+        None => 1,
+    };
+    Ok(Some(LocalLaunch { r, warps, stages }))
 }
 
 /// Whether the local kernel can run a problem (`Err`: why not): G = 1, no sliding window,
@@ -440,24 +482,25 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         // Three launches with their own arguments and workspace.
         Kernel::Pairs => return prepare_pairs(gpu, case, bind, &p, dt, scale_log2),
         Kernel::Local => {
-            let (r, warps) = match super::from_env(case, LOCAL_ENV, parse_local)? {
-                Some((r, nw)) => {
-                    local_launch_fits(&p, r, nw)
+            let l = match super::from_env(case, LOCAL_ENV, parse_local)? {
+                Some(l) => {
+                    local_launch_fits(&p, l.r, l.warps, l.stages)
                         .map_err(|why| unsupported(format!("{LOCAL_ENV}: {why}")))?;
-                    (r, nw)
+                    l
                 }
                 None => local_config(&p).expect("local_fits checked that a launch fits"),
             };
-            let name = format!("nsa_local_{dt}_d{}_bs{}_w{warps}", p.d, p.bs);
+            let name = l.entry(dt, &p);
             let dims = Dims {
-                grid: (p.t.div_ceil(r) as u32, (p.b * p.h) as u32, 1),
-                block: (warps * 32, 1, 1),
+                grid: (p.t.div_ceil(l.r) as u32, (p.b * p.h) as u32, 1),
+                block: (l.warps * 32, 1, 1),
                 // local_launch_fits bounded it by LOCAL_MAX_SMEM.
-                smem: local_smem_bytes(&p, r, warps) as u32,
+                smem: local_smem_bytes(&p, l.r, l.warps, l.stages) as u32,
             };
-            args.push(KernelArg::I32(r as i32));
+            args.push(KernelArg::I32(l.r as i32));
             let variant = format!(
-                "{name} (local: {r} tokens per CTA, pairs bucketed by block in shared memory, {LOCAL_ROWS}-row tiles per warp ({warps} warps), mma.sync m16n8k16, records merged in shared memory; 1 launch)"
+                "{name} (local: {} tokens per CTA, pairs bucketed by block in shared memory, {LOCAL_ROWS}-row tiles per warp ({} warps x {} K/V stages), mma.sync m16n8k16, records merged in shared memory; 1 launch)",
+                l.r, l.warps, l.stages
             );
             (LOCAL_FILE, name, dims, variant)
         }
@@ -709,42 +752,63 @@ mod tests {
 
     #[test]
     fn local_layout_and_limits() {
+        let launch = |r, warps, stages| LocalLaunch { r, warps, stages };
         assert_eq!(parse_forced(Some("local")), Ok(Some(Kernel::Local)));
         assert_eq!(parse_local(None), Ok(None));
         assert_eq!(parse_local(Some(" ")), Ok(None));
-        assert_eq!(parse_local(Some("128:16")), Ok(Some((128, 16))));
+        assert_eq!(parse_local(Some("128:16")), Ok(Some(launch(128, 16, 1))));
+        assert_eq!(parse_local(Some("128:8:2")), Ok(Some(launch(128, 8, 2))));
         assert!(parse_local(Some("128")).unwrap_err().contains("R:NW"));
         assert!(parse_local(Some("a:8")).unwrap_err().contains("R:NW"));
+        assert!(parse_local(Some("1:2:3:4")).unwrap_err().contains("R:NW"));
         // The entries compiled: K/V buffers of 64-128 KiB.
-        assert_eq!(local_warp_choices(64, 32), &[16, 8]);
-        assert_eq!(local_warp_choices(128, 64), &[4, 2]);
-        assert!(local_warp_choices(96, 32).is_empty());
+        assert_eq!(local_launches(64, 32), &[(16, 1), (8, 2), (8, 1)]);
+        assert_eq!(local_launches(128, 64), &[(4, 1), (2, 2), (2, 1)]);
+        assert!(local_launches(96, 32).is_empty());
         // b2 t2048 hq16 h16 d64 s4 bs32, 256 tokens, 8 warps: 1024 pairs, 64 blocks.
         let p = params(2048, 16, 16, 64, 4, 32);
         assert_eq!(local_max_tiles(&p, 256), 64 + 64);
         assert_eq!(
-            local_smem_bytes(&p, 256, 8),
-            65_536 + 1024 * 136 + 4 * 1024 + 8 * 128 + 12 * 64
+            local_smem_bytes(&p, 256, 8, 1),
+            65_536 + 1024 * 136 + 4 * 1024 + 8 * 128 + 12 * 64 + 4 * 256
         );
-        assert!(local_launch_fits(&p, 256, 8).is_ok());
+        assert_eq!(
+            local_smem_bytes(&p, 128, 8, 2),
+            local_smem_bytes(&p, 128, 16, 1)
+        );
+        assert!(local_launch_fits(&p, 256, 8, 1).is_ok());
+        assert_eq!(
+            launch(256, 8, 1).entry("bf16", &p),
+            "nsa_local_bf16_d64_bs32_w8"
+        );
+        assert_eq!(
+            launch(128, 8, 2).entry("fp16", &p),
+            "nsa_local_fp16_d64_bs32_w8_s2"
+        );
         // The default: 16 warps (128 KiB of K/V), so 256 tokens' records no longer fit; 128 do.
-        assert!(local_launch_fits(&p, 256, 16)
+        assert!(local_launch_fits(&p, 256, 16, 1)
             .unwrap_err()
             .contains("shared memory"));
-        assert_eq!(local_config(&p), Some((128, 16)));
+        assert_eq!(local_config(&p), Some(launch(128, 16, 1)));
         assert!(local_fits(&p).is_ok());
-        assert!(local_launch_fits(&p, 128, 12)
+        assert!(local_launch_fits(&p, 128, 12, 1)
             .unwrap_err()
-            .contains("[16, 8]"));
-        assert!(local_launch_fits(&p, 1024, 8)
+            .contains("(16, 1)"));
+        assert!(local_launch_fits(&p, 128, 16, 2)
+            .unwrap_err()
+            .contains("compiled with"));
+        assert!(local_launch_fits(&p, 1024, 8, 1)
             .unwrap_err()
             .contains("2048 pairs"));
         // d128 s4 bs64 t4096: 4 warps (128 KiB), records of 64 tokens (256 x 264 bytes).
-        assert_eq!(local_config(&params(4096, 8, 8, 128, 4, 64)), Some((64, 4)));
+        assert_eq!(
+            local_config(&params(4096, 8, 8, 128, 4, 64)),
+            Some(launch(64, 4, 1))
+        );
         // 16 slots at d64: 16 warps leave room for 32 tokens' records.
         assert_eq!(
             local_config(&params(8192, 16, 16, 64, 16, 32)),
-            Some((32, 16))
+            Some(launch(32, 16, 1))
         );
         // What it refuses, and why.
         assert!(local_fits(&params(2048, 16, 4, 64, 4, 32))
@@ -772,6 +836,25 @@ mod tests {
                 Kernel::Local
             );
         }
+    }
+
+    #[test]
+    fn every_local_launch_has_its_entry() {
+        // Each (warps, stages) the host may launch is instantiated in kernels/nsa_local.cu.
+        let src = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/nsa_local.cu"),
+        )
+        .unwrap();
+        let mut n = 0;
+        for (d, bs) in [(64, 32), (64, 64), (128, 32), (128, 64)] {
+            for &(nw, st) in local_launches(d, bs) {
+                let sfx = if st == 2 { "_s2" } else { "" };
+                let line = format!("NSL_ENTRY(TN, T, {d}, {bs}, {nw}, {st}, {sfx})");
+                assert!(src.contains(&line), "{line} missing");
+                n += 1;
+            }
+        }
+        assert_eq!(src.matches("    NSL_ENTRY(TN, T, ").count(), n);
     }
 
     #[test]
@@ -880,11 +963,12 @@ mod tests {
             seed in 0u64..u64::MAX,
         ) {
             let p = Params { b: 1, t: t_len, hq: 4, h: 4, d, s, bs, w: 0 };
-            let (r, nw) = local_config(&p).expect("small problems fit");
+            let l = local_config(&p).expect("small problems fit");
+            let r = l.r;
             // The descriptors pack the first entry above 8 bits of pair count: 2^23 entries.
             const _: () = assert!(LOCAL_MAX_PAIRS < 1 << 23);
             proptest::prop_assert!(r * s <= LOCAL_MAX_PAIRS);
-            proptest::prop_assert!(local_smem_bytes(&p, r, nw) <= LOCAL_MAX_SMEM);
+            proptest::prop_assert!(local_smem_bytes(&p, r, l.warps, l.stages) <= LOCAL_MAX_SMEM);
             let nb = p.blocks();
             let slots = random_slots(&p, seed);
             for t0 in (0..t_len).step_by(r) {
