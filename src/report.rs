@@ -172,14 +172,15 @@ fn floor_text(r: &Record, prefix: &str) -> String {
     }
 }
 
-/// A fixed-width summary table of records.
+/// A fixed-width summary table of records. Its `now/base` column is the median over the stored
+/// baseline's (or, in a same-run A/B, over the base revision's): above 1 is slower.
 pub fn summary_table(records: &[Record]) -> String {
     let mut rows: Vec<&Record> = records.iter().collect();
     rows.sort_by(|a, b| a.case.cmp(&b.case));
     let w = rows.iter().map(|r| r.case.len()).max().unwrap_or(4).max(4);
     let mut s = format!(
         "{:<w$}  {:>10}  {:>12}  {:>9}  {:>9}  {:>8}  {}\n",
-        "case", "verdict", "median", "TFLOP/s", "GB/s", "vs base", "variant"
+        "case", "verdict", "median", "TFLOP/s", "GB/s", "now/base", "variant"
     );
     for r in rows {
         let v = format!("{:?}", r.verdict).to_lowercase();

@@ -210,7 +210,7 @@ fn summary_table_snapshot() {
 fn summary_table_empty() {
     assert_eq!(
         summary_table(&[]),
-        "case     verdict        median    TFLOP/s       GB/s   vs base  variant\n"
+        "case     verdict        median    TFLOP/s       GB/s  now/base  variant\n"
     );
 }
 
