@@ -602,6 +602,71 @@ impl ImportSummary {
     }
 }
 
+/// What [`rehash_entries`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RehashSummary {
+    /// Entries whose source hash was rewritten.
+    pub rewritten: usize,
+    /// Entries left as they were: their hash is not in the map (another backend's, older code,
+    /// a build with defines) or is already the new form.
+    pub left: usize,
+    /// Baseline files written.
+    pub files: usize,
+}
+
+/// Rewrites the source hash of every stored entry under `root` (one directory per GPU model)
+/// that `map` names (old hash → (new hash, kernel file); [`crate::gpu::hash_migration`]), each
+/// file written once, atomically, under its lock. `kernelgate rehash` runs it when the source
+/// hash rule changes, so that entries of unchanged code keep their rounds.
+pub fn rehash_entries(
+    root: &Path,
+    map: &BTreeMap<String, (String, String)>,
+) -> Result<RehashSummary> {
+    let mut sum = RehashSummary::default();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .map_err(|e| Error::io("listing", root, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io("listing", &dir, e))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let _lock = LockFile::acquire(&path.with_extension("json.lock"))?;
+            let Some(mut file) = load_file(&path)? else {
+                continue;
+            };
+            let mut changed = false;
+            for entry in file.entries.values_mut() {
+                match map.get(&entry.env.source_hash) {
+                    Some((new, _)) if *new != entry.env.source_hash => {
+                        entry.env.source_hash = new.clone();
+                        sum.rewritten += 1;
+                        changed = true;
+                    }
+                    _ => sum.left += 1,
+                }
+            }
+            if changed {
+                let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Json {
+                    what: path.display().to_string(),
+                    source: e,
+                })?;
+                write_atomic(&path, format!("{text}\n").as_bytes())?;
+                sum.files += 1;
+            }
+        }
+    }
+    Ok(sum)
+}
+
 /// Keeps only the records of `files` whose case already has an entry in `store` for its GPU
 /// model (`kernelgate import --existing-only`): a run on a second machine then adds rounds to
 /// the entries it shares with the baselines and starts no entry measured on that machine

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use cudarc::driver::{result as dres, sys, CudaContext, CudaStream};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -1142,18 +1142,10 @@ impl Gpu {
             "-std=c++17".to_string(),
         ];
         options.extend(self.kernel_set.defines.iter().cloned());
-        // Hash the source, every local header (kernels/*.cuh), options, arch and NVRTC version.
-        let mut h = Sha256::new();
-        h.update(source.as_bytes());
-        let header_srcs = local_headers(dir)?;
-        for (name, text) in &header_srcs {
-            h.update(name.as_bytes());
-            h.update(text.as_bytes());
-        }
-        h.update(options.join(" ").as_bytes());
-        h.update(nvrtc.as_bytes());
-        let digest = h.finalize();
-        let hash: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        // Hash the source, the local files it includes, options, arch and NVRTC version.
+        let includes = local_includes(dir, &source)?;
+        let hash = source_hash(&source, &includes, &options, &nvrtc);
+        let header_srcs = nvrtc_headers(dir, &includes)?;
         let cubin_path = self.cache_dir.join(format!(
             "{}-{arch}-{hash}.cubin",
             file.trim_end_matches(".cu")
@@ -1194,8 +1186,116 @@ impl Gpu {
     }
 }
 
+/// A module's source hash: the first 12 bytes of SHA-256, in hex, over its source, each (name,
+/// text) of `deps` (the local files it includes, [`local_includes`]), the NVRTC options (arch,
+/// `-std`, defines) and the NVRTC version. Baselines restart when it changes. Before session 21
+/// `deps` was every `kernels/*.cuh` whether included or not, so adding or editing any header
+/// restarted every module's baselines; `kernelgate rehash` moves stored hashes of the old form
+/// to this one ([`hash_migration`]).
+pub fn source_hash(
+    source: &str,
+    deps: &[(String, String)],
+    options: &[String],
+    nvrtc: &str,
+) -> String {
+    let mut h = Sha256::new();
+    h.update(source.as_bytes());
+    for (name, text) in deps {
+        h.update(name.as_bytes());
+        h.update(text.as_bytes());
+    }
+    h.update(options.join(" ").as_bytes());
+    h.update(nvrtc.as_bytes());
+    h.finalize()
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The names in `text`'s `#include "name"` lines (quoted includes only, in order).
+fn quoted_includes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix('#')?.trim_start();
+            let rest = rest
+                .strip_prefix("include")?
+                .trim_start()
+                .strip_prefix('"')?;
+            rest.split('"').next().map(str::to_string)
+        })
+        .collect()
+}
+
+/// The local files of `dir` that `source` includes with `#include "name"`, directly or through
+/// other such files, sorted by name, as (name, text). A quoted name that is not a file of `dir`
+/// (a system header written with quotes) is left to NVRTC's include path and not hashed.
+pub fn local_includes(dir: &Path, source: &str) -> Result<Vec<(String, String)>> {
+    let mut found: BTreeMap<String, String> = BTreeMap::new();
+    let mut todo = quoted_includes(source);
+    while let Some(name) = todo.pop() {
+        if found.contains_key(&name) {
+            continue;
+        }
+        let path = dir.join(&name);
+        if !path.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io("reading kernel header", &path, e))?;
+        todo.extend(quoted_includes(&text));
+        found.insert(name, text);
+    }
+    Ok(found.into_iter().collect())
+}
+
+/// The in-memory headers NVRTC gets for a module: every local header of `dir` and any other
+/// local file the module includes (`includes`, from [`local_includes`]).
+fn nvrtc_headers(dir: &Path, includes: &[(String, String)]) -> Result<Vec<(String, String)>> {
+    let mut headers = local_headers(dir)?;
+    for (name, text) in includes {
+        if !headers.iter().any(|(n, _)| n == name) {
+            headers.push((name.clone(), text.clone()));
+        }
+    }
+    Ok(headers)
+}
+
+/// The stored-hash migration of `kernelgate rehash`: for every `dir/*.cu`, its source hash in
+/// the form used before session 21 (every `*.cuh` of `dir` as a dependency) mapped to its hash
+/// now ([`source_hash`] over [`local_includes`]) and the file's name, both for NVRTC version
+/// `nvrtc`, architecture `arch` and no defines (how the harness compiles by default).
+pub fn hash_migration(
+    dir: &Path,
+    arch: &str,
+    nvrtc: &str,
+) -> Result<BTreeMap<String, (String, String)>> {
+    let options = vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+    ];
+    let all_headers = local_headers(dir)?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io("listing", dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    files.sort();
+    let mut map = BTreeMap::new();
+    for path in files {
+        let source = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io("reading kernel source", &path, e))?;
+        let old = source_hash(&source, &all_headers, &options, nvrtc);
+        let new = source_hash(&source, &local_includes(dir, &source)?, &options, nvrtc);
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        map.insert(old, (new, name));
+    }
+    Ok(map)
+}
+
 /// The local headers of a kernel directory (`*.cuh`), sorted by name, as (name, text): NVRTC gets
-/// them as in-memory headers, and every module's source hash covers them.
+/// them as in-memory headers.
 fn local_headers(dir: &Path) -> Result<Vec<(String, String)>> {
     let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io("listing", dir, e))?
@@ -1224,7 +1324,7 @@ pub fn compile_offline(dir: &Path, file: &str, arch: &str, extra: &[String]) -> 
     let path = dir.join(file);
     let source =
         std::fs::read_to_string(&path).map_err(|e| Error::io("reading kernel source", &path, e))?;
-    let headers = local_headers(dir)?;
+    let headers = nvrtc_headers(dir, &local_includes(dir, &source)?)?;
     let mut options = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".to_string(),

@@ -151,6 +151,17 @@ pub enum Command {
         #[arg(long)]
         existing_only: bool,
     },
+    /// Move the stored baselines' source hashes to the current rule (a module's hash covers the
+    /// local files it includes, not every `kernels/*.cuh`): entries whose hash is the old form of
+    /// a current kernel file get its new form and keep their rounds. No GPU needed.
+    Rehash {
+        /// The NVRTC version the stored hashes were computed with (the GPU machines').
+        #[arg(long, default_value = "13.0")]
+        nvrtc: String,
+        /// The architecture they were compiled for.
+        #[arg(long, default_value = "sm_90a")]
+        arch: String,
+    },
     /// The spread stored in baselines per family (within and between machines), the entries to
     /// refresh (measured on one machine; long ones timed without the duty-cycle hold) and the
     /// absolute floor derived from tiny kernels measured on several machines.
@@ -629,6 +640,19 @@ where
             if unstored > 0 {
                 println!("{unstored} records left out: their cases have no baseline entry (--existing-only)");
             }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Rehash { nvrtc, arch } => config().and_then(|cfg| {
+            let map = crate::gpu::hash_migration(&cfg.root.join("kernels"), &arch, &nvrtc)?;
+            let moved = map.iter().filter(|(old, (new, _))| old != &new).count();
+            let sum = crate::baseline::rehash_entries(&cfg.baseline_dir, &map)?;
+            println!(
+                "{} kernel files ({moved} with a new hash, NVRTC {nvrtc}, {arch}); {} entries rehashed in {} files, {} left (other backends, other code, already current)",
+                map.len(),
+                sum.rewritten,
+                sum.files,
+                sum.left
+            );
             Ok(ExitCode::SUCCESS)
         }),
         Command::Spread { gpus } => config().and_then(|cfg| {
