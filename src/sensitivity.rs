@@ -83,6 +83,84 @@ pub struct RunSummary {
     /// likely cause.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_slowdowns: Vec<String>,
+    /// The same-run A/B against a base revision, over the cases it measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<AbSummary>,
+}
+
+/// A same-run A/B over a run's cases: the paired now/base ratios summarised (`--base`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbSummary {
+    /// Cases with a measured paired comparison.
+    pub cases: usize,
+    /// Geometric mean of the cases' now/base ratios (above 1: the change is slower; `None` when
+    /// no case was measured).
+    pub geomean: Option<f64>,
+    /// Smallest ratio.
+    pub min: Option<f64>,
+    /// Largest ratio.
+    pub max: Option<f64>,
+    /// Cases called slower, faster, the same and ambiguous.
+    pub slower: usize,
+    /// Faster beyond tolerance and noise.
+    pub faster: usize,
+    /// Within tolerance.
+    pub same: usize,
+    /// Beyond tolerance but within the noise.
+    pub ambiguous: usize,
+    /// Cases whose base compiled to the same sources (nothing to compare).
+    pub identical: usize,
+}
+
+impl AbSummary {
+    /// The summary of `records`' A/B outcomes (`None` when no record has one).
+    pub fn of(records: &[Record]) -> Option<AbSummary> {
+        use crate::gate::Change;
+        let abs: Vec<&crate::results::AbOutcome> =
+            records.iter().filter_map(|r| r.ab.as_ref()).collect();
+        if abs.is_empty() {
+            return None;
+        }
+        let paired: Vec<&crate::gate::Paired> =
+            abs.iter().filter_map(|a| a.paired.as_ref()).collect();
+        let ratios: Vec<f64> = paired
+            .iter()
+            .map(|p| p.ratio)
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        let count = |c: Change| paired.iter().filter(|p| p.change == c).count();
+        let some = !ratios.is_empty();
+        Some(AbSummary {
+            cases: ratios.len(),
+            geomean: some
+                .then(|| (ratios.iter().map(|x| x.ln()).sum::<f64>() / ratios.len() as f64).exp()),
+            min: some.then(|| ratios.iter().copied().fold(f64::INFINITY, f64::min)),
+            max: some.then(|| ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+            slower: count(Change::Slow),
+            faster: count(Change::Fast),
+            same: count(Change::Same),
+            ambiguous: count(Change::Ambiguous),
+            identical: abs.iter().filter(|a| a.status == "identical").count(),
+        })
+    }
+
+    /// The line printed after a run.
+    pub fn render(&self) -> String {
+        let mut s = match (self.geomean, self.min, self.max) {
+            (Some(g), Some(lo), Some(hi)) => format!(
+                "A/B against the base ({} cases): geomean now/base {g:.3} (range {lo:.3}..{hi:.3}; above 1 is slower); {} slower, {} faster, {} same, {} ambiguous",
+                self.cases, self.slower, self.faster, self.same, self.ambiguous
+            ),
+            _ => "A/B against the base: no case measured".to_string(),
+        };
+        if self.identical > 0 {
+            s.push_str(&format!(
+                "; {} case(s) identical to the base (same sources)",
+                self.identical
+            ));
+        }
+        s
+    }
 }
 
 /// For each regression of `records`, the other backends of the same kernel, shape and dtype in
@@ -185,6 +263,7 @@ impl RunSummary {
                 v
             },
             shared_slowdowns: shared_slowdowns(records),
+            ab: AbSummary::of(records),
         }
     }
 
@@ -262,6 +341,9 @@ impl RunSummary {
                 self.shared_slowdowns.len(),
                 self.shared_slowdowns.join("; ")
             );
+        }
+        if let Some(ab) = &self.ab {
+            let _ = writeln!(s, "{}", ab.render());
         }
         if !self.capture_failed.is_empty() {
             let _ = writeln!(

@@ -758,6 +758,78 @@ fn run_summary_of_nothing_compared() {
 }
 
 #[test]
+fn run_summary_of_a_same_run_ab() {
+    use kernelgate::results::AbOutcome;
+    let ab = |base: &[f64], new: &[f64], status: &str| AbOutcome {
+        base: "HEAD~1".into(),
+        base_hash: "0123".into(),
+        status: status.into(),
+        paired: if status == "measured" {
+            paired(base, new, 0.05)
+        } else {
+            None
+        },
+        base_ms: Some(0.01),
+    };
+    let (b1, n1) = interleaved(1.10, 0.003, 60, 1); // 10% slower
+    let (b2, n2) = interleaved(0.80, 0.003, 60, 2); // 20% faster
+    let (b3, _) = interleaved(1.0, 0.003, 60, 3);
+    let mut recs = vec![
+        rec(1, "cuda", Verdict::Regression, Some(0.02)),
+        rec(2, "cuda", Verdict::Faster, Some(0.02)),
+        rec(3, "cuda", Verdict::Pass, Some(0.02)),
+        rec(4, "cuda", Verdict::Pass, None),
+        rec(5, "cublas", Verdict::Pass, Some(0.02)),
+    ];
+    recs[0].ab = Some(ab(&b1, &n1, "measured"));
+    recs[1].ab = Some(ab(&b2, &n2, "measured"));
+    recs[2].ab = Some(ab(&b3, &b3, "measured"));
+    recs[3].ab = Some(ab(&[], &[], "identical"));
+    let s = RunSummary::of(&recs, HOLD)
+        .ab
+        .expect("three measured, one identical");
+    assert_eq!(
+        (
+            s.cases,
+            s.slower,
+            s.faster,
+            s.same,
+            s.ambiguous,
+            s.identical
+        ),
+        (3, 1, 1, 1, 0, 1)
+    );
+    let (g, lo, hi) = (s.geomean.unwrap(), s.min.unwrap(), s.max.unwrap());
+    assert!((g - (1.10f64 * 0.80).cbrt()).abs() < 0.01, "{g}");
+    assert!(
+        (lo - 0.80).abs() < 0.01 && (hi - 1.10).abs() < 0.01,
+        "{lo} {hi}"
+    );
+    let line = s.render();
+    assert!(
+        line.starts_with("A/B against the base (3 cases): geomean now/base 0.95"),
+        "{line}"
+    );
+    assert!(
+        line.contains("1 slower, 1 faster, 1 same, 0 ambiguous; 1 case(s) identical"),
+        "{line}"
+    );
+    assert!(RunSummary::of(&recs, HOLD).render().contains(&line));
+    // Only identical bases: nothing measured, no ratio (and no NaN in a results file).
+    let only = vec![recs[3].clone()];
+    let s = RunSummary::of(&only, HOLD).ab.unwrap();
+    assert_eq!((s.cases, s.geomean), (0, None));
+    assert!(s
+        .render()
+        .starts_with("A/B against the base: no case measured; 1 case(s) identical"));
+    assert!(serde_json::to_string(&s)
+        .unwrap()
+        .contains("\"geomean\":null"));
+    // No A/B at all: no line.
+    assert_eq!(RunSummary::of(&recs[4..], HOLD).ab, None);
+}
+
+#[test]
 fn run_summary_verdict_keys_are_the_record_verdict_names() {
     // The summary sits next to the records in a results file: its keys should be the names
     // the records' `verdict` fields use (`missing_baseline`, not `missingbaseline`).
