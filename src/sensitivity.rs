@@ -408,6 +408,100 @@ pub struct FamilySpread {
     pub without_duty_hold: usize,
 }
 
+/// How a suite's cases are backed by the stored baselines of one GPU model: what the gate can
+/// lean on before a run (`kernelgate coverage`). Cases measured on one machine only are the
+/// ones a fresh machine may read as changed; cases without an entry are only checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// The suite's name as given.
+    pub suite: String,
+    /// The GPU model's baselines directory name.
+    pub gpu: String,
+    /// Cases in the suite.
+    pub cases: usize,
+    /// Cases with no stored entry.
+    pub missing: usize,
+    /// Cases whose entry holds rounds of one machine.
+    pub one_machine: usize,
+    /// Cases whose entry holds rounds of several machines.
+    pub several: usize,
+    /// The one-machine cases, sorted.
+    pub one_machine_cases: Vec<String>,
+}
+
+/// The coverage of `cases` (a suite's, named `suite`) by `files`, the baseline files of the GPU
+/// model `gpu` (one per kernel family).
+pub fn coverage(
+    suite: &str,
+    cases: &[crate::case::Case],
+    gpu: &str,
+    files: &[BaselineFile],
+) -> Coverage {
+    let by_kernel: BTreeMap<&str, &BaselineFile> =
+        files.iter().map(|f| (f.kernel.as_str(), f)).collect();
+    let mut c = Coverage {
+        suite: suite.to_string(),
+        gpu: gpu.to_string(),
+        cases: cases.len(),
+        missing: 0,
+        one_machine: 0,
+        several: 0,
+        one_machine_cases: Vec::new(),
+    };
+    for case in cases {
+        let name = case.name();
+        match by_kernel
+            .get(case.kernel.as_str())
+            .and_then(|f| f.entries.get(&name))
+        {
+            None => c.missing += 1,
+            Some(e) if e.machines <= 1 => {
+                c.one_machine += 1;
+                c.one_machine_cases.push(name);
+            }
+            Some(_) => c.several += 1,
+        }
+    }
+    c.one_machine_cases.sort();
+    c
+}
+
+/// A markdown table of `rows`, then each row's one-machine cases (the first 8 of each).
+pub fn render_coverage(rows: &[Coverage]) -> String {
+    let mut s = String::from(
+        "| suite | GPU | cases | several machines | one machine | no entry |\n|---|---|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            r.suite, r.gpu, r.cases, r.several, r.one_machine, r.missing
+        );
+    }
+    for r in rows.iter().filter(|r| r.one_machine > 0) {
+        let shown: Vec<&str> = r
+            .one_machine_cases
+            .iter()
+            .take(8)
+            .map(String::as_str)
+            .collect();
+        let more = r.one_machine_cases.len() - shown.len();
+        let _ = writeln!(
+            s,
+            "\n{} on {}, one machine: {}{}",
+            r.suite,
+            r.gpu,
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    s
+}
+
 /// Whether `e`'s newest round timed samples of at least [`crate::timing::DUTY_MIN_SAMPLE_US`]
 /// without the duty-cycle hold (see [`FamilySpread::without_duty_hold`]).
 pub fn timed_without_duty_hold(e: &crate::baseline::Entry) -> bool {

@@ -151,6 +151,15 @@ pub enum Command {
         #[arg(long)]
         existing_only: bool,
     },
+    /// How each suite's cases are backed by the stored baselines of each GPU model: cases whose
+    /// entry holds several machines' rounds, one machine's, or none (no GPU needed).
+    Coverage {
+        /// Suites (names under fixtures/ or paths); repeatable.
+        #[arg(long = "suite", short, default_value = "default")]
+        suites: Vec<String>,
+        /// GPU slugs under the baselines directory (default: all).
+        gpus: Vec<String>,
+    },
     /// Move the stored baselines' source hashes to the current rule (a module's hash covers the
     /// local files it includes, not every `kernels/*.cuh`): entries whose hash is the old form of
     /// a current kernel file get its new form and keep their rounds. No GPU needed.
@@ -640,6 +649,24 @@ where
             if unstored > 0 {
                 println!("{unstored} records left out: their cases have no baseline entry (--existing-only)");
             }
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Coverage { suites, gpus } => config().and_then(|mut cfg| {
+            let models = baseline_files(&cfg, gpus)?;
+            let mut rows = Vec::new();
+            for name in &suites {
+                cfg.suite = name.clone();
+                let suite = crate::suite::Suite::load(&cfg.suite_path())?;
+                for (slug, files) in &models {
+                    rows.push(crate::sensitivity::coverage(
+                        name,
+                        &suite.cases,
+                        slug,
+                        files,
+                    ));
+                }
+            }
+            print!("{}", crate::sensitivity::render_coverage(&rows));
             Ok(ExitCode::SUCCESS)
         }),
         Command::Rehash { nvrtc, arch } => config().and_then(|cfg| {
