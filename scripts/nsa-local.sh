@@ -4,7 +4,7 @@
 #   1. correctness: scripts/suites/nsa-g1.json (44 cases: 22 shapes x bf16, fp16; float64 reference) with the local
 #      kernel forced, its default launch; any WRONG / error line is logged;
 #   2. speed: local, pairs and tiled interleaved ROUNDS times on nsa-g1 and ranked (nsag1-rank.md);
-#   3. LAUNCHES=1: local launches R:NW[:ST] ranked on nsa-g1-d64 (nsalaunch-rank.md); 128:8:2
+#   3. launches: local launches R:NW[:ST] ranked on nsa-g1-d64 (nsalaunch-rank.md); 128:8:2
 #      copies each warp's next tile while it computes the current one; 64:8 (about 100 KiB) is
 #      the one launch that fits two CTAs on an SM, so one CTA's bucketing and merge overlap the
 #      other's tiles.
@@ -12,17 +12,25 @@
 set -u
 DEV_TMP=/tmp/nsal
 . scripts/device-lib.sh
-( export KERNELGATE_NSA_KERNEL=local; cli check scripts/suites/nsa-g1.json )
-grep -hE "WRONG|ERROR|error|trap|illegal" "$DEV_TMP/check.log" | head -20 | cut -c1-300 | tee -a "$DEV_LOG"
+# PARTS picks the parts (default all three; about 40 s, 4 min and 2 min of device time on an H100,
+# so one call holds them all, or split them over calls to the same warm machine).
+PARTS=${PARTS:-"check rank launches"}
+has() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+if has check; then
+  ( export KERNELGATE_NSA_KERNEL=local; cli check scripts/suites/nsa-g1.json )
+  grep -hE "WRONG|ERROR|error|trap|illegal" "$DEV_TMP/check.log" | head -20 | cut -c1-300 | tee -a "$DEV_LOG"
+fi
 mode_env() {
   case $1 in
     local-*) echo "KERNELGATE_NSA_KERNEL=local KERNELGATE_NSA_LOCAL=${1#local-}" ;;
     *) echo "KERNELGATE_NSA_KERNEL=$1" ;;
   esac
 }
-ROUNDS=${ROUNDS:-2} interleave nsag1 scripts/suites/nsa-g1.json local pairs tiled
-archive_runs nsag1
-if [ "${LAUNCHES:-1}" = 1 ]; then
+if has rank; then
+  ROUNDS=${ROUNDS:-2} interleave nsag1 scripts/suites/nsa-g1.json local pairs tiled
+  archive_runs nsag1
+fi
+if has launches; then
   ROUNDS=2 interleave nsalaunch scripts/suites/nsa-g1-d64.json local-256:8 local-128:16 local-128:8:2 local-128:8 local-64:8
   archive_runs nsalaunch
 fi
