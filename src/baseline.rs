@@ -631,14 +631,7 @@ pub fn rehash_entries(
         .collect();
     dirs.sort();
     for dir in dirs {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|e| Error::io("listing", &dir, e))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        paths.sort();
-        for path in paths {
+        for path in crate::files::with_extension(&dir, "json")? {
             let _lock = LockFile::acquire(&path.with_extension("json.lock"))?;
             let Some(mut file) = load_file(&path)? else {
                 continue;

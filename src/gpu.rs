@@ -1275,15 +1275,8 @@ pub fn hash_migration(
         "-std=c++17".to_string(),
     ];
     let all_headers = local_headers(dir)?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io("listing", dir, e))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
-        .collect();
-    files.sort();
     let mut map = BTreeMap::new();
-    for path in files {
+    for path in crate::files::with_extension(dir, "cu")? {
         let source = std::fs::read_to_string(&path)
             .map_err(|e| Error::io("reading kernel source", &path, e))?;
         let old = source_hash(&source, &all_headers, &options, nvrtc);
@@ -1297,13 +1290,7 @@ pub fn hash_migration(
 /// The local headers of a kernel directory (`*.cuh`), sorted by name, as (name, text): NVRTC gets
 /// them as in-memory headers.
 fn local_headers(dir: &Path) -> Result<Vec<(String, String)>> {
-    let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io("listing", dir, e))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cuh"))
-        .collect();
-    headers.sort();
+    let headers = crate::files::with_extension(dir, "cuh")?;
     let mut out = Vec::new();
     for hp in &headers {
         let t =

@@ -18,6 +18,7 @@ pub mod crossval;
 pub mod devices;
 pub mod error;
 pub mod family;
+pub mod files;
 pub mod gate;
 pub mod gpu;
 pub mod gpu_state;

@@ -315,23 +315,11 @@ impl RunSummary {
             );
         }
         if !self.single_machine_baselines.is_empty() {
-            let shown: Vec<&str> = self
-                .single_machine_baselines
-                .iter()
-                .take(8)
-                .map(String::as_str)
-                .collect();
-            let more = self.single_machine_baselines.len() - shown.len();
             let _ = writeln!(
                 s,
-                "note: {} case(s) compared with a baseline from one machine (append rounds from other machines to cover their spread): {}{}",
+                "note: {} case(s) compared with a baseline from one machine (append rounds from other machines to cover their spread): {}",
                 self.single_machine_baselines.len(),
-                shown.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
+                first_and_more(&self.single_machine_baselines, 8)
             );
         }
         if !self.shared_slowdowns.is_empty() {
@@ -479,27 +467,26 @@ pub fn render_coverage(rows: &[Coverage]) -> String {
         );
     }
     for r in rows.iter().filter(|r| r.one_machine > 0) {
-        let shown: Vec<&str> = r
-            .one_machine_cases
-            .iter()
-            .take(8)
-            .map(String::as_str)
-            .collect();
-        let more = r.one_machine_cases.len() - shown.len();
         let _ = writeln!(
             s,
-            "\n{} on {}, one machine: {}{}",
+            "\n{} on {}, one machine: {}",
             r.suite,
             r.gpu,
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
+            first_and_more(&r.one_machine_cases, 8)
         );
     }
     s
+}
+
+/// The first `n` of `items` joined by ", ", then " and K more" for the rest.
+fn first_and_more(items: &[String], n: usize) -> String {
+    let shown: Vec<&str> = items.iter().take(n).map(String::as_str).collect();
+    let more = items.len() - shown.len();
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
 }
 
 /// Whether `e`'s newest round timed samples of at least [`crate::timing::DUTY_MIN_SAMPLE_US`]

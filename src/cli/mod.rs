@@ -364,14 +364,10 @@ fn nvrtc_options(values: &[String]) -> Vec<String> {
 
 /// The kernel sources (`*.cu`) of `dir`, by name.
 fn kernel_sources(dir: &Path) -> crate::error::Result<Vec<String>> {
-    let mut files: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io("listing", dir, e))?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .filter(|n| n.ends_with(".cu"))
-        .collect();
-    files.sort();
-    Ok(files)
+    Ok(crate::files::with_extension(dir, "cu")?
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect())
 }
 
 /// The device block printed before a run and by `gpu-info`.
@@ -753,15 +749,8 @@ fn baseline_files(
     let mut out = Vec::new();
     for slug in slugs {
         let dir = cfg.baseline_dir.join(&slug);
-        let rd = std::fs::read_dir(&dir).map_err(|e| Error::io("listing", &dir, e))?;
-        let mut paths: Vec<PathBuf> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        paths.sort();
         let mut files = Vec::new();
-        for p in paths {
+        for p in crate::files::with_extension(&dir, "json")? {
             if let Some(f) = crate::baseline::load_file(&p)? {
                 files.push(f);
             }
