@@ -1213,26 +1213,29 @@ pub fn source_hash(
         .collect()
 }
 
-/// The names in `text`'s `#include "name"` lines (quoted includes only, in order).
-fn quoted_includes(text: &str) -> Vec<String> {
+/// The names in `text`'s `#include "name"` and `#include <name>` lines, in order (NVRTC finds
+/// its in-memory headers either way).
+fn include_names(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
             let rest = l.trim_start().strip_prefix('#')?.trim_start();
-            let rest = rest
-                .strip_prefix("include")?
-                .trim_start()
-                .strip_prefix('"')?;
-            rest.split('"').next().map(str::to_string)
+            let rest = rest.strip_prefix("include")?.trim_start();
+            let close = match rest.chars().next()? {
+                '"' => '"',
+                '<' => '>',
+                _ => return None,
+            };
+            rest[1..].split(close).next().map(str::to_string)
         })
         .collect()
 }
 
-/// The local files of `dir` that `source` includes with `#include "name"`, directly or through
-/// other such files, sorted by name, as (name, text). A quoted name that is not a file of `dir`
-/// (a system header written with quotes) is left to NVRTC's include path and not hashed.
+/// The local files of `dir` that `source` includes (`#include "name"` or `<name>`), directly or
+/// through other such files, sorted by name, as (name, text). A name that is not a file of
+/// `dir` (a CUDA or system header) is left to NVRTC's include path and not hashed.
 pub fn local_includes(dir: &Path, source: &str) -> Result<Vec<(String, String)>> {
     let mut found: BTreeMap<String, String> = BTreeMap::new();
-    let mut todo = quoted_includes(source);
+    let mut todo = include_names(source);
     while let Some(name) = todo.pop() {
         if found.contains_key(&name) {
             continue;
@@ -1243,7 +1246,7 @@ pub fn local_includes(dir: &Path, source: &str) -> Result<Vec<(String, String)>>
         }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::io("reading kernel header", &path, e))?;
-        todo.extend(quoted_includes(&text));
+        todo.extend(include_names(&text));
         found.insert(name, text);
     }
     Ok(found.into_iter().collect())

@@ -15,7 +15,8 @@ fn opts() -> Vec<String> {
     OPTS.iter().map(|s| s.to_string()).collect()
 }
 
-/// a.cu includes b.cuh (which includes c.cuh) and a system header two ways; d.cuh is unused.
+/// a.cu includes b.cuh (which includes c.cuh, itself and f.cuh in angle brackets) and a system
+/// header two ways; d.cuh is unused.
 fn kernel_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -24,8 +25,13 @@ fn kernel_dir() -> tempfile::TempDir {
         "a.cu",
         "#include <cuda_bf16.h>\n  #  include \"b.cuh\"\n#include \"cuda_fp16.h\"\n__global__ void a() {}\n",
     );
-    write(d, "b.cuh", "#include \"c.cuh\"\n#include \"b.cuh\"\n");
+    write(
+        d,
+        "b.cuh",
+        "#include \"c.cuh\"\n#include \"b.cuh\"\n#include <f.cuh>\n",
+    );
     write(d, "c.cuh", "// c\n");
+    write(d, "f.cuh", "// f, included with angle brackets\n");
     write(d, "d.cuh", "// d\n");
     write(d, "e.cu", "__global__ void e() {}\n");
     dir
@@ -38,7 +44,7 @@ fn includes_are_followed_through_local_files_only() {
     let inc = local_includes(dir.path(), &src).unwrap();
     let names: Vec<&str> = inc.iter().map(|(n, _)| n.as_str()).collect();
     // Sorted, each once (b.cuh includes itself), no system header, no unused header.
-    assert_eq!(names, ["b.cuh", "c.cuh"]);
+    assert_eq!(names, ["b.cuh", "c.cuh", "f.cuh"]);
     assert!(local_includes(dir.path(), "__global__ void e() {}")
         .unwrap()
         .is_empty());
@@ -78,7 +84,7 @@ fn rehash_moves_old_hashes_of_current_files_and_leaves_the_rest() {
     assert_eq!(map.len(), 2, "a.cu and e.cu");
     // The old form hashed every header of the directory.
     let src_a = std::fs::read_to_string(d.join("a.cu")).unwrap();
-    let all: Vec<(String, String)> = ["b.cuh", "c.cuh", "d.cuh"]
+    let all: Vec<(String, String)> = ["b.cuh", "c.cuh", "d.cuh", "f.cuh"]
         .iter()
         .map(|n| (n.to_string(), std::fs::read_to_string(d.join(n)).unwrap()))
         .collect();
