@@ -623,14 +623,7 @@ pub fn rehash_entries(
     map: &BTreeMap<String, (String, String)>,
 ) -> Result<RehashSummary> {
     let mut sum = RehashSummary::default();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .map_err(|e| Error::io("listing", root, e))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    for dir in dirs {
+    for dir in crate::files::subdirs(root)? {
         for path in crate::files::with_extension(&dir, "json")? {
             let _lock = LockFile::acquire(&path.with_extension("json.lock"))?;
             let Some(mut file) = load_file(&path)? else {
@@ -733,10 +726,9 @@ pub fn import_results(
             // round, and older than it, is not imported: it would restart the entry on the older
             // way of timing.
             if let Some(last) = old.as_ref().and_then(|e| e.rounds.last()) {
-                let same = same_flush(last.l2_flush, flush)
-                    && last.duty_hold == duty
-                    && same_variant(last.variant.as_deref(), round.variant.as_deref());
-                if !same && round.date < last.date {
+                if !timed_alike(last, flush, duty, round.variant.as_deref())
+                    && round.date < last.date
+                {
                     sum.stale += 1;
                     continue;
                 }
@@ -783,6 +775,20 @@ pub fn import_results(
     Ok(sum)
 }
 
+/// Whether stored round `r` timed its kernel as a new round after an L2 flush of `l2_flush`,
+/// with the duty-cycle hold `duty_hold` and kernel configuration `variant` does: the same flush
+/// ([`same_flush`]), hold and configuration ([`same_variant`]).
+fn timed_alike(
+    r: &Round,
+    l2_flush: Option<crate::timing::FlushMode>,
+    duty_hold: Option<f64>,
+    variant: Option<&str>,
+) -> bool {
+    same_flush(r.l2_flush, l2_flush)
+        && r.duty_hold == duty_hold
+        && same_variant(r.variant.as_deref(), variant)
+}
+
 /// The rounds of `old` that a new round of code `source_hash` and kernel configuration
 /// `variant`, timed after an L2 flush of `l2_flush` and with the duty-cycle hold `duty_hold`,
 /// joins: all of them when the entry timed the same code the same way, none when its source
@@ -803,11 +809,7 @@ pub fn rounds_to_keep(
     if old.env.source_hash.is_empty() || old.env.source_hash == source_hash {
         old.rounds
             .into_iter()
-            .filter(|r| {
-                same_flush(r.l2_flush, l2_flush)
-                    && r.duty_hold == duty_hold
-                    && same_variant(r.variant.as_deref(), variant)
-            })
+            .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))
             .collect()
     } else {
         Vec::new()

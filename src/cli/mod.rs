@@ -737,14 +737,10 @@ fn baseline_files(
 ) -> crate::Result<Vec<(String, Vec<crate::baseline::BaselineFile>)>> {
     let mut slugs = gpus;
     if slugs.is_empty() {
-        let rd = std::fs::read_dir(&cfg.baseline_dir)
-            .map_err(|e| Error::io("listing", &cfg.baseline_dir, e))?;
-        slugs = rd
-            .flatten()
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name().to_string_lossy().to_string())
+        slugs = crate::files::subdirs(&cfg.baseline_dir)?
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
             .collect();
-        slugs.sort();
     }
     let mut out = Vec::new();
     for slug in slugs {
