@@ -19,6 +19,11 @@ has() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if has check; then
   ( export KERNELGATE_NSA_KERNEL=local; cli check scripts/suites/nsa-g1.json )
   grep -hE "WRONG|ERROR|error|trap|illegal" "$DEV_TMP/check.log" | head -20 | cut -c1-300 | tee -a "$DEV_LOG"
+  cp "$DEV_TMP/check.log" "$OUT/check.log"
+  # Timing a kernel that is wrong wastes the call: stop here unless FORCE=1.
+  if grep -qE "WRONG|ERROR|error|trap|illegal" "$DEV_TMP/check.log" && [ "${FORCE:-0}" != 1 ]; then
+    log "check failed: rank and launches skipped"; PARTS=check
+  fi
 fi
 mode_env() {
   case $1 in
