@@ -14,14 +14,21 @@
 // TFLOP/s needs 36). Here one CTA owns R consecutive tokens of one (b, h), so all of a token's
 // slots are computed by the same CTA and its partial records stay in shared memory:
 //   0. bucket the CTA's (token, slot) pairs by block in shared memory (count, scan, scatter);
+//      Meanwhile the CTA's R Q rows are copied to shared memory (cp.async).
 //   1. each warp takes tiles of up to 16 pairs of one block: the block's K and V by cp.async into
-//      the warp's own buffers (16-byte pieces XOR-swizzled by row % 8), Q rows gathered from
-//      global memory straight into mma.sync A fragments, S = Q K^T and O = P V by m16n8k16,
-//      keys past the row's token masked, one base-2 softmax over the block; the row's record
-//      (O / l in the storage dtype, (m, l) in fp32) goes to shared memory at (token, slot);
-//   2. each warp merges its tokens' records (the slots phase 0 found valid) in slot order
-//      (deterministic): M = max m,
+//      the warp's own buffers (16-byte pieces XOR-swizzled by row % 8), the rows' Q gathered from
+//      shared memory by ldmatrix, S = Q K^T and O = P V by m16n8k16, keys past the row's token
+//      masked (only in a tile whose block reaches past a row's token), one base-2 softmax over
+//      the block with the scale folded into the exponent; the row's record (O / l in the storage
+//      dtype, (m, l) in fp32) goes to shared memory at (token, slot);
+//   2. D/8 lanes merge one token's records (the slots phase 0 found valid) in slot order
+//      (deterministic), 16 bytes a lane: M = max m,
 //      o = g_slc · sum_s l_s 2^(m_s − M) Ohat_s / sum_s l_s 2^(m_s − M); no valid slot gives 0.
+// Session 22's Nsight Compute profile of the first version (H100, b2 t2048 s4 bs32 d64, 128
+// tokens x 16 warps) found it issue-bound (46% of issue slots, 2.1 IPC) at about 1440 warp
+// instructions per tile: 670 in the tile, 440 in a merge of 2 elements a lane with shuffles,
+// 160 gathering Q from global memory with integer divisions by S; hence Q in shared memory,
+// entries that carry (record << 8 | token), the masked and scaled softmax above and this merge.
 // The order of pairs inside a bucket depends on shared-memory atomics, which changes no result:
 // every row of a tile is computed independently of the others. Tiles are 16 rows (one warp)
 // because R tokens select a block ~R·S/(T/bs) times late in a long sequence, not 64 (a session-21
@@ -30,11 +37,10 @@
 // Launch (src/backend/cuda/nsa.rs, `Kernel::Local`): the arguments of nsa.cu and nsa_tiled.cu, then
 // R; grid (ceil(T/R), B·H), NW warps (the entry's `_w<NW>`), dynamic shared memory as the host's
 // `local_smem_bytes` lays it out:
-//   [kv: warps x (K, V) x BS x D elems][rec_o: R·S x D elems][rec_ml: R·S float2]
+//   [kv: warps x (K, V) x BS x D elems][q: R x D elems][rec_o: R·S x D elems][rec_ml: R·S float2]
 //   [entries: R·S ints][tiles: max_tiles int2][count, start, fill: 3 x ceil(T/BS) ints]
 //   [mask: R ints, each token's valid slots]
-// with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S). R·S <= NSL_MAX_PAIRS.
-// Not yet run on a GPU when written (session 21): KERNELGATE_NSA_KERNEL=local only.
+// with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S), R <= 256 and R·S <= NSL_MAX_PAIRS.
 #include "kg_common.cuh"
 
 #define NSL_MAX_PAIRS 2048  // (token, slot) pairs per CTA
@@ -189,7 +195,10 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < PER; ++u)
-        if (v[u] >= 0) entries[start[v[u]] + atomicAdd(fill + v[u], 1)] = tid + u * NT;
+        if (v[u] >= 0) {
+            const int x = tid + u * NT;  // the pair's record (local token * S + slot)
+            entries[start[v[u]] + atomicAdd(fill + v[u], 1)] = (x << 8) | (x / S);
+        }
     __syncthreads();
     return total_tiles;
 }
@@ -209,16 +218,17 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     {
         // A launch that disagrees with this entry (threads, pairs per CTA, shared memory) traps
         // instead of writing past its buffers.
-        const long long need = 2LL * BS * D * 2 * NW * ST + (long long)R * S * (2 * D + 8) +
+        const long long need = 2LL * BS * D * 2 * NW * ST + 2LL * R * D + (long long)R * S * (2 * D + 8) +
                                4LL * (R * S + ((R * S) & 1)) +
                                8LL * ((R * S + NSL_ROWS - 1) / NSL_ROWS + min(nb, R * S)) + 12LL * nb + 4LL * R;
         unsigned dyn;
         asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
-        if (blockDim.x != NT || R * S > NSL_MAX_PAIRS || (long long)dyn < need) __trap();
+        if (blockDim.x != NT || R > 256 || R * S > NSL_MAX_PAIRS || (long long)dyn < need) __trap();
     }
     // Shared memory (the host's local_smem_bytes lays it out the same way).
     T* kv = reinterpret_cast<T*>(nsl_smem);
-    T* rec_o = kv + NW * ST * 2 * BS * D;
+    T* qs = kv + NW * ST * 2 * BS * D;  // the CTA's Q rows, [R x D] swizzled as the K/V tiles
+    T* rec_o = qs + (size_t)R * D;
     float2* rec_ml = reinterpret_cast<float2*>(rec_o + (size_t)R * S * D);
     int* entries = reinterpret_cast<int*>(rec_ml + R * S);
     int2* tiles = reinterpret_cast<int2*>(entries + R * S + ((R * S) & 1));  // 8-byte aligned
@@ -228,14 +238,27 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     int* fill = start + nb;
     unsigned* mask = reinterpret_cast<unsigned*>(fill + nb);
 
+    // The CTA's Q rows by cp.async while the pairs are bucketed (tiles gather them by ldmatrix).
+    const size_t stride = (size_t)H * D;  // between tokens of one head
+    const nsl_u32 q_s = (nsl_u32)__cvta_generic_to_shared(qs);
+    {
+        constexpr int PR = D * 2 / 16;  // 16-byte pieces per row
+        const T* qb = q + ((size_t)b * Tn * H + h) * D;
+        for (int p = tid; p < nt * PR; p += NT) {
+            const int row = p / PR, c = p % PR;
+            nsl_cp16(q_s + nsl_swz<D>(row, c), qb + (size_t)(t0 + row) * stride + c * 8);
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
     const int ntiles =
         nsl_bucket<NT>(ind, cnt, entries, tiles, count, start, fill, mask, b, h, t0, nt, Tn, H, S, BS);
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();  // every thread's Q pieces have landed
 
     // Phase 1: each warp takes tiles warp, warp + NW, ... With ST = 2 stages a warp issues the
     // next tile's K/V copies and Q loads before it computes the current tile.
     constexpr int STAGE = 2 * BS * D;  // elements of one stage: K then V
     const nsl_u32 kv0 = (nsl_u32)__cvta_generic_to_shared(kv + warp * ST * STAGE);
-    const size_t stride = (size_t)H * D;  // between tokens of one KV head
     const T* kb = k + ((size_t)b * Tn * H + h) * D;
     const T* vb = v + ((size_t)b * Tn * H + h) * D;
     // The block's keys blk*BS .. +BS-1 into stage st (rows past T load row T-1: finite, always
@@ -252,10 +275,12 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         }
         asm volatile("cp.async.commit_group;\n" ::);
     };
-    // A tile's block, this lane's two rows (lane/4 and lane/4 + 8: local token, slot, token; dead
-    // rows: -1) and their Q fragments (zero for dead rows).
+    // A tile's block, this lane's two rows (lane/4 and lane/4 + 8: record (local token * S + slot)
+    // and token; dead rows: record -1, token -1) and the 16 rows' Q fragments, gathered from the
+    // CTA's Q rows in shared memory by ldmatrix (a dead row reads the CTA's first token: finite,
+    // never stored).
     struct Rows {
-        int blk, tl[2], sl[2], tr[2];
+        int blk, rec[2], tr[2];
         nsl_u32 qf[D / 16][4];
     };
     auto load_rows = [&](int ti, Rows& r) {
@@ -266,21 +291,14 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         for (int e = 0; e < 2; ++e) {
             const int row = (lane >> 2) + 8 * e;
             const int x = row < len ? entries[e0 + row] : -1;
-            r.tl[e] = x < 0 ? -1 : x / S;
-            r.sl[e] = x < 0 ? 0 : x - (x / S) * S;
-            r.tr[e] = x < 0 ? -1 : t0 + r.tl[e];
+            r.rec[e] = x < 0 ? -1 : x >> 8;
+            r.tr[e] = x < 0 ? -1 : t0 + (x & 255);
         }
-        const T* q0 = q + (((size_t)b * Tn + max(r.tr[0], 0)) * H + h) * D;
-        const T* q1 = q + (((size_t)b * Tn + max(r.tr[1], 0)) * H + h) * D;
-        const bool a0 = r.tr[0] >= 0, a1 = r.tr[1] >= 0;
+        // ldmatrix x4: lane l gives row (l & 7) + 8 * ((l >> 3) & 1) at 16-byte chunk l >> 4.
+        const int arow = (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int ax = arow < len ? entries[e0 + arow] & 255 : 0;
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-            const int c = 16 * kk + 2 * (lane & 3);
-            r.qf[kk][0] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c)) : 0u;
-            r.qf[kk][1] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c)) : 0u;
-            r.qf[kk][2] = a0 ? __ldg(reinterpret_cast<const nsl_u32*>(q0 + c + 8)) : 0u;
-            r.qf[kk][3] = a1 ? __ldg(reinterpret_cast<const nsl_u32*>(q1 + c + 8)) : 0u;
-        }
+        for (int kk = 0; kk < D / 16; ++kk) nsl_ldsm(q_s + nsl_swz<D>(ax, 2 * kk + (lane >> 4)), r.qf[kk], false);
     };
     Rows cur, nxt;
     if (warp < ntiles) {
@@ -315,15 +333,23 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
                 NslOps<T>::mma(s[2 * np + 1], cur.qf[kk], bf[2], bf[3]);
             }
         }
-        // Base-2 scores, keys past the row's token masked, row max over the quad.
+        // Keys past a row's token masked: only where the block's last key lies past a live row's
+        // token (the block on the diagonal; every other block lies wholly before its rows).
+        const int last = cur.blk * BS + BS - 1;
+        const bool cut = (cur.tr[0] >= 0 && last > cur.tr[0]) || (cur.tr[1] >= 0 && last > cur.tr[1]);
+        if (__any_sync(NSL_FULL, cut)) {
+#pragma unroll
+            for (int n = 0; n < NK; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int key = cur.blk * BS + 8 * n + 2 * (lane & 3) + (e & 1);
+                    if (key > cur.tr[e >> 1]) s[n][e] = NSL_NEG_INF;
+                }
+        }
+        // Row max over the quad (raw scores; the softmax scale is folded into the exponent).
         float mx0 = NSL_NEG_INF, mx1 = NSL_NEG_INF;
 #pragma unroll
         for (int n = 0; n < NK; ++n) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int key = cur.blk * BS + 8 * n + 2 * (lane & 3) + (e & 1);
-                s[n][e] = key <= cur.tr[e >> 1] ? s[n][e] * scale_log2 : NSL_NEG_INF;
-            }
             mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
             mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
         }
@@ -332,14 +358,18 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
             mx0 = fmaxf(mx0, __shfl_xor_sync(NSL_FULL, mx0, o));
             mx1 = fmaxf(mx1, __shfl_xor_sync(NSL_FULL, mx1, o));
         }
-        const float base0 = mx0 == NSL_NEG_INF ? 0.f : mx0, base1 = mx1 == NSL_NEG_INF ? 0.f : mx1;
-        // P (rounded to the storage dtype as the A operand of P V) and its row sums.
+        // Base-2 row maxima (0 for a row with every key masked: its p are 0).
+        const float base0 = mx0 == NSL_NEG_INF ? 0.f : mx0 * scale_log2;
+        const float base1 = mx1 == NSL_NEG_INF ? 0.f : mx1 * scale_log2;
+        // P = 2^(s·scale − max) (rounded to the storage dtype as the A operand of P V), row sums.
         float l0 = 0.f, l1 = 0.f;
         nsl_u32 pa[BS / 16][4];
 #pragma unroll
         for (int n = 0; n < NK; ++n) {
-            const float p0 = nsl_exp2(s[n][0] - base0), p1 = nsl_exp2(s[n][1] - base0);
-            const float p2 = nsl_exp2(s[n][2] - base1), p3 = nsl_exp2(s[n][3] - base1);
+            const float p0 = nsl_exp2(fmaf(s[n][0], scale_log2, -base0));
+            const float p1 = nsl_exp2(fmaf(s[n][1], scale_log2, -base0));
+            const float p2 = nsl_exp2(fmaf(s[n][2], scale_log2, -base1));
+            const float p3 = nsl_exp2(fmaf(s[n][3], scale_log2, -base1));
             l0 += p0 + p1;
             l1 += p2 + p3;
             pa[n >> 1][(n & 1) * 2 + 0] = NslOps<T>::pack(p0, p1);
@@ -365,17 +395,18 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
                 NslOps<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
             }
         }
-        // Records of the live rows, in shared memory at (local token, slot).
+        // Records of the live rows, in shared memory at (local token, slot); 16-byte chunk n of
+        // record r sits at chunk n ^ (r % 8), so the 8 rows of one store hit different banks.
         const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-            if (cur.tl[e] < 0) continue;
-            const int rec = cur.tl[e] * S + cur.sl[e];
+            const int rec = cur.rec[e];
+            if (rec < 0) continue;
             const float inv = e ? inv1 : inv0;
-            T* dst = rec_o + (size_t)rec * D;
+            unsigned char* dst = reinterpret_cast<unsigned char*>(rec_o) + 4 * (lane & 3);
 #pragma unroll
             for (int n = 0; n < ND; ++n)
-                *reinterpret_cast<nsl_u32*>(dst + 8 * n + 2 * (lane & 3)) =
+                *reinterpret_cast<nsl_u32*>(dst + nsl_swz<D>(rec, n)) =
                     NslOps<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
             if ((lane & 3) == 0) rec_ml[rec] = make_float2(e ? base1 : base0, e ? l1 : l0);
         }
@@ -390,41 +421,41 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     }
     __syncthreads();
 
-    // Phase 2: each warp merges tokens warp, warp + NW, ...; lane i holds elements E*i .. E*i+E-1.
-    // The valid slots come from phase 0's masks; the gates of 32 tokens are loaded at once.
-    constexpr int E = D / 32;
-    for (int j0 = 0; warp + j0 * NW < nt; j0 += 32) {
-        const int tq = warp + (j0 + lane) * NW;
-        const float gq = tq < nt ? NslOps<T>::to_float(g_slc[((size_t)b * Tn + t0 + tq) * H + h]) : 0.f;
-        for (int j = j0; j < j0 + 32; ++j) {
-            const int tt = warp + j * NW;
-            if (tt >= nt) break;
-            const float gs = __shfl_sync(NSL_FULL, gq, j - j0);
-            unsigned vm = mask[tt];
-            float m = (vm >> lane) & 1u ? rec_ml[tt * S + lane].x : NSL_NEG_INF;
+    // Phase 2: D/8 lanes merge one token, 8 elements (16 bytes) a lane, so a warp merges 32/(D/8)
+    // tokens at once; the CTA's NW warps take consecutive groups. The valid slots come from
+    // phase 0's masks and are read in slot order (deterministic):
+    // M = max m_s, o = g_slc · sum_s l_s 2^(m_s − M) Ohat_s / sum_s l_s 2^(m_s − M).
+    constexpr int LPT = D / 8, TPW = 32 / LPT;
+    for (int tt = warp * TPW + lane / LPT; tt < nt; tt += NW * TPW) {
+        const int c = lane % LPT;
+        const size_t row = ((size_t)b * Tn + t0 + tt) * H + h;  // G = 1: HQ = H
+        const float gs = NslOps<T>::to_float(g_slc[row]);
+        const unsigned vm0 = mask[tt];
+        float m = NSL_NEG_INF;
+        for (unsigned vm = vm0; vm; vm &= vm - 1) m = fmaxf(m, rec_ml[tt * S + __ffs(vm) - 1].x);
+        float acc[8] = {}, wsum = 0.f;
+        for (unsigned vm = vm0; vm; vm &= vm - 1) {
+            const int rec = tt * S + __ffs(vm) - 1;
+            const float2 ml = rec_ml[rec];
+            const float w = ml.y * nsl_exp2(ml.x - m);
+            wsum += w;
+            const uint4 u = *reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(rec_o) +
+                                                            nsl_swz<D>(rec, c));
+            const nsl_u32 uw[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(NSL_FULL, m, o));
-            float acc[E] = {}, wsum = 0.f;
-            while (vm) {
-                const int sx = __ffs(vm) - 1;
-                vm &= vm - 1;
-                const float2 ml = rec_ml[tt * S + sx];
-                const float w = ml.y * nsl_exp2(ml.x - m);
-                wsum += w;
-                const nsl_u32* src = reinterpret_cast<const nsl_u32*>(rec_o + (size_t)(tt * S + sx) * D + E * lane);
-#pragma unroll
-                for (int i = 0; i < E / 2; ++i) {
-                    const float2 f = NslOps<T>::unpack(src[i]);
-                    acc[2 * i] += w * f.x;
-                    acc[2 * i + 1] += w * f.y;
-                }
+            for (int i = 0; i < 4; ++i) {
+                const float2 f = NslOps<T>::unpack(uw[i]);
+                acc[2 * i] = fmaf(w, f.x, acc[2 * i]);
+                acc[2 * i + 1] = fmaf(w, f.y, acc[2 * i + 1]);
             }
-            const size_t row = ((size_t)b * Tn + t0 + tt) * H + h;  // G = 1: HQ = H
-            const float scale = wsum > 0.f ? gs / wsum : 0.f;
-            nsl_u32* dst = reinterpret_cast<nsl_u32*>(out + row * D + E * lane);
-#pragma unroll
-            for (int i = 0; i < E / 2; ++i) dst[i] = NslOps<T>::pack(acc[2 * i] * scale, acc[2 * i + 1] * scale);
         }
+        const float scale = wsum > 0.f ? gs / wsum : 0.f;  // no valid slot: 0
+        uint4 o;
+        o.x = NslOps<T>::pack(acc[0] * scale, acc[1] * scale);
+        o.y = NslOps<T>::pack(acc[2] * scale, acc[3] * scale);
+        o.z = NslOps<T>::pack(acc[4] * scale, acc[5] * scale);
+        o.w = NslOps<T>::pack(acc[6] * scale, acc[7] * scale);
+        *reinterpret_cast<uint4*>(out + row * D + 8 * c) = o;
     }
 }
 

@@ -96,14 +96,15 @@ pub fn local_max_tiles(p: &Params, r: usize) -> u64 {
 
 /// Dynamic shared memory of the local kernel with `r` tokens per CTA, `nw` warps and `stages`
 /// K/V buffers per warp, laid out as in `kernels/nsa_local.cu` (which traps when it is given
-/// less): the warps' K/V buffers,
+/// less): the warps' K/V buffers, the CTA's Q rows (`r × d`),
 /// one record per (token, slot) (its output row in the storage dtype and (max, sum) in fp32),
 /// the bucket entries (4 bytes per pair, padded to 8), the tile descriptors (8 bytes each),
 /// three ints per block of the sequence and one mask of valid slots per token.
 pub fn local_smem_bytes(p: &Params, r: usize, nw: u32, stages: u32) -> u64 {
     let pairs = (r * p.s) as u64;
     let kv = (nw * stages) as u64 * 2 * (p.bs * p.d) as u64 * 2;
-    kv + pairs * (2 * p.d as u64 + 8)
+    kv + 2 * (r * p.d) as u64
+        + pairs * (2 * p.d as u64 + 8)
         + 4 * (pairs + (pairs & 1))
         + 8 * local_max_tiles(p, r)
         + 12 * p.blocks() as u64
@@ -770,13 +771,17 @@ mod tests {
         assert_eq!(local_max_tiles(&p, 256), 64 + 64);
         assert_eq!(
             local_smem_bytes(&p, 256, 8, 1),
-            65_536 + 1024 * 136 + 4 * 1024 + 8 * 128 + 12 * 64 + 4 * 256
+            65_536 + 2 * 256 * 64 + 1024 * 136 + 4 * 1024 + 8 * 128 + 12 * 64 + 4 * 256
         );
         assert_eq!(
             local_smem_bytes(&p, 128, 8, 2),
             local_smem_bytes(&p, 128, 16, 1)
         );
-        assert!(local_launch_fits(&p, 256, 8, 1).is_ok());
+        // 256 tokens with 8 warps: 64 KiB of K/V, 32 KiB of Q and 136 KiB of records: too much.
+        assert!(local_launch_fits(&p, 256, 8, 1)
+            .unwrap_err()
+            .contains("shared memory"));
+        assert!(local_launch_fits(&p, 128, 8, 2).is_ok());
         assert_eq!(
             launch(256, 8, 1).entry("bf16", &p),
             "nsa_local_bf16_d64_bs32_w8"
