@@ -13,12 +13,12 @@
 //! grouped kernel's work per row up to barrier overheads, and far less when S·bs is a large
 //! part of the causal prefix). The pairs kernel (`kernels/nsa_pairs.cu`) buckets (token, slot)
 //! pairs by block, so its work follows the selection; it costs three launches and a bucketing
-//! pass, and wins at G = 1 once the sequence holds many blocks per slot. The choice: pairs where
-//! [`pairs_in_auto`] says, else tiled for `G ≤ TILED_MAX_G` (4) where it can run
+//! pass, and wins at G = 1 once the sequence holds many blocks per slot. The choice: local where
+//! [`local_in_auto`] says, else pairs where [`pairs_in_auto`] says, else tiled for `G ≤ TILED_MAX_G` (4) where it can run
 //! ([`tiled_fits`]), else grouped. The local kernel (`kernels/nsa_local.cu`, session 21) gives
 //! a CTA R consecutive tokens of one KV head at G = 1, buckets their pairs by block in shared
-//! memory and keeps the partial records there, in one launch; it is forced only until it has
-//! been measured. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs|local` forces one; forcing one
+//! memory and keeps the partial records there, in one launch; since session 22 the automatic
+//! choice takes it first where [`local_in_auto`] says. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs|local` forces one; forcing one
 //! where it cannot run is an error. The record's `variant` names the kernel that ran.
 
 use crate::backend::{Bindings, Prepared};
@@ -28,8 +28,7 @@ use crate::family::nsa::{Params, CHUNK, COUNTS, G_SLC, G_SWA, INDICES, K, Q, V};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable that forces the nsa kernel: `grouped` (kernels/nsa.cu), `tiled`
-/// (kernels/nsa_tiled.cu), `pairs` (kernels/nsa_pairs.cu) or `local` (kernels/nsa_local.cu,
-/// forced only).
+/// (kernels/nsa_tiled.cu), `pairs` (kernels/nsa_pairs.cu) or `local` (kernels/nsa_local.cu).
 pub const KERNEL_ENV: &str = "KERNELGATE_NSA_KERNEL";
 
 /// Which of our nsa kernels runs a case.
@@ -395,10 +394,65 @@ pub fn pairs_in_auto(p: &Params) -> bool {
 /// session 20) gets the choice it had, so a same-run A/B times what that revision ran.
 pub const PAIRS_FILE: &str = "nsa_pairs.cu";
 
-/// The automatic choice for a problem: pairs where [`pairs_in_auto`] says (and the kernel set
-/// has [`PAIRS_FILE`]), else tiled for G ≤ [`TILED_MAX_G`] where it fits, else grouped.
-pub fn auto_kernel(p: &Params, pairs_present: bool) -> Kernel {
-    if pairs_present && pairs_in_auto(p) {
+/// Blocks per slot from which the automatic choice takes the local kernel at G = 1
+/// ([`local_in_auto`]).
+pub const LOCAL_MIN_BLOCKS_PER_SLOT: usize = 8;
+
+/// Whether the automatic choice runs the local kernel: G = 1, no window, not d128 with 64-key
+/// blocks, at least [`LOCAL_MIN_BLOCKS_PER_SLOT`] blocks in the sequence per selected slot,
+/// where it can run ([`local_fits`]). Measured through the harness on an H100 (GPU-90b83895,
+/// session 22, `docs/kernels/session22/`), local / the fastest of pairs and tiled in the same run:
+/// - 8 or more blocks per slot, d64: t1024 s4 bs32 0.66, t2048 s4 bs32 0.57, t2048 s8 bs32 0.77,
+///   t2048 s4 bs64 0.72, t4096 s4 bs32 0.64, t8192 s4 bs32 0.79, t8192 s16 bs32 0.95; d128 bs32:
+///   t2049 s8 0.69;
+/// - d128 with 64-key blocks (4 warps of 64-key K/V, 64 tokens a CTA): 1.06–3.1× slower than
+///   pairs (t777 s4, t4096 s4, t16384 s16);
+/// - fewer blocks per slot: tiled is ahead (t512 s8 0.88, t1000 s8 0.91, t2048 s16 0.75,
+///   t1024 s16 bs64 0.47 of local's time), but for t1500 s32 hq4 (1.24× slower) and t300 s8
+///   (1.14×), which stay on tiled.
+pub fn local_in_auto(p: &Params) -> bool {
+    p.g() == 1
+        && p.w == 0
+        && !(p.d == 128 && p.bs == 64)
+        && p.blocks() >= LOCAL_MIN_BLOCKS_PER_SLOT * p.s
+        && local_fits(p).is_ok()
+}
+
+/// Which of the later nsa kernels a kernel set holds: an older revision given as a same-run
+/// A/B base gets the choice it had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelFiles {
+    /// [`PAIRS_FILE`] is present.
+    pub pairs: bool,
+    /// [`LOCAL_FILE`] is present.
+    pub local: bool,
+}
+
+impl KernelFiles {
+    /// Every kernel present (this revision's kernel set; for tests).
+    #[cfg(test)]
+    pub const ALL: KernelFiles = KernelFiles {
+        pairs: true,
+        local: true,
+    };
+
+    /// What the kernel set in `dir` holds.
+    pub fn in_dir(dir: &std::path::Path) -> KernelFiles {
+        KernelFiles {
+            pairs: dir.join(PAIRS_FILE).is_file(),
+            local: dir.join(LOCAL_FILE).is_file(),
+        }
+    }
+}
+
+/// The automatic choice for a problem: local where [`local_in_auto`] says, else pairs where
+/// [`pairs_in_auto`] says (each only if the kernel set has its file), else tiled for
+/// G ≤ [`TILED_MAX_G`] where it fits, else grouped.
+pub fn auto_kernel(p: &Params, files: KernelFiles) -> Kernel {
+    if files.local && local_in_auto(p) {
+        return Kernel::Local;
+    }
+    if files.pairs && pairs_in_auto(p) {
         return Kernel::Pairs;
     }
     if p.g() <= TILED_MAX_G && tiled_fits(p).is_ok() {
@@ -410,7 +464,7 @@ pub fn auto_kernel(p: &Params, pairs_present: bool) -> Kernel {
 
 /// The kernel for this case: the forced one (`KERNELGATE_NSA_KERNEL`; an unusable forced
 /// choice is an error), else [`auto_kernel`].
-fn choose(case: &Case, p: &Params, pairs_present: bool) -> Result<Kernel> {
+fn choose(case: &Case, p: &Params, files: KernelFiles) -> Result<Kernel> {
     let forced = |k: Kernel, name: &str, fits: std::result::Result<(), String>| {
         fits.map(|_| k).map_err(|why| Error::Case {
             case: case.name(),
@@ -424,7 +478,7 @@ fn choose(case: &Case, p: &Params, pairs_present: bool) -> Result<Kernel> {
         Some(Kernel::Pairs) => forced(Kernel::Pairs, "pairs", pairs_fits(p)),
         Some(Kernel::Local) => forced(Kernel::Local, "local", local_fits(p)),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
-        None => Ok(auto_kernel(p, pairs_present)),
+        None => Ok(auto_kernel(p, files)),
     }
 }
 
@@ -457,7 +511,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     };
     let (warps, stages) =
         config(p.d).ok_or_else(|| unsupported(format!("no nsa kernel for head dim {}", p.d)))?;
-    let kernel = choose(case, &p, gpu.kernel_set.dir.join(PAIRS_FILE).is_file())?;
+    let kernel = choose(case, &p, KernelFiles::in_dir(&gpu.kernel_set.dir))?;
     let scale_log2 = (p.scale() * std::f64::consts::LOG2_E) as f32;
     let i = &bind.inputs;
     // The grouped, tiled and local kernels take the same arguments (the local kernel then R).
@@ -692,25 +746,47 @@ mod tests {
     fn automatic_choice_by_group_size() {
         // G = 1 and 4: tiled; G = 8, 16: grouped.
         assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 16, 64), true),
+            auto_kernel(&params(2048, 16, 16, 64, 16, 64), KernelFiles::ALL),
             Kernel::Tiled
         );
-        // G = 1 with at least 16 blocks per slot: pairs (64 blocks, 4 slots); 8 per slot or a
-        // window: tiled; G = 4: tiled.
+        // G = 1 with at least 8 blocks per slot: local (64 blocks, 4 or 8 slots; 256 blocks, 16
+        // slots; 32 blocks of 64 keys, 4 slots); d128 with 64-key blocks: pairs (16 blocks per
+        // slot); fewer blocks per slot or a window: tiled; G = 4: tiled.
+        for (t, s, bs) in [(2048, 4, 32), (8192, 16, 32), (2048, 8, 32), (2048, 4, 64)] {
+            assert_eq!(
+                auto_kernel(&params(t, 16, 16, 64, s, bs), KernelFiles::ALL),
+                Kernel::Local,
+                "t{t} s{s} bs{bs}"
+            );
+        }
         assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 4, 32), true),
+            auto_kernel(&params(2049, 4, 4, 128, 8, 32), KernelFiles::ALL),
+            Kernel::Local
+        );
+        assert_eq!(
+            auto_kernel(&params(4096, 8, 8, 128, 4, 64), KernelFiles::ALL),
             Kernel::Pairs
         );
         assert_eq!(
-            auto_kernel(&params(8192, 16, 16, 64, 16, 32), true),
-            Kernel::Pairs
-        );
-        assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 8, 32), true),
+            auto_kernel(&params(2048, 16, 16, 64, 16, 32), KernelFiles::ALL),
             Kernel::Tiled
         );
         assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 4, 64), true),
+            auto_kernel(&params(1000, 16, 16, 64, 8, 32), KernelFiles::ALL),
+            Kernel::Tiled
+        );
+        // A kernel set without the local kernel (a --base revision before session 21): pairs
+        // from 16 blocks per slot, tiled below.
+        let no_local = KernelFiles {
+            pairs: true,
+            local: false,
+        };
+        assert_eq!(
+            auto_kernel(&params(2048, 16, 16, 64, 4, 32), no_local),
+            Kernel::Pairs
+        );
+        assert_eq!(
+            auto_kernel(&params(2048, 16, 16, 64, 8, 32), no_local),
             Kernel::Tiled
         );
         assert_eq!(
@@ -719,34 +795,40 @@ mod tests {
                     w: 64,
                     ..params(2048, 16, 16, 64, 4, 32)
                 },
-                true
+                KernelFiles::ALL
             ),
             Kernel::Tiled
         );
-        // A kernel set without the pairs kernel (an older revision for --base): tiled.
+        // A kernel set without either (an older revision for --base): tiled.
         assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 4, 32), false),
+            auto_kernel(
+                &params(2048, 16, 16, 64, 4, 32),
+                KernelFiles {
+                    pairs: false,
+                    local: false
+                }
+            ),
             Kernel::Tiled
         );
         assert_eq!(
-            auto_kernel(&params(8192, 16, 4, 64, 4, 32), true),
+            auto_kernel(&params(8192, 16, 4, 64, 4, 32), KernelFiles::ALL),
             Kernel::Tiled
         );
         assert_eq!(
-            auto_kernel(&params(512, 16, 4, 64, 8, 32), true),
+            auto_kernel(&params(512, 16, 4, 64, 8, 32), KernelFiles::ALL),
             Kernel::Tiled
         );
         assert_eq!(
-            auto_kernel(&params(512, 16, 2, 64, 8, 32), true),
+            auto_kernel(&params(512, 16, 2, 64, 8, 32), KernelFiles::ALL),
             Kernel::Grouped
         );
         assert_eq!(
-            auto_kernel(&params(1024, 16, 1, 128, 16, 32), true),
+            auto_kernel(&params(1024, 16, 1, 128, 16, 32), KernelFiles::ALL),
             Kernel::Grouped
         );
         // Too much shared memory for the lists: grouped.
         assert_eq!(
-            auto_kernel(&params(65536, 16, 16, 128, 512, 32), true),
+            auto_kernel(&params(65536, 16, 16, 128, 512, 32), KernelFiles::ALL),
             Kernel::Grouped
         );
     }
@@ -834,13 +916,15 @@ mod tests {
         assert!(local_fits(&params(1 << 20, 16, 16, 128, 32, 32))
             .unwrap_err()
             .contains("shared memory"));
-        // Forced only: the automatic choice never takes it.
-        for (t, s, bs) in [(2048, 4, 32), (8192, 4, 32), (512, 8, 32)] {
-            assert_ne!(
-                auto_kernel(&params(t, 16, 16, 64, s, bs), true),
-                Kernel::Local
-            );
-        }
+        // The automatic choice takes it from 8 blocks per slot, not below.
+        assert_eq!(
+            auto_kernel(&params(8192, 16, 16, 64, 4, 32), KernelFiles::ALL),
+            Kernel::Local
+        );
+        assert_ne!(
+            auto_kernel(&params(512, 16, 16, 64, 8, 32), KernelFiles::ALL),
+            Kernel::Local
+        );
     }
 
     #[test]
