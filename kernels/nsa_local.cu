@@ -74,6 +74,11 @@ template <typename T> struct NslOps;
 NSL_OPS(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __bfloat162float)
 NSL_OPS(__half, "f16", __floats2half2_rn, __half2float)
 
+__device__ __forceinline__ float nsl_rcp(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 __device__ __forceinline__ float nsl_exp2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -263,15 +268,29 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     const T* vb = v + ((size_t)b * Tn * H + h) * D;
     // The block's keys blk*BS .. +BS-1 into stage st (rows past T load row T-1: finite, always
     // masked), one cp.async group.
+    // A block wholly inside the sequence (all but the last) walks one pointer by 32/PR rows a
+    // step, V at a fixed distance from K: no clamp and no 64-bit multiply per piece.
+    const ptrdiff_t v_off = vb - kb;
     auto issue_kv = [&](int blk, int st) {
-        constexpr int PR = D * 2 / 16;  // 16-byte pieces per row
+        constexpr int PR = D * 2 / 16, RPI = 32 / PR;  // 16-byte pieces per row, rows per step
         const nsl_u32 k0 = kv0 + st * STAGE * 2, v0 = k0 + BS * D * 2;
+        const int row0 = lane / PR, c = lane % PR;
+        if (blk * BS + BS <= Tn) {
+            const T* kp = kb + (size_t)(blk * BS + row0) * stride + c * 8;
 #pragma unroll
-        for (int i = 0; i < BS * PR / 32; ++i) {
-            const int p = lane + 32 * i, row = p / PR, c = p % PR;
-            const int j = min(blk * BS + row, Tn - 1);
-            nsl_cp16(k0 + nsl_swz<D>(row, c), kb + (size_t)j * stride + c * 8);
-            nsl_cp16(v0 + nsl_swz<D>(row, c), vb + (size_t)j * stride + c * 8);
+            for (int i = 0; i < BS / RPI; ++i) {
+                const nsl_u32 so = nsl_swz<D>(row0 + RPI * i, c);
+                nsl_cp16(k0 + so, kp);
+                nsl_cp16(v0 + so, kp + v_off);
+                kp += RPI * stride;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < BS / RPI; ++i) {
+                const int row = row0 + RPI * i, j = min(blk * BS + row, Tn - 1);
+                nsl_cp16(k0 + nsl_swz<D>(row, c), kb + (size_t)j * stride + c * 8);
+                nsl_cp16(v0 + nsl_swz<D>(row, c), vb + (size_t)j * stride + c * 8);
+            }
         }
         asm volatile("cp.async.commit_group;\n" ::);
     };
@@ -397,7 +416,7 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         }
         // Records of the live rows, in shared memory at (local token, slot); 16-byte chunk n of
         // record r sits at chunk n ^ (r % 8), so the 8 rows of one store hit different banks.
-        const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+        const float inv0 = l0 > 0.f ? nsl_rcp(l0) : 0.f, inv1 = l1 > 0.f ? nsl_rcp(l1) : 0.f;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const int rec = cur.rec[e];
