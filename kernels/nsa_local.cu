@@ -123,27 +123,34 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
     const int n = nt * S;
     for (int j = tid; j < nbl; j += NT) count[j] = fill[j] = 0;
     for (int j = tid; j < nt; j += NT) mask[j] = 0u;
-    int v[PER];
+    // Pair x = tid + u * NT for u < PER; steps past the CTA's n pairs are skipped whole (u * NT < n
+    // is the same in every thread), so a CTA of few pairs pays for none of the rest. tlv: the
+    // pair's local token (-1: none).
+    int v[PER], tlv[PER];
 #pragma unroll
     for (int u = 0; u < PER; ++u) {  // every load in flight before any is used
-        const int x = tid + u * NT, tl = x / S, t = t0 + tl;
-        const size_t bt = (size_t)b * Tn + t;
-        v[u] = x < n ? __ldg(ind + (bt * H + h) * S + (x - tl * S)) : -1;
+        v[u] = -1;
+        tlv[u] = -1;
+        const int x = tid + u * NT;
+        if (u * NT < n && x < n) {
+            const int tl = x / S;
+            tlv[u] = tl;
+            v[u] = __ldg(ind + (((size_t)b * Tn + t0 + tl) * H + h) * S + (x - tl * S));
+        }
     }
     int c[PER];
 #pragma unroll
-    for (int u = 0; u < PER; ++u) {
-        const int x = tid + u * NT, t = t0 + x / S;
-        c[u] = x < n ? min(max(__ldg(cnt + ((size_t)b * Tn + t) * H + h), 0), S) : 0;
-    }
+    for (int u = 0; u < PER; ++u)
+        c[u] = tlv[u] >= 0 ? min(max(__ldg(cnt + ((size_t)b * Tn + t0 + tlv[u]) * H + h), 0), S) : 0;
     __syncthreads();  // counts zeroed
 #pragma unroll
     for (int u = 0; u < PER; ++u) {
-        const int x = tid + u * NT, tl = x / S;
-        if (x >= n || !nsl_valid(x - tl * S, c[u], v[u], t0 + tl, nb, BS)) v[u] = -1;
+        if (u * NT >= n) break;
+        const int tl = tlv[u], sl = tid + u * NT - tl * S;
+        if (tl < 0 || !nsl_valid(sl, c[u], v[u], t0 + tl, nb, BS)) v[u] = -1;
         if (v[u] >= 0) {
             atomicAdd(count + v[u], 1);
-            atomicOr(mask + tl, 1u << (x - tl * S));  // the token's valid slots, for the merge
+            atomicOr(mask + tl, 1u << sl);  // the token's valid slots, for the merge
         }
     }
     __syncthreads();
@@ -200,10 +207,8 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < PER; ++u)
-        if (v[u] >= 0) {
-            const int x = tid + u * NT;  // the pair's record (local token * S + slot)
-            entries[start[v[u]] + atomicAdd(fill + v[u], 1)] = (x << 8) | (x / S);
-        }
+        if (v[u] >= 0)  // the pair's record (local token * S + slot) and local token
+            entries[start[v[u]] + atomicAdd(fill + v[u], 1)] = ((tid + u * NT) << 8) | tlv[u];
     __syncthreads();
     return total_tiles;
 }
