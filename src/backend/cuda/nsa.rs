@@ -59,6 +59,8 @@ const CHOICES: [(&str, Kernel); 4] = [
 pub const LOCAL_FILE: &str = "nsa_local.cu";
 /// Most (token, slot) pairs one CTA of the local kernel buckets (`NSL_MAX_PAIRS`).
 pub const LOCAL_MAX_PAIRS: usize = 2048;
+/// Most tokens one CTA of the local kernel takes (its bucket entries hold `record << 8 | token`).
+pub const LOCAL_MAX_TOKENS: usize = 256;
 /// Rows of one tile of the local kernel (`NSL_ROWS`: one warp's m16).
 pub const LOCAL_ROWS: usize = 16;
 /// Largest dynamic shared memory the local kernel is launched with: the 227 KiB an sm_90 CTA
@@ -126,7 +128,12 @@ pub fn local_launch_fits(
             local_launches(p.d, p.bs)
         ));
     }
-    if r == 0 || r * p.s > LOCAL_MAX_PAIRS {
+    if r == 0 || r > LOCAL_MAX_TOKENS {
+        return Err(format!(
+            "{r} tokens a CTA: 1 to {LOCAL_MAX_TOKENS} (a bucket entry holds the token in 8 bits)"
+        ));
+    }
+    if r * p.s > LOCAL_MAX_PAIRS {
         return Err(format!(
             "{r} tokens x {} slots: 1 to {LOCAL_MAX_PAIRS} pairs a CTA",
             p.s
@@ -886,7 +893,13 @@ mod tests {
             .contains("compiled with"));
         assert!(local_launch_fits(&p, 1024, 8, 1)
             .unwrap_err()
-            .contains("2048 pairs"));
+            .contains("1 to 256"));
+        assert!(
+            local_launch_fits(&params(2048, 16, 16, 64, 16, 32), 256, 8, 1)
+                .unwrap_err()
+                .contains("2048 pairs")
+        );
+        assert!(LOCAL_TOKENS.iter().all(|&r| r <= LOCAL_MAX_TOKENS));
         // d128 s4 bs64 t4096: 4 warps (128 KiB), records of 64 tokens (256 x 264 bytes).
         assert_eq!(
             local_config(&params(4096, 8, 8, 128, 4, 64)),
@@ -925,6 +938,31 @@ mod tests {
             auto_kernel(&params(512, 16, 16, 64, 8, 32), KernelFiles::ALL),
             Kernel::Local
         );
+    }
+
+    #[test]
+    fn kernel_files_follow_the_directory() {
+        let dir = std::env::temp_dir().join(format!("kg-nsa-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let none = KernelFiles {
+            pairs: false,
+            local: false,
+        };
+        assert_eq!(KernelFiles::in_dir(&dir), none);
+        std::fs::write(dir.join(PAIRS_FILE), "").unwrap();
+        assert_eq!(
+            KernelFiles::in_dir(&dir),
+            KernelFiles {
+                pairs: true,
+                local: false
+            }
+        );
+        std::fs::write(dir.join(LOCAL_FILE), "").unwrap();
+        assert_eq!(KernelFiles::in_dir(&dir), KernelFiles::ALL);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // This revision's kernels directory holds both.
+        let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+        assert_eq!(KernelFiles::in_dir(&kernels), KernelFiles::ALL);
     }
 
     #[test]
