@@ -409,7 +409,7 @@ pub const LOCAL_MIN_BLOCKS_PER_SLOT: usize = 8;
 /// blocks, at least [`LOCAL_MIN_BLOCKS_PER_SLOT`] blocks in the sequence per selected slot,
 /// where it can run ([`local_fits`]). Measured through the harness on an H100 (GPU-90b83895,
 /// session 22, `docs/kernels/session22/`), local / the fastest of pairs and tiled in the same run:
-/// - 8 or more blocks per slot, d64: t1024 s4 bs32 0.66, t2048 s4 bs32 0.57, t2048 s8 bs32 0.77,
+/// - 8 or more blocks per slot, d64: t1024 s4 bs32 0.66, t2048 s4 bs32 0.57, t2048 s8 bs32 0.76,
 ///   t2048 s4 bs64 0.72, t4096 s4 bs32 0.64, t8192 s4 bs32 0.79, t8192 s16 bs32 0.95; d128 bs32:
 ///   t2049 s8 0.69;
 /// - d128 with 64-key blocks (4 warps of 64-key K/V, 64 tokens a CTA): 1.06–3.1× slower than
