@@ -708,9 +708,15 @@ pub fn import_results(
             };
             let flush = r.l2_flush_mode();
             let duty = r.duty_hold;
+            // The noise by this revision's rules, from the raw samples where the record kept
+            // them (a results file from an older binary may lack the two-mode term), never
+            // below what the record says.
+            let noise = crate::stats::Stats::from_samples(&r.samples_ms)
+                .filter(|st| st.median_ms == stats.median_ms)
+                .map_or(stats.noise, |st| st.noise.max(stats.noise));
             let round = Round {
                 median_ms: stats.median_ms,
-                noise: stats.noise,
+                noise,
                 n: stats.n,
                 machine,
                 host: gpu.host.clone(),

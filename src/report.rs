@@ -145,9 +145,10 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             (ratio - 1.0) * 100.0
         ),
         Verdict::Ambiguous => format!(
-            "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%{}{machines}",
+            "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%{}{}{machines}",
             r.tolerance_pct,
             floor_text(r, " or floor"),
+            modes_text(r),
         ),
         Verdict::Pass => format!("ok: median {now} vs baseline {base} = {ratio:.3}x (tolerance {:.1}%, noise ±{noise:.2}%{seen}{machines})", r.tolerance_pct),
         Verdict::New => format!("new: median {now}; no baseline for {gpu} in {} (record one with UPDATE_BASELINES=1)", file.display()),
@@ -161,6 +162,19 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             "ungated: median {now}, timed under a profiler (an Nsight injection variable is set), so not compared with the baseline in {}",
             file.display()
         ),
+    }
+}
+
+/// `" (samples in two modes, 2.106 and 2.348 ms: the median lands in either)"` when this run's
+/// samples fell into two modes ([`crate::stats::modes`]), else nothing.
+fn modes_text(r: &Record) -> String {
+    match r.stats.as_ref().and_then(|s| s.modes) {
+        Some([lo, hi]) => format!(
+            " (samples in two modes, {} and {}: the median lands in either)",
+            fmt_ms(lo),
+            fmt_ms(hi)
+        ),
+        None => String::new(),
     }
 }
 

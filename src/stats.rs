@@ -26,8 +26,53 @@ pub struct Stats {
     /// Median absolute deviation from the median (unscaled).
     pub mad_ms: f64,
     /// Relative half-width of the ~95% confidence interval of the median
-    /// (1.96 · 1.2533 · 1.4826 · MAD / √n / median); the noise the gate uses.
+    /// (1.96 · 1.2533 · 1.4826 · MAD / √n / median), raised to the distance between the two
+    /// modes over the median when the samples hold two ([`Stats::modes`]); the noise the gate
+    /// uses.
     pub noise: f64,
+    /// The medians of the two clusters, ms, when the samples fall into two separated modes
+    /// ([`modes`]): the median then lands in either from run to run, so a change no larger
+    /// than the distance between them cannot be called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<[f64; 2]>,
+}
+
+/// Smallest relative gap between two modes that [`modes`] reports.
+pub const MODE_GAP_MIN: f64 = 0.03;
+/// Smallest share of the samples the smaller mode must hold (and at least 2 samples).
+pub const MODE_SHARE_MIN: f64 = 0.1;
+/// How many times wider than either cluster's own spread (its MAD over its median, floored at
+/// 0.1%) the gap between the modes must be.
+pub const MODE_SEPARATION: f64 = 5.0;
+
+/// Two separated modes in `sorted` samples, as the medians of the lower and the upper cluster:
+/// the widest relative gap between neighbouring samples that leaves at least
+/// [`MODE_SHARE_MIN`] of them (and 2) on each side, when it is at least [`MODE_GAP_MIN`] and
+/// [`MODE_SEPARATION`] times either cluster's own spread. `None`: one mode (or fewer than 4
+/// samples).
+///
+/// Seen on H200s (session 22, quack suite, 2–4 GB tensors): `softmax`, `cross_entropy_bwd`,
+/// `rmsnorm` and `layernorm` at 524288×4096 ran at 2.11 or 2.35 ms sample by sample, the share
+/// of each mode varying from 27% to 65% between two machines, so the median moved by 11% with
+/// the kernel unchanged.
+pub fn modes(sorted: &[f64]) -> Option<[f64; 2]> {
+    let n = sorted.len();
+    let side = ((n as f64 * MODE_SHARE_MIN).ceil() as usize).max(2);
+    if n < 2 * side || sorted[0] <= 0.0 {
+        return None;
+    }
+    let (i, gap) = (side..=n - side)
+        .map(|i| (i, sorted[i] / sorted[i - 1] - 1.0))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (lo, hi) = (&sorted[..i], &sorted[i..]);
+    let spread = |c: &[f64]| {
+        let m = percentile(c, 50.0);
+        let mut dev: Vec<f64> = c.iter().map(|x| (x - m).abs()).collect();
+        dev.sort_by(f64::total_cmp);
+        (percentile(&dev, 50.0) / m).max(0.001)
+    };
+    (gap >= MODE_GAP_MIN && gap >= MODE_SEPARATION * spread(lo).max(spread(hi)))
+        .then(|| [percentile(lo, 50.0), percentile(hi, 50.0)])
 }
 
 /// Linear-interpolated percentile (`q` in 0..=100) of sorted data.
@@ -70,6 +115,11 @@ impl Stats {
         let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
         dev.sort_by(f64::total_cmp);
         let mad = percentile(&dev, 50.0);
+        let modes = modes(&s);
+        let noise = match modes {
+            Some([lo, hi]) => median_noise(median, mad, n).max((hi - lo) / median),
+            None => median_noise(median, mad, n),
+        };
         Some(Stats {
             n,
             median_ms: median,
@@ -81,7 +131,8 @@ impl Stats {
             p95_ms: percentile(&s, 95.0),
             p99_ms: percentile(&s, 99.0),
             mad_ms: mad,
-            noise: median_noise(median, mad, n),
+            noise,
+            modes,
         })
     }
 }

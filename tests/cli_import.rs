@@ -91,3 +91,30 @@ fn import_existing_only_adds_rounds_to_stored_entries_alone() {
         assert_eq!(e.is_some(), r.case == first, "{}", r.case);
     }
 }
+
+#[test]
+fn import_takes_the_noise_of_two_modes_from_the_raw_samples() {
+    // A record written by a binary from before the two-mode rule: its noise is the MAD's alone,
+    // but its raw samples fall into two modes 12% apart. The imported round carries the modes'
+    // distance, so the gate does not call the next machine's mode switch a regression.
+    let (dir, base, _src, mut file) = smoke_import();
+    let r = &mut file.results[0];
+    let samples: Vec<f64> = (0..20).map(|i| if i < 12 { 1.0 } else { 1.12 }).collect();
+    let st = kernelgate::stats::Stats::from_samples(&samples).unwrap();
+    r.samples_ms = samples;
+    r.latency_ms = Some(st.median_ms);
+    r.stats = Some(kernelgate::stats::Stats {
+        noise: 0.001,
+        modes: None,
+        ..st
+    });
+    let case = r.case.clone();
+    let (gpu, kernel) = (r.gpu_model.clone(), r.kernel.clone());
+    let src = dir.path().join("old-binary.json");
+    std::fs::write(&src, serde_json::to_string(&file).unwrap()).unwrap();
+    import_into(&base, &src, &["--case", &case, "--exact"]);
+    let store = kernelgate::baseline::Store::new(base.clone());
+    let e = store.entry(&gpu, &kernel, &case).unwrap().unwrap();
+    let noise = e.rounds.last().unwrap().noise;
+    assert!((noise - 0.12).abs() < 1e-9, "round noise {noise}");
+}

@@ -292,3 +292,17 @@ fn message_says_when_the_baseline_ran_another_configuration() {
     assert!(msg.contains(&format!("{}…", "x".repeat(139))), "{msg}");
     assert!(!msg.contains(&"x".repeat(141)), "{msg}");
 }
+
+#[test]
+fn ambiguous_message_names_two_modes() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Ambiguous);
+    assert!(!verdict_message(&r, GPU, &store).contains("two modes"));
+    let samples: Vec<f64> = (0..20).map(|i| if i < 12 { 0.25 } else { 0.28 }).collect();
+    r.stats = kernelgate::stats::Stats::from_samples(&samples);
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.contains("(samples in two modes, 250.00 µs and 280.00 µs: the median lands in either)"),
+        "{msg}"
+    );
+}

@@ -1,7 +1,7 @@
 //! Summary statistics over timing samples.
 
 use approx::assert_relative_eq;
-use kernelgate::stats::{median_noise, percentile, Stats};
+use kernelgate::stats::{median_noise, modes, percentile, Stats, MODE_GAP_MIN};
 use proptest::prelude::*;
 
 /// 1.96 · 1.2533 · 1.4826: the 95% CI half-width of the median, in units of MAD / √n.
@@ -134,7 +134,17 @@ proptest! {
         prop_assert!(s.mad_ms <= s.max_ms - s.min_ms);
         prop_assert_eq!(s.min_ms, v.iter().cloned().fold(f64::INFINITY, f64::min));
         prop_assert_eq!(s.max_ms, v.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
-        prop_assert!((s.noise - median_noise(s.median_ms, s.mad_ms, s.n)).abs() <= 1e-15);
+        // The noise is the median's MAD-based half-width, raised to the modes' distance when
+        // the samples hold two.
+        let mad_noise = median_noise(s.median_ms, s.mad_ms, s.n);
+        match s.modes {
+            None => prop_assert!((s.noise - mad_noise).abs() <= 1e-15),
+            Some([lo, hi]) => {
+                prop_assert!(lo < hi && s.min_ms <= lo && hi <= s.max_ms);
+                prop_assert!(hi / lo - 1.0 >= MODE_GAP_MIN * (1.0 - 1e-12));
+                prop_assert!((s.noise - mad_noise.max((hi - lo) / s.median_ms)).abs() <= 1e-15);
+            }
+        }
     }
 
     #[test]
@@ -173,9 +183,15 @@ proptest! {
         let b = Stats::from_samples(&rep).unwrap();
         prop_assert_eq!(a.median_ms, b.median_ms);
         prop_assert_eq!(a.mad_ms, b.mad_ms);
-        prop_assert!((b.noise - a.noise / (k as f64).sqrt()).abs() <= 1e-12 * a.noise.max(1e-300));
+        // The MAD-based part (the whole noise of one-mode samples) falls as 1/√k.
+        let na = median_noise(a.median_ms, a.mad_ms, a.n);
+        let nb = median_noise(b.median_ms, b.mad_ms, b.n);
+        prop_assert!((nb - na / (k as f64).sqrt()).abs() <= 1e-12 * na.max(1e-300));
         if a.mad_ms > 0.0 {
-            prop_assert!(b.noise < a.noise);
+            prop_assert!(nb < na);
+        }
+        if a.modes.is_none() && b.modes.is_none() {
+            prop_assert_eq!((a.noise, b.noise), (na, nb));
         }
     }
 
@@ -197,5 +213,112 @@ proptest! {
         let i = pos.index(v.len() + 1);
         v.insert(i, bad);
         prop_assert_eq!(Stats::from_samples(&v), None);
+    }
+}
+
+/// Samples of `case` on H200 GPU-545e8759 and GPU-999cf8a6 (session 22, quack suite, the
+/// committed kernels): two modes 11% apart, their shares different on the two machines.
+const CE_BWD_545E: [f64; 30] = [
+    2.105, 2.105, 2.105, 2.105, 2.105, 2.106, 2.106, 2.106, 2.106, 2.107, 2.107, 2.108, 2.108,
+    2.109, 2.109, 2.112, 2.116, 2.266, 2.326, 2.334, 2.341, 2.342, 2.346, 2.348, 2.348, 2.350,
+    2.352, 2.352, 2.353, 2.354,
+];
+const CE_BWD_999C: [f64; 20] = [
+    2.106, 2.107, 2.107, 2.107, 2.108, 2.109, 2.111, 2.111, 2.336, 2.338, 2.342, 2.345, 2.345,
+    2.345, 2.346, 2.346, 2.348, 2.350, 2.351, 2.354,
+];
+
+#[test]
+fn two_modes_found_and_their_distance_is_the_noise() {
+    let a = Stats::from_samples(&CE_BWD_545E).unwrap();
+    let b = Stats::from_samples(&CE_BWD_999C).unwrap();
+    // The medians sit in different modes: 2.110 against 2.340 ms, 11% apart.
+    assert!(a.median_ms < 2.12 && b.median_ms > 2.33);
+    let [alo, ahi] = a.modes.expect("two modes");
+    let [blo, bhi] = b.modes.expect("two modes");
+    assert_relative_eq!(alo, 2.106, epsilon = 1e-9);
+    assert_relative_eq!(ahi, 2.348, epsilon = 1e-9);
+    assert!((alo - blo).abs() < 0.005 && (ahi - bhi).abs() < 0.005);
+    // The MAD alone says 0.2–0.4%; the noise now spans the modes.
+    assert!(median_noise(a.median_ms, a.mad_ms, a.n) < 0.005);
+    assert_relative_eq!(a.noise, (ahi - alo) / a.median_ms, epsilon = 1e-12);
+    assert!(a.noise > 0.10 && b.noise > 0.09);
+}
+
+#[test]
+fn one_mode_is_not_split() {
+    // Tight samples, a lone slow outlier, a slow tail under 10% of the samples, a gap under 3%,
+    // and two clusters too wide for their gap: one mode each.
+    let tight: Vec<f64> = (0..20).map(|i| 1.0 + 0.0005 * i as f64).collect();
+    assert_eq!(modes(&tight), None);
+    let mut outlier = tight.clone();
+    outlier.push(1.5);
+    assert_eq!(modes(&outlier), None);
+    let mut tail: Vec<f64> = (0..30).map(|i| 1.0 + 0.0001 * i as f64).collect();
+    tail.extend([1.2, 1.21]);
+    assert_eq!(Stats::from_samples(&tail).unwrap().modes, None);
+    let near: Vec<f64> = (0..20).map(|i| if i < 10 { 1.0 } else { 1.02 }).collect();
+    assert_eq!(modes(&near), None);
+    let wide: Vec<f64> = (0..20)
+        .map(|i| {
+            if i < 10 {
+                1.0 + 0.02 * i as f64
+            } else {
+                1.15 + 0.02 * i as f64
+            }
+        })
+        .collect();
+    assert_eq!(modes(&wide), None);
+    // Fewer than four samples: never two modes.
+    assert_eq!(modes(&[1.0, 2.0, 2.0]), None);
+    // The same clusters, tighter: two modes.
+    let two: Vec<f64> = (0..20).map(|i| if i < 10 { 1.0 } else { 1.05 }).collect();
+    assert_eq!(modes(&two), Some([1.0, 1.05]));
+}
+
+#[test]
+fn the_gate_does_not_call_a_mode_switch_a_regression() {
+    use kernelgate::gate::{compare, Change};
+    let a = Stats::from_samples(&CE_BWD_545E).unwrap();
+    let b = Stats::from_samples(&CE_BWD_999C).unwrap();
+    // Machine B against machine A: 1.109x slower by the medians, within the modes' distance.
+    let c = compare(b.median_ms, b.noise, a.median_ms, a.noise, 0.05);
+    assert!(c.ratio > 1.10);
+    assert_eq!(c.change, Change::Ambiguous);
+    // With the MAD-based noise alone it was called a regression.
+    let old = compare(
+        b.median_ms,
+        median_noise(b.median_ms, b.mad_ms, b.n),
+        a.median_ms,
+        median_noise(a.median_ms, a.mad_ms, a.n),
+        0.05,
+    );
+    assert_eq!(old.change, Change::Slow);
+    // A real 30% slowdown of both modes is still caught.
+    let slow: Vec<f64> = CE_BWD_999C.iter().map(|x| x * 1.3).collect();
+    let s = Stats::from_samples(&slow).unwrap();
+    assert_eq!(
+        compare(s.median_ms, s.noise, a.median_ms, a.noise, 0.05).change,
+        Change::Slow
+    );
+}
+
+proptest! {
+    /// Two tight clusters far apart, each at least 10% of the samples: two modes, found at the
+    /// clusters' medians whatever the scale.
+    #[test]
+    fn separated_clusters_are_two_modes(
+        n_lo in 4usize..40, n_hi in 4usize..40, gap in 0.04f64..0.5, scale in 1e-3f64..1e3,
+        jitter in 0.0f64..0.002,
+    ) {
+        let mut v: Vec<f64> = (0..n_lo).map(|i| scale * (1.0 + jitter * (i % 3) as f64)).collect();
+        v.extend((0..n_hi).map(|i| scale * (1.0 + gap) * (1.0 + jitter * (i % 3) as f64)));
+        let n = v.len() as f64;
+        prop_assume!(n_lo.min(n_hi) as f64 >= (0.1 * n).ceil().max(2.0));
+        let s = Stats::from_samples(&v).unwrap();
+        let [lo, hi] = s.modes.expect("two modes");
+        prop_assert!(lo >= scale && lo <= scale * (1.0 + 2.0 * jitter));
+        prop_assert!(hi >= scale * (1.0 + gap) && hi <= scale * (1.0 + gap) * (1.0 + 2.0 * jitter));
+        prop_assert!(s.noise >= (hi - lo) / s.median_ms);
     }
 }
