@@ -51,10 +51,10 @@ pub const MODE_SEPARATION: f64 = 5.0;
 /// [`MODE_SEPARATION`] times either cluster's own spread. `None`: one mode (or fewer than 4
 /// samples).
 ///
-/// Seen on H200s (session 22, quack suite, 2–4 GB tensors): `softmax`, `cross_entropy_bwd`,
-/// `rmsnorm` and `layernorm` at 524288×4096 ran at 2.11 or 2.35 ms sample by sample, the share
-/// of each mode varying from 27% to 65% between two machines, so the median moved by 11% with
-/// the kernel unchanged.
+/// Seen on two H200s (session 22, quack suite, 4.3 GB tensors): every family at 524288×4096 ran
+/// in two modes 8–12% apart sample by sample (`softmax`: 2.13 or 2.35 ms), the share of each mode
+/// varying from 27% to 65% between the machines, so the median moved by 11% with the kernel
+/// unchanged.
 pub fn modes(sorted: &[f64]) -> Option<[f64; 2]> {
     let n = sorted.len();
     let side = ((n as f64 * MODE_SHARE_MIN).ceil() as usize).max(2);
