@@ -4,10 +4,11 @@
 # reasons, occupancy, L2 traffic and the hottest SASS lines. LAUNCHES picks the R:NW[:ST] list.
 # Under $OUT: ncu-nsa.tar.gz and the key lines in log-ncu.txt.
 set -u
-OUT=${OUT:-/tmp/kgout}; mkdir -p "$OUT" /tmp/ncu
-export KERNELGATE_CACHE_DIR=/tmp/kgcache
+OUT=${OUT:-/tmp/kgout}
+DEV_LOG=$OUT/log-ncu.txt
+. scripts/device-lib.sh  # logs the GPU, sets the kernel cache
+mkdir -p /tmp/ncu
 NCU_BIN=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-nvidia-smi --query-gpu=name,uuid --format=csv,noheader | tee -a "$OUT/log-ncu.txt"
 echo '{"description":"ncu","groups":[{"kernel":"nsa","backends":["cuda"],"dtypes":["bf16"],"shapes":[{"b":2,"t":2048,"hq":16,"h":16,"d":64,"s":4,"bs":32,"w":0}]}]}' > /tmp/ncu/one.json
 for l in ${LAUNCHES:-128:16 128:8:2}; do
   KERNELGATE_NSA_KERNEL=local KERNELGATE_NSA_LOCAL=$l timeout 150 $NCU_BIN -k regex:nsa_local -s 3 -c 1 --set full \

@@ -751,93 +751,55 @@ mod tests {
 
     #[test]
     fn automatic_choice_by_group_size() {
-        // G = 1 and 4: tiled; G = 8, 16: grouped.
-        assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 16, 64), KernelFiles::ALL),
-            Kernel::Tiled
-        );
-        // G = 1 with at least 8 blocks per slot: local (64 blocks, 4 or 8 slots; 256 blocks, 16
-        // slots; 32 blocks of 64 keys, 4 slots); d128 with 64-key blocks: pairs (16 blocks per
-        // slot); fewer blocks per slot or a window: tiled; G = 4: tiled.
-        for (t, s, bs) in [(2048, 4, 32), (8192, 16, 32), (2048, 8, 32), (2048, 4, 64)] {
-            assert_eq!(
-                auto_kernel(&params(t, 16, 16, 64, s, bs), KernelFiles::ALL),
-                Kernel::Local,
-                "t{t} s{s} bs{bs}"
-            );
-        }
-        assert_eq!(
-            auto_kernel(&params(2049, 4, 4, 128, 8, 32), KernelFiles::ALL),
-            Kernel::Local
-        );
-        assert_eq!(
-            auto_kernel(&params(4096, 8, 8, 128, 4, 64), KernelFiles::ALL),
-            Kernel::Pairs
-        );
-        assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 16, 32), KernelFiles::ALL),
-            Kernel::Tiled
-        );
-        assert_eq!(
-            auto_kernel(&params(1000, 16, 16, 64, 8, 32), KernelFiles::ALL),
-            Kernel::Tiled
-        );
-        // A kernel set without the local kernel (a --base revision before session 21): pairs
-        // from 16 blocks per slot, tiled below.
+        use Kernel::{Grouped, Local, Pairs, Tiled};
+        let all = KernelFiles::ALL;
+        // A kernel set without the local kernel (a --base revision before session 21), and one
+        // without either (before session 20).
         let no_local = KernelFiles {
             pairs: true,
             local: false,
         };
-        assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 4, 32), no_local),
-            Kernel::Pairs
-        );
-        assert_eq!(
-            auto_kernel(&params(2048, 16, 16, 64, 8, 32), no_local),
-            Kernel::Tiled
-        );
-        assert_eq!(
-            auto_kernel(
-                &Params {
-                    w: 64,
-                    ..params(2048, 16, 16, 64, 4, 32)
-                },
-                KernelFiles::ALL
-            ),
-            Kernel::Tiled
-        );
-        // A kernel set without either (an older revision for --base): tiled.
-        assert_eq!(
-            auto_kernel(
-                &params(2048, 16, 16, 64, 4, 32),
-                KernelFiles {
-                    pairs: false,
-                    local: false
-                }
-            ),
-            Kernel::Tiled
-        );
-        assert_eq!(
-            auto_kernel(&params(8192, 16, 4, 64, 4, 32), KernelFiles::ALL),
-            Kernel::Tiled
-        );
-        assert_eq!(
-            auto_kernel(&params(512, 16, 4, 64, 8, 32), KernelFiles::ALL),
-            Kernel::Tiled
-        );
-        assert_eq!(
-            auto_kernel(&params(512, 16, 2, 64, 8, 32), KernelFiles::ALL),
-            Kernel::Grouped
-        );
-        assert_eq!(
-            auto_kernel(&params(1024, 16, 1, 128, 16, 32), KernelFiles::ALL),
-            Kernel::Grouped
-        );
-        // Too much shared memory for the lists: grouped.
-        assert_eq!(
-            auto_kernel(&params(65536, 16, 16, 128, 512, 32), KernelFiles::ALL),
-            Kernel::Grouped
-        );
+        let neither = KernelFiles {
+            pairs: false,
+            local: false,
+        };
+        let window = Params {
+            w: 64,
+            ..params(2048, 16, 16, 64, 4, 32)
+        };
+        // (problem: t, hq, h, d, s, bs; kernel set; expected choice)
+        let table = [
+            // G = 1 with at least 8 blocks per slot: local (64 blocks, 4 or 8 slots; 256 blocks,
+            // 16 slots; 32 blocks of 64 keys, 4 slots; d128 with 32-key blocks).
+            (params(2048, 16, 16, 64, 4, 32), all, Local),
+            (params(8192, 16, 16, 64, 16, 32), all, Local),
+            (params(2048, 16, 16, 64, 8, 32), all, Local),
+            (params(2048, 16, 16, 64, 4, 64), all, Local),
+            (params(8192, 16, 16, 64, 4, 32), all, Local),
+            (params(2049, 4, 4, 128, 8, 32), all, Local),
+            // d128 with 64-key blocks: pairs from 16 blocks per slot.
+            (params(4096, 8, 8, 128, 4, 64), all, Pairs),
+            // Fewer blocks per slot, or a window: tiled.
+            (params(2048, 16, 16, 64, 16, 64), all, Tiled),
+            (params(2048, 16, 16, 64, 16, 32), all, Tiled),
+            (params(1000, 16, 16, 64, 8, 32), all, Tiled),
+            (params(512, 16, 16, 64, 8, 32), all, Tiled),
+            (window, all, Tiled),
+            // Older kernel sets get the choice they had.
+            (params(2048, 16, 16, 64, 4, 32), no_local, Pairs),
+            (params(2048, 16, 16, 64, 8, 32), no_local, Tiled),
+            (params(2048, 16, 16, 64, 4, 32), neither, Tiled),
+            // G = 4: tiled; G = 8, 16: grouped.
+            (params(8192, 16, 4, 64, 4, 32), all, Tiled),
+            (params(512, 16, 4, 64, 8, 32), all, Tiled),
+            (params(512, 16, 2, 64, 8, 32), all, Grouped),
+            (params(1024, 16, 1, 128, 16, 32), all, Grouped),
+            // Too much shared memory for the lists: grouped.
+            (params(65536, 16, 16, 128, 512, 32), all, Grouped),
+        ];
+        for (p, files, want) in table {
+            assert_eq!(auto_kernel(&p, files), want, "{p:?} with {files:?}");
+        }
     }
 
     #[test]
@@ -929,15 +891,6 @@ mod tests {
         assert!(local_fits(&params(1 << 20, 16, 16, 128, 32, 32))
             .unwrap_err()
             .contains("shared memory"));
-        // The automatic choice takes it from 8 blocks per slot, not below.
-        assert_eq!(
-            auto_kernel(&params(8192, 16, 16, 64, 4, 32), KernelFiles::ALL),
-            Kernel::Local
-        );
-        assert_ne!(
-            auto_kernel(&params(512, 16, 16, 64, 8, 32), KernelFiles::ALL),
-            Kernel::Local
-        );
     }
 
     #[test]
