@@ -83,6 +83,11 @@ pub struct RunSummary {
     /// likely cause.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_slowdowns: Vec<String>,
+    /// Cases whose samples fell into two modes ([`crate::stats::modes`]), each with the modes'
+    /// relative distance: their medians land in either mode from run to run, so the gate cannot
+    /// call a change smaller than that distance on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub two_modes: Vec<(String, f64)>,
     /// The same-run A/B against a base revision, over the cases it measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab: Option<AbSummary>,
@@ -263,6 +268,18 @@ impl RunSummary {
                 v
             },
             shared_slowdowns: shared_slowdowns(records),
+            two_modes: {
+                let mut v: Vec<(String, f64)> = records
+                    .iter()
+                    .filter_map(|r| {
+                        let st = r.stats.as_ref()?;
+                        let [lo, hi] = st.modes?;
+                        Some((r.case.clone(), (hi - lo) / st.median_ms))
+                    })
+                    .collect();
+                v.sort_by(|a, b| a.0.cmp(&b.0));
+                v
+            },
             ab: AbSummary::of(records),
         }
     }
@@ -320,6 +337,19 @@ impl RunSummary {
                 "note: {} case(s) compared with a baseline from one machine (append rounds from other machines to cover their spread): {}",
                 self.single_machine_baselines.len(),
                 first_and_more(&self.single_machine_baselines, 8)
+            );
+        }
+        if !self.two_modes.is_empty() {
+            let named: Vec<String> = self
+                .two_modes
+                .iter()
+                .map(|(c, d)| format!("{c} ({:.1}%)", d * 100.0))
+                .collect();
+            let _ = writeln!(
+                s,
+                "note: {} case(s) whose samples fell into two modes (their median lands in either; changes within the modes' distance are not called): {}",
+                self.two_modes.len(),
+                first_and_more(&named, 8)
             );
         }
         if !self.shared_slowdowns.is_empty() {

@@ -1654,3 +1654,27 @@ fn machine_key_prefers_the_gpu_uuid() {
     g.uuid.clear();
     assert_eq!(g.machine_key(), "test-host");
 }
+
+#[test]
+fn run_summary_names_cases_in_two_modes() {
+    let mut recs = summary_records();
+    assert!(RunSummary::of(&recs, HOLD).two_modes.is_empty());
+    // Twelve samples at 1.0 ms and eight at 1.1: two modes 10% apart around a 1.0 ms median.
+    let samples: Vec<f64> = (0..20).map(|i| if i < 12 { 1.0 } else { 1.1 }).collect();
+    recs[3].stats = Stats::from_samples(&samples);
+    let s = RunSummary::of(&recs, HOLD);
+    assert_eq!(s.two_modes.len(), 1);
+    assert_eq!(s.two_modes[0].0, recs[3].case);
+    assert!((s.two_modes[0].1 - 0.1).abs() < 1e-9);
+    let text = s.render();
+    assert!(
+        text.contains(&format!(
+            "note: 1 case(s) whose samples fell into two modes (their median lands in either; changes within the modes' distance are not called): {} (10.0%)",
+            recs[3].case
+        )),
+        "{text}"
+    );
+    // Kept in the results file's summary, and read back.
+    let back: RunSummary = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back.two_modes, s.two_modes);
+}
