@@ -73,6 +73,11 @@ pub struct Round {
     /// gate says when a run's differs from the newest round's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The lower mode of the round's samples when they fell into two ([`crate::stats::modes`]):
+    /// its median (ms) and that median's relative 95% CI half-width over the lower cluster
+    /// alone. The gate compares lower modes when a run's median could sit in either mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<[f64; 2]>,
 }
 
 /// A record's `variant` as a round stores it: `None` for a record that names no configuration.
@@ -259,6 +264,7 @@ impl Round {
             l2_flush: None,
             duty_hold: None,
             variant: None,
+            low: None,
         }
     }
 }
@@ -302,6 +308,27 @@ impl Entry {
             rounds_ms: Vec::new(),
             env,
         }
+    }
+
+    /// The entry its rounds' lower modes make ([`Round::low`]): each round that held two modes
+    /// stands in with its lower mode's median and noise, and the centre and spreads are taken
+    /// over those as over the medians. `None` when no round held two modes.
+    pub fn lower_modes(&self) -> Option<Entry> {
+        let rounds: Vec<Round> = self
+            .rounds
+            .iter()
+            .filter_map(|r| {
+                let [ms, noise] = r.low?;
+                Some(Round {
+                    median_ms: ms,
+                    noise,
+                    low: None,
+                    ..r.clone()
+                })
+            })
+            .collect();
+        let stats = crate::stats::Stats::from_samples(&[rounds.first()?.median_ms; 2])?;
+        Some(Entry::from_rounds(&stats, rounds, self.env.clone()))
     }
 
     /// Recomputes the centre, spreads, machine count, overhead and batch from the rounds (the
@@ -711,9 +738,12 @@ pub fn import_results(
             // The noise by this revision's rules, from the raw samples where the record kept
             // them (a results file from an older binary may lack the two-mode term), never
             // below what the record says.
-            let noise = crate::stats::Stats::from_samples(&r.samples_ms)
-                .filter(|st| st.median_ms == stats.median_ms)
+            let fresh = crate::stats::Stats::from_samples(&r.samples_ms)
+                .filter(|st| st.median_ms == stats.median_ms);
+            let noise = fresh
+                .as_ref()
                 .map_or(stats.noise, |st| st.noise.max(stats.noise));
+            let low = fresh.as_ref().map_or(stats.low, |st| st.low);
             let round = Round {
                 median_ms: stats.median_ms,
                 noise,
@@ -726,6 +756,7 @@ pub fn import_results(
                 l2_flush: flush,
                 duty_hold: duty,
                 variant: stored_variant(&r.variant),
+                low,
             };
             let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
             // A record timed after another L2 flush (or duty-cycle hold) than the entry's newest

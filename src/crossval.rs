@@ -120,8 +120,24 @@ pub fn replay_entry(case: &str, entry: &Entry, rule: Rule) -> Vec<Trial> {
         )
         .unwrap_or(0.0);
         let centre = base.median_ms + shift;
+        // Where the held-out round and the training rounds both held two modes, the lower modes
+        // decide when they make a call (gate::with_lower_modes); a slowdown moves both modes.
+        let lower = now.low.zip(base.lower_modes()).map(|([ms, noise], lb)| {
+            let shift = gate::overhead_shift_ms(
+                lb.overhead_ms,
+                lb.ceilings(),
+                now.ceilings,
+                now.batch.unwrap_or(1),
+            )
+            .unwrap_or(0.0);
+            (ms, noise, lb.median_ms + shift, lb.noise)
+        });
         let call = |f: f64| {
-            gate::compare_with(now.median_ms * f, now.noise, centre, base.noise, rule).change
+            let medians =
+                gate::compare_with(now.median_ms * f, now.noise, centre, base.noise, rule);
+            let lower =
+                lower.map(|(ms, noise, c, bn)| gate::compare_with(ms * f, noise, c, bn, rule));
+            gate::with_lower_modes(medians, lower).change
         };
         out.push(Trial {
             case: case.to_string(),

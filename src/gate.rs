@@ -104,6 +104,20 @@ pub fn compare_with(
     }
 }
 
+/// The call for a run whose samples fell into two modes: the comparison of the lower modes
+/// (this run's against the baseline rounds' that held two modes too), `lower`, decides when it
+/// makes a call; else the medians' comparison `medians` stands. Where both sides hold two modes,
+/// each median sits in either mode, so the medians' ratio says as little when it reads "same"
+/// (a 10% slower kernel whose median fell in the fast mode, against a baseline median in the
+/// slow one) as when it reads "slower"; the lower modes are the kernel's own speed on both
+/// sides.
+pub fn with_lower_modes(medians: Comparison, lower: Option<Comparison>) -> Comparison {
+    match lower {
+        Some(l) if l.change != Change::Ambiguous => l,
+        _ => medians,
+    }
+}
+
 /// The smallest relative slowdown of a kernel with baseline `base` ms that the rule calls,
 /// given the combined `noise`.
 pub fn min_detectable(base: f64, noise: f64, rule: Rule) -> f64 {

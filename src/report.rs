@@ -31,8 +31,17 @@ pub fn clip(s: &str, max: usize) -> String {
 /// The message for a record's verdict: for a regression, median now vs baseline, the
 /// ratio, the noise, the tolerance and the command that refreshes.
 pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
-    let now = r.latency_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
-    let base = r.baseline_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
+    // Decided on the lower modes: the ratio is theirs, so the message names them.
+    let (now, base) = match r.lower_modes {
+        Some([now_low, base_low]) => (
+            format!("lower mode {}", fmt_ms(now_low)),
+            format!("lower mode {}", fmt_ms(base_low)),
+        ),
+        None => (
+            r.latency_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
+            r.baseline_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
+        ),
+    };
     let ratio = r.ratio.unwrap_or(f64::NAN);
     let noise = r.noise.unwrap_or(f64::NAN) * 100.0;
     let file = store.path(gpu, &r.kernel);
@@ -125,7 +134,7 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             ),
         };
     }
-    match r.verdict {
+    let text = match r.verdict {
         Verdict::Regression => format!(
             "REGRESSION: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}%, noise ±{noise:.2}%{} \
              (best of {} measurements, n={}{machines})\n  baseline: {}{}\n  if the slowdown is intended, refresh with: {refresh}",
@@ -162,6 +171,14 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             "ungated: median {now}, timed under a profiler (an Nsight injection variable is set), so not compared with the baseline in {}",
             file.display()
         ),
+    };
+    match (r.lower_modes, r.latency_ms, r.baseline_ms) {
+        (Some(_), Some(m), Some(b)) => format!(
+            "{text}\n  decided on the lower modes: this run's samples and the baseline's rounds both fell into two modes (medians {} and {}, each of which may sit in either mode)",
+            fmt_ms(m),
+            fmt_ms(b)
+        ),
+        _ => text,
     }
 }
 

@@ -174,6 +174,11 @@ pub struct Record {
     /// added to the baseline before the comparison.
     #[serde(default)]
     pub window_shift_ms: Option<f64>,
+    /// When this run's samples and the baseline's rounds both held two modes and their lower
+    /// modes made the call (`gate::with_lower_modes`): this run's lower mode and the baseline's
+    /// lower-mode centre as compared (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower_modes: Option<[f64; 2]>,
     /// Absolute floor of the comparison, ms.
     #[serde(default)]
     pub floor_ms: Option<f64>,

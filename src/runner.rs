@@ -1051,6 +1051,7 @@ pub fn run_case(
         baseline_variant: None,
         machine_factor: None,
         window_shift_ms: None,
+        lower_modes: None,
         floor_ms: None,
         min_detectable: None,
         ab: None,
@@ -1096,6 +1097,7 @@ pub fn run_case(
         l2_flush: s.l2_flush,
         duty_hold: s.duty_hold,
         variant: crate::baseline::stored_variant(&variant),
+        low: st.low,
     };
     let mut rounds = vec![stored_round(&stats, &samples)];
     // Any later round that turns out wrong is a failure too (e.g. a race that shows up rarely).
@@ -1214,7 +1216,30 @@ pub fn run_case(
             ));
         }
     } else if let Some(b) = &base {
-        let mut c = stored_compare(&stats, b, factor, shift(b, samples.batch), cfg, rule);
+        // The lower modes where both sides held two, else the medians (gate::with_lower_modes).
+        let gated = |st: &Stats, batch: usize| {
+            let medians = stored_compare(st, b, factor, shift(b, batch), cfg, rule);
+            let lower = match (st.low, b.lower_modes()) {
+                (Some([ms, noise]), Some(lb)) => {
+                    let now = Stats {
+                        median_ms: ms,
+                        noise,
+                        ..st.clone()
+                    };
+                    Some((
+                        stored_compare(&now, &lb, factor, shift(&lb, batch), cfg, rule),
+                        ms,
+                    ))
+                }
+                _ => None,
+            };
+            let c = gate::with_lower_modes(medians, lower.map(|l| l.0));
+            let modes = lower
+                .filter(|l| l.0.change != Change::Ambiguous)
+                .map(|(l, ms)| [ms, ms / l.ratio]);
+            (c, modes)
+        };
+        let (mut c, mut modes) = gated(&stats, samples.batch);
         // A suspected regression is re-measured in fresh rounds; the best round decides.
         while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
             let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
@@ -1223,12 +1248,13 @@ pub fn run_case(
             let (s2, st2) = r.timing.expect("timed when correct");
             rounds.push(stored_round(&st2, &s2));
             if st2.median_ms < stats.median_ms {
-                c = stored_compare(&st2, b, factor, shift(b, s2.batch), cfg, rule);
+                (c, modes) = gated(&st2, s2.batch);
                 samples = s2;
                 stats = st2;
             }
         }
         cmp = Some(c);
+        record.lower_modes = modes;
     }
     let verdict = if cfg.update_baselines {
         let env = Provenance {

@@ -35,6 +35,11 @@ pub struct Stats {
     /// than the distance between them cannot be called.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modes: Option<[f64; 2]>,
+    /// With [`modes`](Self::modes): the lower mode's median (ms) and its relative 95% CI
+    /// half-width over the lower cluster's samples alone (the MAD rule of
+    /// [`median_noise`]). Two runs that both hold two modes are compared on these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<[f64; 2]>,
 }
 
 /// Smallest relative gap between two modes that [`modes`] reports.
@@ -56,6 +61,15 @@ pub const MODE_SEPARATION: f64 = 5.0;
 /// varying from 27% to 65% between the machines, so the median moved by 11% with the kernel
 /// unchanged.
 pub fn modes(sorted: &[f64]) -> Option<[f64; 2]> {
+    let i = mode_split(sorted)?;
+    Some([
+        percentile(&sorted[..i], 50.0),
+        percentile(&sorted[i..], 50.0),
+    ])
+}
+
+/// Where [`modes`] splits `sorted`: the index of the upper cluster's first sample.
+fn mode_split(sorted: &[f64]) -> Option<usize> {
     let n = sorted.len();
     let side = ((n as f64 * MODE_SHARE_MIN).ceil() as usize).max(2);
     if n < 2 * side || sorted[0] <= 0.0 {
@@ -71,8 +85,15 @@ pub fn modes(sorted: &[f64]) -> Option<[f64; 2]> {
         dev.sort_by(f64::total_cmp);
         (percentile(&dev, 50.0) / m).max(0.001)
     };
-    (gap >= MODE_GAP_MIN && gap >= MODE_SEPARATION * spread(lo).max(spread(hi)))
-        .then(|| [percentile(lo, 50.0), percentile(hi, 50.0)])
+    (gap >= MODE_GAP_MIN && gap >= MODE_SEPARATION * spread(lo).max(spread(hi))).then_some(i)
+}
+
+/// The median of `sorted` samples and the MAD-based relative CI half-width of that median.
+fn median_and_noise(sorted: &[f64]) -> [f64; 2] {
+    let m = percentile(sorted, 50.0);
+    let mut dev: Vec<f64> = sorted.iter().map(|x| (x - m).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    [m, median_noise(m, percentile(&dev, 50.0), sorted.len())]
 }
 
 /// Linear-interpolated percentile (`q` in 0..=100) of sorted data.
@@ -115,7 +136,9 @@ impl Stats {
         let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
         dev.sort_by(f64::total_cmp);
         let mad = percentile(&dev, 50.0);
-        let modes = modes(&s);
+        let split = mode_split(&s);
+        let modes = split.map(|i| [percentile(&s[..i], 50.0), percentile(&s[i..], 50.0)]);
+        let low = split.map(|i| median_and_noise(&s[..i]));
         let noise = match modes {
             Some([lo, hi]) => median_noise(median, mad, n).max((hi - lo) / median),
             None => median_noise(median, mad, n),
@@ -133,6 +156,7 @@ impl Stats {
             mad_ms: mad,
             noise,
             modes,
+            low,
         })
     }
 }

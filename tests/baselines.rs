@@ -45,6 +45,7 @@ fn round(median: f64, machine: &str) -> Round {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     }
 }
 
@@ -262,6 +263,7 @@ fn entry_from_stats() {
             l2_flush: None,
             duty_hold: None,
             variant: None,
+            low: None,
         }]
     );
     assert_eq!((e.within, e.between, e.machines), (st.noise, 0.0, 1));
@@ -315,6 +317,7 @@ fn entry_from_rounds() {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     };
     assert_eq!(
         Entry::new(&st, env()),
@@ -1449,4 +1452,39 @@ proptest::proptest! {
             proptest::prop_assert!(kept.len() >= same_kind);
         }
     }
+}
+
+#[test]
+fn lower_modes_make_an_entry_of_their_own() {
+    let st = Stats::from_samples(&[2.2; 20]).unwrap();
+    // Three machines; two held two modes (lower modes 2.106 and 2.110 ms), one did not.
+    let with_low = |median: f64, low: f64, m: &str| Round {
+        noise: 0.11,
+        low: Some([low, 0.001]),
+        ..round(median, m)
+    };
+    let e = Entry::from_rounds(
+        &st,
+        vec![
+            with_low(2.110, 2.106, "a"),
+            with_low(2.340, 2.110, "b"),
+            round(2.200, "c"),
+        ],
+        env(),
+    );
+    let lower = e.lower_modes().expect("two rounds held two modes");
+    assert_eq!(lower.rounds.len(), 2);
+    assert_eq!(lower.machines, 2);
+    assert!(
+        (lower.median_ms - 2.108).abs() < 1e-9,
+        "{}",
+        lower.median_ms
+    );
+    // Its noise is the lower modes' own spread, not the modes' distance.
+    assert!(lower.noise < 0.005, "{}", lower.noise);
+    assert!(e.noise > 0.1);
+    assert!(lower.rounds.iter().all(|r| r.low.is_none()));
+    // No round held two modes: no lower-mode entry.
+    let plain = Entry::from_rounds(&st, vec![round(2.2, "a"), round(2.21, "b")], env());
+    assert_eq!(plain.lower_modes(), None);
 }

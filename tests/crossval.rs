@@ -34,6 +34,7 @@ fn round(median_us: f64, machine: &str) -> Round {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     }
 }
 
@@ -181,4 +182,65 @@ fn the_committed_baselines_replay() {
     std::fs::write(&bad, "{ not json").unwrap();
     let e = load_file(&bad).unwrap_err().to_string();
     assert!(e.contains("gemm.json"), "{e}");
+}
+
+/// A round from the samples of a kernel that ran in two modes (2.11 and 2.35 ms) on `machine`:
+/// `upper` of its 20 samples in the slow mode.
+fn bimodal_round(upper: usize, machine: &str) -> Round {
+    let samples: Vec<f64> = (0..20)
+        .map(|i| {
+            let jitter = 1.0 + 0.0005 * (i % 4) as f64;
+            if i < 20 - upper {
+                2.106 * jitter
+            } else {
+                2.345 * jitter
+            }
+        })
+        .collect();
+    let st = Stats::from_samples(&samples).unwrap();
+    assert!(st.modes.is_some());
+    Round {
+        median_ms: st.median_ms,
+        noise: st.noise,
+        n: st.n,
+        low: st.low,
+        ..round(0.0, machine)
+    }
+}
+
+#[test]
+fn a_mode_switch_is_no_regression_and_the_lower_modes_still_catch_a_slowdown() {
+    // Two H200s (session 22): one with most samples in the fast mode, one in the slow mode, so
+    // their medians are 11% apart.
+    let e = entry(vec![bimodal_round(6, "GPU-a"), bimodal_round(13, "GPU-b")]);
+    let trials = replay_entry("softmax::cuda::m524288_n4096_bf16", &e, RULE);
+    assert_eq!(trials.len(), 2);
+    let b = trials.iter().find(|t| t.machine == "GPU-b").unwrap();
+    assert!(b.ratio > 1.1, "{b:?}");
+    // The medians alone are ambiguous (the modes' distance is the noise); the lower modes,
+    // 2.106 against 2.106 ms, say the same speed; a slowdown of both modes is caught.
+    for t in &trials {
+        assert_eq!(t.same_speed, Change::Same, "{t:?}");
+        assert_eq!(t.slower_10, Change::Slow, "{t:?}");
+        assert_eq!(t.slower_20, Change::Slow, "{t:?}");
+    }
+    // Without the lower modes stored (rounds from before they were kept): the medians decide,
+    // and the modes' distance in their noise keeps the switch from reading as a regression.
+    let strip = |mut r: Round| {
+        r.low = None;
+        r
+    };
+    let old = entry(vec![
+        strip(bimodal_round(6, "GPU-a")),
+        strip(bimodal_round(13, "GPU-b")),
+    ]);
+    // Its blind spot, which the lower modes close: held out, GPU-a (median in the fast mode)
+    // made 10% or 20% slower is not called against GPU-b's median in the slow mode.
+    for t in replay_entry("softmax::cuda::m524288_n4096_bf16", &old, RULE) {
+        assert_ne!(t.same_speed, Change::Slow, "{t:?}");
+        if t.machine == "GPU-a" {
+            assert_ne!(t.slower_10, Change::Slow, "{t:?}");
+            assert_ne!(t.slower_20, Change::Slow, "{t:?}");
+        }
+    }
 }

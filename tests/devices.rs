@@ -207,6 +207,7 @@ fn store_median(store: &Store, gpu: &str, c: &Case, ms: f64) {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     };
     store
         .update(

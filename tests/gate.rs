@@ -151,3 +151,32 @@ proptest! {
         prop_assert_eq!(call(0.90), Change::Fast);
     }
 }
+
+#[test]
+fn lower_modes_decide_when_they_make_a_call() {
+    use kernelgate::gate::with_lower_modes;
+    let medians_ambiguous = compare(2.345, 0.11, 2.106, 0.11, 0.05);
+    let medians_same = compare(2.317, 0.11, 2.345, 0.11, 0.05);
+    assert_eq!(medians_ambiguous.change, Change::Ambiguous);
+    assert_eq!(medians_same.change, Change::Same);
+    let lower_same = compare(2.107, 0.002, 2.106, 0.002, 0.05);
+    let lower_slow = compare(2.317, 0.002, 2.106, 0.002, 0.05);
+    let lower_ambiguous = compare(2.317, 0.2, 2.106, 0.2, 0.05);
+    // No lower modes: the medians stand.
+    assert_eq!(with_lower_modes(medians_ambiguous, None), medians_ambiguous);
+    // Lower modes that make a call decide, whatever the medians said.
+    assert_eq!(
+        with_lower_modes(medians_ambiguous, Some(lower_same)),
+        lower_same
+    );
+    assert_eq!(with_lower_modes(medians_same, Some(lower_slow)), lower_slow);
+    assert_eq!(
+        with_lower_modes(medians_same, Some(lower_slow)).change,
+        Change::Slow
+    );
+    // Lower modes too noisy to call: the medians stand.
+    assert_eq!(
+        with_lower_modes(medians_same, Some(lower_ambiguous)),
+        medians_same
+    );
+}

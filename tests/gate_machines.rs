@@ -54,6 +54,7 @@ fn round(median_ms: f64, noise: f64, machine: &str) -> Round {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     }
 }
 

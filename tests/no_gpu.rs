@@ -201,6 +201,7 @@ fn each_case_is_timed_with_its_baselines_batch_and_compute_bound_ones_soak() {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     };
     let env = Provenance {
         gpu: "NVIDIA H100 80GB HBM3".into(),

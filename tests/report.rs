@@ -306,3 +306,22 @@ fn ambiguous_message_names_two_modes() {
         "{msg}"
     );
 }
+
+#[test]
+fn message_says_when_the_lower_modes_decided() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Pass);
+    r.latency_ms = Some(2.345);
+    r.baseline_ms = Some(2.106);
+    r.ratio = Some(1.001);
+    r.lower_modes = Some([2.108, 2.106]);
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.starts_with("ok: median lower mode 2.108 ms vs baseline lower mode 2.106 ms = 1.001x"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("decided on the lower modes: this run's samples and the baseline's rounds both fell into two modes (medians 2.345 ms and 2.106 ms"),
+        "{msg}"
+    );
+}

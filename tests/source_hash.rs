@@ -139,6 +139,7 @@ fn sample_entry(hash: &str) -> kernelgate::baseline::Entry {
         l2_flush: None,
         duty_hold: None,
         variant: None,
+        low: None,
     };
     Entry {
         median_ms: 1.0,

@@ -243,6 +243,18 @@ fn two_modes_found_and_their_distance_is_the_noise() {
     assert!(median_noise(a.median_ms, a.mad_ms, a.n) < 0.005);
     assert_relative_eq!(a.noise, (ahi - alo) / a.median_ms, epsilon = 1e-12);
     assert!(a.noise > 0.10 && b.noise > 0.09);
+    // The lower modes with their own noise (the lower clusters' MADs): 2.106 and 2.109 ms,
+    // both within 0.2%.
+    let [al, an] = a.low.expect("lower mode");
+    let [bl, bn] = b.low.expect("lower mode");
+    assert_relative_eq!(al, alo, epsilon = 1e-12);
+    assert_relative_eq!(bl, blo, epsilon = 1e-12);
+    assert!(an < 0.002 && bn < 0.002, "{an} {bn}");
+    // One mode: no lower mode either.
+    assert_eq!(
+        Stats::from_samples(&[1.0, 1.001, 1.002, 1.0]).unwrap().low,
+        None
+    );
 }
 
 #[test]

@@ -127,6 +127,7 @@ pub fn record(
         baseline_variant: None,
         machine_factor: None,
         window_shift_ms: None,
+        lower_modes: None,
         floor_ms: None,
         min_detectable: None,
         ab: None,
