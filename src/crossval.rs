@@ -112,26 +112,24 @@ pub fn replay_entry(case: &str, entry: &Entry, rule: Rule) -> Vec<Trial> {
         }
         held.sort_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
         let now = held[(held.len() - 1) / 2];
-        let shift = gate::overhead_shift_ms(
-            base.overhead_ms,
-            base.ceilings(),
-            now.ceilings,
-            now.batch.unwrap_or(1),
-        )
-        .unwrap_or(0.0);
-        let centre = base.median_ms + shift;
+        // An entry's centre moved by what the held-out machine's timed window costs over its rounds'.
+        let centre_of = |e: &Entry| {
+            e.median_ms
+                + gate::overhead_shift_ms(
+                    e.overhead_ms,
+                    e.ceilings(),
+                    now.ceilings,
+                    now.batch.unwrap_or(1),
+                )
+                .unwrap_or(0.0)
+        };
+        let centre = centre_of(&base);
         // Where the held-out round and the training rounds both held two modes, the lower modes
         // decide when they make a call (gate::with_lower_modes); a slowdown moves both modes.
-        let lower = now.low.zip(base.lower_modes()).map(|([ms, noise], lb)| {
-            let shift = gate::overhead_shift_ms(
-                lb.overhead_ms,
-                lb.ceilings(),
-                now.ceilings,
-                now.batch.unwrap_or(1),
-            )
-            .unwrap_or(0.0);
-            (ms, noise, lb.median_ms + shift, lb.noise)
-        });
+        let lower = now
+            .low
+            .zip(base.lower_modes())
+            .map(|([ms, noise], lb)| (ms, noise, centre_of(&lb), lb.noise));
         let call = |f: f64| {
             let medians =
                 gate::compare_with(now.median_ms * f, now.noise, centre, base.noise, rule);
