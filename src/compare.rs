@@ -1,6 +1,8 @@
 //! `kernelgate compare A B`: every case of two results files called FAST, SLOW, SAME or
 //! AMBIGUOUS by [`crate::gate::compare`] — the rule the test gate uses — with B as "now" and
 //! A as "before", each side's noise being its `Stats.noise` (relative 95% CI of the median).
+//! Where both sides' samples fell into two modes, their lower modes decide when their
+//! comparison makes a call ([`crate::gate::with_lower_modes`]), as in the test gate.
 //!
 //! Cases are matched by name; when either file spans several GPUs, by (GPU, name). Cases in
 //! only one file, or without a latency (wrong output) in either, are listed but not called.
@@ -105,7 +107,14 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 (None, Some(_)) => (None, Status::OnlyB),
                 (Some(ra), Some(rb)) => match (a_ms, b_ms) {
                     (Some(x), Some(y)) => {
-                        let c = gate::compare(y, noise(rb), x, noise(ra), tolerance_pct / 100.0);
+                        let tol = tolerance_pct / 100.0;
+                        let medians = gate::compare(y, noise(rb), x, noise(ra), tol);
+                        // Both runs in two modes: their lower modes decide when they can.
+                        let low = |r: &Record| r.stats.as_ref().and_then(|st| st.low);
+                        let lower = low(ra)
+                            .zip(low(rb))
+                            .map(|([xa, na], [yb, nb])| gate::compare(yb, nb, xa, na, tol));
+                        let c = gate::with_lower_modes(medians, lower);
                         let st = match c.change {
                             Change::Fast => Status::Fast,
                             Change::Slow => Status::Slow,

@@ -179,3 +179,36 @@ fn a_changed_kernel_configuration_is_marked_and_listed() {
         "{text}"
     );
 }
+
+#[test]
+fn runs_in_two_modes_are_compared_on_their_lower_modes() {
+    use kernelgate::stats::Stats;
+    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    // The same kernel on two machines: 2.106 or 2.345 ms sample by sample, most of A's samples
+    // in the fast mode and most of B's in the slow one; case 1 also 10% slower in both modes.
+    let samples = |upper: usize, f: f64| -> Vec<f64> {
+        (0..20)
+            .map(|i| {
+                f * if i < 20 - upper { 2.106 } else { 2.345 } * (1.0 + 0.0005 * (i % 4) as f64)
+            })
+            .collect()
+    };
+    let mut a = a;
+    let set = |r: &mut kernelgate::results::Record, s: Vec<f64>| {
+        let st = Stats::from_samples(&s).unwrap();
+        r.latency_ms = Some(st.median_ms);
+        r.stats = Some(st);
+    };
+    for (i, f) in [(0, 1.0), (1, 1.1)] {
+        set(&mut a.results[i], samples(6, 1.0));
+        set(&mut b.results[i], samples(13, f));
+    }
+    let rows = compare(&a, &b, 5.0);
+    let row = |i: usize| rows.iter().find(|r| r.key == a.results[i].case).unwrap();
+    // The medians are 11% apart (fast mode against slow mode), the lower modes the same.
+    assert!(row(0).cmp.unwrap().ratio < 1.01, "{:?}", row(0).cmp);
+    assert_eq!(row(0).status, Status::Same);
+    // 10% slower in both modes: called on the lower modes.
+    assert_eq!(row(1).status, Status::Slow);
+}
