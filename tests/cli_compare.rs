@@ -183,7 +183,7 @@ fn a_changed_kernel_configuration_is_marked_and_listed() {
 #[test]
 fn runs_in_two_modes_are_compared_on_their_lower_modes() {
     use kernelgate::stats::Stats;
-    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
     let mut b = a.clone();
     // The same kernel on two machines: 2.106 or 2.345 ms sample by sample, most of A's samples
     // in the fast mode and most of B's in the slow one; case 1 also 10% slower in both modes.
@@ -194,7 +194,6 @@ fn runs_in_two_modes_are_compared_on_their_lower_modes() {
             })
             .collect()
     };
-    let mut a = a;
     let set = |r: &mut kernelgate::results::Record, s: Vec<f64>| {
         let st = Stats::from_samples(&s).unwrap();
         r.latency_ms = Some(st.median_ms);
