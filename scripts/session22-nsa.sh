@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Session 22 (repo root, .devbin/ carried, .devbin/base/kernels = the committed kernels): the NSA
-# local kernel's second version (Q in shared memory, packed entries, masked/scaled softmax only
-# where needed, 16-byte merge) on an H100:
-#   1. correctness on scripts/suites/nsa-g1.json (44 cases) with the local kernel forced;
-#   2. same-run A/B against the committed local kernel (both forced);
+# Session 22 (repo root, .devbin/ carried, .devbin/base/kernels = the kernels to compare with,
+# e.g. `git archive HEAD kernels`): the NSA local kernel of the working tree on a GPU:
+#   1. correctness on scripts/suites/nsa-g1.json (44 cases) with the local kernel forced; the
+#      rest is skipped unless all 44 are verified (FORCE=1 runs it anyway);
+#   2. same-run A/B against .devbin/base's local kernel (both forced);
 #   3. the kernels ranked (local, pairs, tiled) on nsa-g1, ROUNDS interleaved rounds;
-#   4. local launches ranked on nsa-g1-d64;
-#   5. Nsight Compute of the default launch at b2 t2048 s4 bs32 (instructions per tile).
-# Under $OUT: log.txt, check.log, ab.json, nsag1-rank.md, nsalaunch-rank.md, tarballs.
+#   4. local launches ranked on nsa-g1-d64 (LROUNDS rounds);
+#   5. Nsight Compute of the default launch at b2 t2048 s4 bs32 (scripts/session22-ncu-nsa.sh).
+# PARTS picks among check, ab, rank, launches, ncu (default all). Under $OUT: log.txt,
+# nsag1-rank.md, nsalaunch-rank.md, log-ncu.txt, ncu-nsa.tar.gz and bundle.tgz (the check and
+# A/B results and logs, the rank runs).
 set -u
 DEV_TMP=/tmp/nsal
 . scripts/device-lib.sh
