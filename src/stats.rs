@@ -61,11 +61,23 @@ pub const MODE_SEPARATION: f64 = 5.0;
 /// varying from 27% to 65% between the machines, so the median moved by 11% with the kernel
 /// unchanged.
 pub fn modes(sorted: &[f64]) -> Option<[f64; 2]> {
-    let i = mode_split(sorted)?;
-    Some([
+    mode_split(sorted).map(|i| cluster_medians(sorted, i))
+}
+
+/// The medians of `sorted[..i]` and `sorted[i..]`.
+fn cluster_medians(sorted: &[f64], i: usize) -> [f64; 2] {
+    [
         percentile(&sorted[..i], 50.0),
         percentile(&sorted[i..], 50.0),
-    ])
+    ]
+}
+
+/// The median of `sorted` samples and their median absolute deviation from it (unscaled).
+pub fn median_mad(sorted: &[f64]) -> (f64, f64) {
+    let m = percentile(sorted, 50.0);
+    let mut dev: Vec<f64> = sorted.iter().map(|x| (x - m).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    (m, percentile(&dev, 50.0))
 }
 
 /// Where [`modes`] splits `sorted`: the index of the upper cluster's first sample.
@@ -80,20 +92,16 @@ fn mode_split(sorted: &[f64]) -> Option<usize> {
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let (lo, hi) = (&sorted[..i], &sorted[i..]);
     let spread = |c: &[f64]| {
-        let m = percentile(c, 50.0);
-        let mut dev: Vec<f64> = c.iter().map(|x| (x - m).abs()).collect();
-        dev.sort_by(f64::total_cmp);
-        (percentile(&dev, 50.0) / m).max(0.001)
+        let (m, mad) = median_mad(c);
+        (mad / m).max(0.001)
     };
     (gap >= MODE_GAP_MIN && gap >= MODE_SEPARATION * spread(lo).max(spread(hi))).then_some(i)
 }
 
 /// The median of `sorted` samples and the MAD-based relative CI half-width of that median.
 fn median_and_noise(sorted: &[f64]) -> [f64; 2] {
-    let m = percentile(sorted, 50.0);
-    let mut dev: Vec<f64> = sorted.iter().map(|x| (x - m).abs()).collect();
-    dev.sort_by(f64::total_cmp);
-    [m, median_noise(m, percentile(&dev, 50.0), sorted.len())]
+    let (m, mad) = median_mad(sorted);
+    [m, median_noise(m, mad, sorted.len())]
 }
 
 /// Linear-interpolated percentile (`q` in 0..=100) of sorted data.
@@ -126,18 +134,15 @@ impl Stats {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len();
-        let median = percentile(&s, 50.0);
+        let (median, mad) = median_mad(&s);
         let mean = s.iter().sum::<f64>() / n as f64;
         let var = if n > 1 {
             s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
         } else {
             0.0
         };
-        let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
-        dev.sort_by(f64::total_cmp);
-        let mad = percentile(&dev, 50.0);
         let split = mode_split(&s);
-        let modes = split.map(|i| [percentile(&s[..i], 50.0), percentile(&s[i..], 50.0)]);
+        let modes = split.map(|i| cluster_medians(&s, i));
         let low = split.map(|i| median_and_noise(&s[..i]));
         let noise = match modes {
             Some([lo, hi]) => median_noise(median, mad, n).max((hi - lo) / median),

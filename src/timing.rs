@@ -441,10 +441,8 @@ impl Timed<'_> {
 fn settled(ms: &[f64], target: f64) -> bool {
     let mut s = ms.to_vec();
     s.sort_by(f64::total_cmp);
-    let med = percentile(&s, 50.0);
-    let mut dev: Vec<f64> = s.iter().map(|x| (x - med).abs()).collect();
-    dev.sort_by(f64::total_cmp);
-    median_noise(med, percentile(&dev, 50.0), s.len()) < target
+    let (med, mad) = crate::stats::median_mad(&s);
+    median_noise(med, mad, s.len()) < target
 }
 
 /// Times `launch` (which enqueues one run of the kernel on `gpu.stream`) under `policy`.

@@ -127,43 +127,22 @@ fn rehash_moves_old_hashes_of_current_files_and_leaves_the_rest() {
 /// An entry with one round, measured by code of `hash`.
 fn sample_entry(hash: &str) -> kernelgate::baseline::Entry {
     use kernelgate::baseline::{Entry, Provenance, Round};
+    let date = "2026-11-25T10:00:00Z";
     let round = Round {
-        median_ms: 1.0,
-        noise: 0.002,
-        n: 100,
         machine: "GPU-a".into(),
         host: "host-a".into(),
-        date: "2026-11-25T10:00:00Z".into(),
-        ceilings: None,
-        batch: None,
-        l2_flush: None,
-        duty_hold: None,
-        variant: None,
-        low: None,
+        ..Round::unknown_machine(1.0, 0.002, 100, date)
     };
-    Entry {
-        median_ms: 1.0,
-        p5_ms: 0.98,
-        p95_ms: 1.03,
-        mad_ms: 0.01,
-        noise: 0.004,
-        n: 100,
-        within: 0.003,
-        between: 0.0,
-        machines: 1,
-        overhead_ms: None,
-        batch: None,
-        rounds: vec![round],
-        rounds_ms: Vec::new(),
-        env: Provenance {
-            gpu: "NVIDIA H100 80GB HBM3".into(),
-            compute_capability: "9.0".into(),
-            driver: "580.65.06".into(),
-            cuda: "13.0".into(),
-            sm_clock_mhz: 1980,
-            mem_clock_mhz: 2619,
-            date: "2026-11-25T10:00:00Z".into(),
-            source_hash: hash.into(),
-        },
-    }
+    let stats = kernelgate::stats::Stats::from_samples(&[1.0; 100]).unwrap();
+    let env = Provenance {
+        gpu: "NVIDIA H100 80GB HBM3".into(),
+        compute_capability: "9.0".into(),
+        driver: "580.65.06".into(),
+        cuda: "13.0".into(),
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 2619,
+        date: date.into(),
+        source_hash: hash.into(),
+    };
+    Entry::from_rounds(&stats, vec![round], env)
 }
