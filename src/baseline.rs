@@ -586,6 +586,9 @@ pub struct ImportSummary {
     pub untimed: usize,
     /// Records skipped because their round is stored already (same machine and date).
     pub duplicate: usize,
+    /// Records skipped because the GPU reported a thermal or hardware slowdown when they were
+    /// timed ([`crate::results::Record::slowdown`], verdict `throttled`).
+    pub throttled: usize,
 }
 
 impl ImportSummary {
@@ -619,6 +622,12 @@ impl ImportSummary {
             notes.push(format!(
                 "{} records skipped: stored already",
                 self.duplicate
+            ));
+        }
+        if self.throttled > 0 {
+            notes.push(format!(
+                "{} records skipped: timed while the GPU slowed its clocks (thermal or hardware slowdown)",
+                self.throttled
             ));
         }
         if !notes.is_empty() {
@@ -728,6 +737,10 @@ pub fn import_results(
                 sum.untimed += 1;
                 continue;
             };
+            if !r.slowdown.is_empty() || r.verdict == crate::results::Verdict::Throttled {
+                sum.throttled += 1;
+                continue;
+            }
             let machine = if r.machine.is_empty() {
                 gpu.machine_key()
             } else {

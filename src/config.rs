@@ -31,6 +31,9 @@
 //! | `KERNELGATE_SPIN_SCALE` | calibration only: multiplies the `spin` kernel's real duration |
 //! | `KERNELGATE_BASE` | same-run A/B for our own kernels: a git revision (or a directory holding `kernels/`) whose kernel sources are compiled next to the working tree's and timed in alternation with them |
 //! | `KERNELGATE_FLOOR_US` | absolute floor of the stored-baseline gate in µs: a slowdown smaller than this is never called (default [`DEFAULT_FLOOR_US`]) |
+//! | `KERNELGATE_COOLDOWN_S` | a suspected regression timed while the GPU reported a thermal or hardware slowdown (`nvidia-smi`'s clock-limit reasons) waits for the GPU to cool, up to 10 s a case and this many seconds over the whole run (default [`DEFAULT_COOLDOWN_S`]; 0: no wait), is measured once more, and if it is still slow on a still-slowed GPU gets the verdict `throttled` (not judged; `KERNELGATE_STRICT=1` keeps it a regression) |
+//! | `KERNELGATE_GPU_STATE` | `all` (default) reads the GPU's clocks and clock-limit reasons after every timed case, so results timed on a slowed GPU are marked (`slowdown`) and are neither imported nor stored as baselines; `regressions` reads them only after a suspected regression (saves one `nvidia-smi` call a case) |
+//! | `KERNELGATE_FAKE_GPU_STATE` | calibration only: an `nvidia-smi` line (`clocks.sm, clocks.max.sm, temperature, power.draw, power.limit, reasons mask`, e.g. `840, 1980, 86, 190, 700, 0x20`) that stands in for the GPU's state (tests the throttled verdict on a cool GPU) |
 //! | `KERNELGATE_MACHINE_FACTOR` | `1` scales the baseline by this machine's measured ceilings against the baseline's (default off: see README) |
 //! | `KERNELGATE_MHA_KERNEL` | `mma` or `wgmma`: which of our attention kernels runs `mha` (default `wgmma` on compute capability 9.0 with bf16/fp16 and d = 64/128, else `mma`; forcing `wgmma` where it cannot run is an error) |
 //! | `KERNELGATE_ROWS_KERNEL` | `old` runs the previous row kernels (`_v`/`_s`) everywhere; unset or `auto` runs the pipelined `_p` kernels (`kernels/rows_p.cu`) of `cross_entropy` and `cross_entropy_bwd`, the families where they measured faster; `all` runs them also for softmax, softmax_bwd, layernorm and rmsnorm_bwd (slower on some shapes: docs/kernels/README.md) |
@@ -61,6 +64,13 @@ pub const DEFAULT_FLOOR_US: f64 = 0.40;
 /// cuBLAS 4096³ fp16) from process to process without a soak and 1.1% (7.2% at most) with
 /// 300 ms (`scripts/soak-ab.sh`, docs/gate/soak/).
 pub const DEFAULT_SOAK_MS: f64 = 300.0;
+
+/// Default cool-down budget of a run, s (`KERNELGATE_COOLDOWN_S`): the most a run waits, over
+/// all its cases, for a GPU in thermal or hardware slowdown before re-measuring a suspected
+/// regression. A GPU that stays hot through a whole suite (an H100 at 85–88 °C in session 23
+/// ran 31 of 69 nsa cases 6–79% slow) costs this once; one that cools in seconds gets its
+/// cases re-measured at full clocks.
+pub const DEFAULT_COOLDOWN_S: f64 = 30.0;
 
 /// The resolved configuration of one run.
 #[derive(Debug, Clone)]
@@ -110,6 +120,12 @@ pub struct Config {
     pub floor_us: f64,
     /// Scale baselines by the ratio of this machine's ceilings to the baseline's.
     pub machine_factor: bool,
+    /// The longest a run waits in all for slowed GPUs to cool before re-measuring suspected
+    /// regressions, s (`KERNELGATE_COOLDOWN_S`).
+    pub cooldown_s: f64,
+    /// Read the GPU's state after every timed case, not only after suspected regressions
+    /// (`KERNELGATE_GPU_STATE`, default `all`).
+    pub gpu_state_every_case: bool,
     /// Choose every batch from the kernel's duration instead of the stored baseline's
     /// (`KERNELGATE_ADAPTIVE_BATCH=1`).
     pub adaptive_batch: bool,
@@ -194,6 +210,30 @@ pub fn profiler_from(get: impl Fn(&str) -> Option<String>) -> Option<String> {
 /// Outputs above this many MiB are checked on the device (NaN/Inf scan) with only the sampled
 /// spans copied to the host.
 pub const DEFAULT_DEVICE_CHECK_MB: usize = 256;
+
+fn cooldown_s() -> Result<f64> {
+    let v = num::<f64>("KERNELGATE_COOLDOWN_S")?.unwrap_or(DEFAULT_COOLDOWN_S);
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(Error::Env {
+            var: "KERNELGATE_COOLDOWN_S",
+            value: v.to_string(),
+            message: "not a duration in seconds (0 or more)".into(),
+        });
+    }
+    Ok(v)
+}
+
+fn gpu_state_every_case() -> Result<bool> {
+    match var("KERNELGATE_GPU_STATE").as_deref() {
+        None | Some("all") => Ok(true),
+        Some("regressions") => Ok(false),
+        Some(other) => Err(Error::Env {
+            var: "KERNELGATE_GPU_STATE",
+            value: other.to_string(),
+            message: "expected `all` or `regressions`".into(),
+        }),
+    }
+}
 
 fn floor_us() -> Result<f64> {
     let v = num::<f64>("KERNELGATE_FLOOR_US")?.unwrap_or(DEFAULT_FLOOR_US);
@@ -365,6 +405,8 @@ impl Config {
             base_kernels: None,
             floor_us: floor_us()?,
             machine_factor: flag("KERNELGATE_MACHINE_FACTOR")?,
+            cooldown_s: cooldown_s()?,
+            gpu_state_every_case: gpu_state_every_case()?,
             adaptive_batch: flag("KERNELGATE_ADAPTIVE_BATCH")?,
             inject_ns: None,
             device_check_bytes: num::<usize>("KERNELGATE_DEVICE_CHECK_MB")?

@@ -51,6 +51,16 @@ const REASON_BITS: [(u64, &str); 9] = [
     (0x100, "display clock setting"),
 ];
 
+/// The clock-limit reasons that mean the *machine* slowed the kernel down: thermal slowdowns, a
+/// hardware slowdown or power brake. A software power cap is not one of them: a busy H100 or
+/// H200 runs at its power cap in normal operation, and its baselines were timed so.
+pub const SLOWDOWNS: [&str; 4] = [
+    "hardware slowdown",
+    "software thermal slowdown",
+    "hardware thermal slowdown",
+    "hardware power brake",
+];
+
 /// The reasons set in `mask` (unknown bits are left out).
 pub fn reasons(mask: u64) -> Vec<&'static str> {
     REASON_BITS
@@ -82,6 +92,18 @@ pub fn parse(line: &str) -> Option<GpuState> {
         power_limit_w: real(f[4]),
         reasons: mask.map(reasons).unwrap_or_default(),
     })
+}
+
+impl GpuState {
+    /// The active reasons among [`SLOWDOWNS`]: empty when the GPU ran as it normally does
+    /// under load.
+    pub fn slowdown(&self) -> Vec<&'static str> {
+        self.reasons
+            .iter()
+            .copied()
+            .filter(|r| SLOWDOWNS.contains(r))
+            .collect()
+    }
 }
 
 impl fmt::Display for GpuState {
@@ -164,6 +186,45 @@ pub fn read(uuid: &str, ordinal: usize) -> Option<GpuState> {
     })
 }
 
+/// Calibration only: `KERNELGATE_FAKE_GPU_STATE`, an `nvidia-smi` line as [`parse`] reads it,
+/// stands in for the GPU's state (a device test of the throttled verdict needs a throttled GPU).
+pub const FAKE_VAR: &str = "KERNELGATE_FAKE_GPU_STATE";
+
+/// The state of the GPU now: [`read`], or the state [`FAKE_VAR`] describes when it is set.
+pub fn current(uuid: &str, ordinal: usize) -> Option<GpuState> {
+    match std::env::var(FAKE_VAR) {
+        Ok(line) if !line.trim().is_empty() => parse(&line),
+        _ => read(uuid, ordinal),
+    }
+}
+
+/// Time this process has spent waiting for throttled GPUs to cool ([`cool_down`]), ms.
+static COOLED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Waits while the GPU reports a [`GpuState::slowdown`], polling every 250 ms, for at most
+/// `per_case` and at most what is left of `budget` for the whole process (so a GPU that stays
+/// hot costs a run `budget` once, not once per case). Returns the last state read (`None`:
+/// `nvidia-smi` could not tell) and the time waited.
+pub fn cool_down(
+    uuid: &str,
+    ordinal: usize,
+    per_case: Duration,
+    budget: Duration,
+) -> (Option<GpuState>, Duration) {
+    use std::sync::atomic::Ordering;
+    let spent = Duration::from_millis(COOLED_MS.load(Ordering::Relaxed));
+    let limit = per_case.min(budget.saturating_sub(spent));
+    let start = Instant::now();
+    let mut state = current(uuid, ordinal);
+    while state.as_ref().is_some_and(|s| !s.slowdown().is_empty()) && start.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(250).min(limit - start.elapsed().min(limit)));
+        state = current(uuid, ordinal);
+    }
+    let waited = start.elapsed();
+    COOLED_MS.fetch_add(waited.as_millis() as u64, Ordering::Relaxed);
+    (state, waited)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +265,43 @@ mod tests {
             ]
         );
         assert!(reasons(0).is_empty());
+    }
+
+    #[test]
+    fn slowdowns_are_thermal_and_hardware_limits_only() {
+        let hot = parse("840, 1980, 86, 192.0, 700.0, 0x20").unwrap();
+        assert_eq!(hot.slowdown(), vec!["software thermal slowdown"]);
+        let capped = parse("1755, 1980, 71, 689.5, 700.0, 0x4").unwrap();
+        assert!(
+            capped.slowdown().is_empty(),
+            "a power cap is normal under load"
+        );
+        let idle = parse("345, 1980, 40, 70.0, 700.0, 0x1").unwrap();
+        assert!(idle.slowdown().is_empty());
+        let all = parse("600, 1980, 95, 300.0, 700.0, 0xEF").unwrap();
+        assert_eq!(
+            all.slowdown(),
+            vec![
+                "hardware slowdown",
+                "software thermal slowdown",
+                "hardware thermal slowdown",
+                "hardware power brake"
+            ]
+        );
+        let unknown = parse("[N/A], [N/A], [N/A], [N/A], [N/A], [N/A]").unwrap();
+        assert!(unknown.slowdown().is_empty());
+    }
+
+    #[test]
+    fn cooling_a_gpu_that_cannot_be_read_waits_for_nothing() {
+        let (state, waited) = cool_down(
+            "GPU-00000000-0000-0000-0000-000000000000",
+            0,
+            Duration::from_secs(5),
+            Duration::from_secs(30),
+        );
+        assert_eq!(state, None);
+        assert!(waited < Duration::from_secs(5));
     }
 
     #[test]

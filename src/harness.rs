@@ -118,7 +118,10 @@ fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
         Ok(Outcome::Skipped(reason)) => Ok(Completion::ignored_with(reason)),
         Ok(Outcome::Ran(r)) => {
             if r.verdict.passed() {
-                if matches!(r.verdict, Verdict::Faster | Verdict::Ambiguous) {
+                if matches!(
+                    r.verdict,
+                    Verdict::Faster | Verdict::Ambiguous | Verdict::Throttled
+                ) {
                     println!("{}: {}", r.case, r.message);
                 }
                 Ok(Completion::Completed)

@@ -167,6 +167,19 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
         ),
         Verdict::Updated => format!("baseline updated: median {now} written to {}", file.display()),
         Verdict::Wrong => r.message.clone(),
+        Verdict::Throttled if r.ratio.is_none() => format!(
+            "THROTTLED, baseline NOT updated: median {now} was timed while the GPU slowed its clocks ({}); the stored entry in {} is unchanged: update again on a cooled GPU",
+            r.gpu_state.as_deref().unwrap_or("a thermal or hardware slowdown"),
+            file.display()
+        ),
+        Verdict::Throttled => format!(
+            "THROTTLED (latency not judged): median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}% and noise ±{noise:.2}%, but the GPU reported {}: \
+             the machine, not the kernel, is the likely cause (best of {} measurements{machines}); rerun on a cooled GPU, or set KERNELGATE_STRICT=1 to fail such cases",
+            (ratio - 1.0) * 100.0,
+            r.tolerance_pct,
+            r.gpu_state.as_deref().unwrap_or("a thermal or hardware slowdown"),
+            r.measurements,
+        ),
         Verdict::Ungated => format!(
             "ungated: median {now}, timed under a profiler (an Nsight injection variable is set), so not compared with the baseline in {}",
             file.display()

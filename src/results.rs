@@ -35,6 +35,12 @@ pub enum Verdict {
     /// Correct; timed under a profiler ([`crate::config::Config::profiler`]), so the latency
     /// was not compared with the baseline.
     Ungated,
+    /// Correct; slower than the baseline beyond tolerance and noise while the GPU reported a
+    /// thermal or hardware slowdown ([`crate::gpu_state::SLOWDOWNS`]), and still after a
+    /// cool-down and a fresh measurement: the machine, not the kernel, is the likely cause, so
+    /// the latency is not judged (`KERNELGATE_STRICT=1` keeps such a case a regression). With
+    /// `UPDATE_BASELINES`, a case timed on a slowed GPU whose rounds were not stored.
+    Throttled,
 }
 
 impl Verdict {
@@ -196,6 +202,11 @@ pub struct Record {
     /// clock-limit reasons; [`crate::gpu_state`]), when `nvidia-smi` could tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_state: Option<String>,
+    /// The thermal or hardware slowdowns ([`crate::gpu_state::SLOWDOWNS`]) the GPU reported
+    /// right after this case was timed (empty: none, or not read). Such a record's timing is not
+    /// the kernel's alone: `kernelgate import` skips it and `UPDATE_BASELINES` does not store it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowdown: Vec<String>,
 }
 
 impl Record {

@@ -88,6 +88,11 @@ pub struct RunSummary {
     /// call a change smaller than that distance on them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub two_modes: Vec<(String, f64)>,
+    /// Cases timed while the GPU reported a thermal or hardware slowdown
+    /// ([`Record::slowdown`]), each with the reasons: their timings are not the kernel's alone
+    /// (regressions among them got the verdict `throttled`; none of them is imported or stored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttled: Vec<(String, String)>,
     /// The same-run A/B against a base revision, over the cases it measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab: Option<AbSummary>,
@@ -280,6 +285,15 @@ impl RunSummary {
                 v.sort_by(|a, b| a.0.cmp(&b.0));
                 v
             },
+            throttled: {
+                let mut v: Vec<(String, String)> = records
+                    .iter()
+                    .filter(|r| !r.slowdown.is_empty())
+                    .map(|r| (r.case.clone(), r.slowdown.join(", ")))
+                    .collect();
+                v.sort();
+                v
+            },
             ab: AbSummary::of(records),
         }
     }
@@ -358,6 +372,23 @@ impl RunSummary {
                 "note: {} regression(s) whose shape also ran slower beyond tolerance on another backend in this run (the machine, not only the kernel, may be the cause): {}",
                 self.shared_slowdowns.len(),
                 self.shared_slowdowns.join("; ")
+            );
+        }
+        if !self.throttled.is_empty() {
+            let mut reasons: Vec<&str> = self
+                .throttled
+                .iter()
+                .flat_map(|(_, r)| r.split(", "))
+                .collect();
+            reasons.sort();
+            reasons.dedup();
+            let names: Vec<String> = self.throttled.iter().map(|(c, _)| c.clone()).collect();
+            let _ = writeln!(
+                s,
+                "WARNING: the GPU slowed its clocks ({}) while {} case(s) were timed: their latencies are not the kernel's alone, so a slowdown there is not judged (verdict `throttled`) and their timings are neither imported nor stored; rerun them on a cooled GPU: {}",
+                reasons.join(", "),
+                self.throttled.len(),
+                first_and_more(&names, 8)
             );
         }
         if let Some(ab) = &self.ab {

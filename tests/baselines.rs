@@ -1378,19 +1378,42 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
     wrong.results[0].verified = false;
     let sum = import(&wrong);
     assert_eq!(sum.untimed, 1);
+    // Timed on a GPU in thermal slowdown (a later date, so it is not a duplicate): skipped,
+    // whether the record says so by its slowdowns or by its verdict.
+    let mut hot = file.clone();
+    hot.results[0].date = "2999-06-01T00:00:00Z".into();
+    hot.results[0].slowdown = vec!["software thermal slowdown".into()];
+    assert_eq!(
+        import(&hot),
+        ImportSummary {
+            throttled: 1,
+            ..Default::default()
+        }
+    );
+    hot.results[0].slowdown.clear();
+    hot.results[0].verdict = kernelgate::results::Verdict::Throttled;
+    assert_eq!(import(&hot).throttled, 1);
+    hot.results[0].verdict = kernelgate::results::Verdict::Pass;
+    assert_eq!(
+        import(&hot).added,
+        1,
+        "a cool record of the same run is imported"
+    );
     let line = ImportSummary {
         added: 3,
         restarted: 1,
         stale: 2,
         untimed: 0,
         duplicate: 0,
+        throttled: 4,
     }
     .render(2, Path::new("baselines"));
     assert_eq!(
         line,
         "added 3 rounds from 2 results files to baselines; 1 entries restarted (newer rounds of \
          other code, flush, hold or kernel configuration); 2 records skipped: older than their \
-         entry's newest round of another flush, hold or kernel configuration"
+         entry's newest round of another flush, hold or kernel configuration; 4 records skipped: \
+         timed while the GPU slowed its clocks (thermal or hardware slowdown)"
     );
 }
 

@@ -735,6 +735,44 @@ fn run_summary_render() {
 }
 
 #[test]
+fn run_summary_warns_of_cases_timed_on_a_slowed_gpu() {
+    let mut recs = vec![
+        rec(1, "cuda", Verdict::Throttled, Some(0.05)),
+        rec(2, "cuda", Verdict::Pass, Some(0.05)),
+        rec(3, "cublas", Verdict::Faster, Some(0.05)),
+    ];
+    recs[0].slowdown = vec!["software thermal slowdown".into()];
+    recs[2].slowdown = vec![
+        "hardware thermal slowdown".into(),
+        "software thermal slowdown".into(),
+    ];
+    let s = RunSummary::of(&recs, HOLD);
+    assert_eq!(s.throttled.len(), 2);
+    assert_eq!(s.verdicts.get("throttled"), Some(&1));
+    let text = s.render();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("WARNING: the GPU slowed its clocks"))
+        .unwrap_or_else(|| panic!("no throttle warning in:\n{text}"));
+    assert!(
+        line.starts_with(
+            "WARNING: the GPU slowed its clocks (hardware thermal slowdown, software thermal slowdown) while 2 case(s) were timed"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(&recs[0].case)
+            && line.contains(&recs[2].case)
+            && !line.contains(&recs[1].case)
+    );
+    // A cool run says nothing of it.
+    recs.iter_mut().for_each(|r| r.slowdown.clear());
+    assert!(!RunSummary::of(&recs, HOLD)
+        .render()
+        .contains("slowed its clocks"));
+}
+
+#[test]
 fn run_summary_of_nothing_compared() {
     let recs = vec![
         rec(1, "cuda", Verdict::New, None),

@@ -18,7 +18,54 @@ fn example(v: Verdict) -> kernelgate::results::Record {
             record(dims, "cuda", v, Some(1.25), None)
         }
         Verdict::Wrong => record(dims, "cuda", v, None, None),
+        Verdict::Throttled => {
+            let mut r = record(dims, "cuda", v, Some(0.39), Some(0.25));
+            r.gpu_state = Some(
+                "SM clock 840 of 1980 MHz; 86 °C; 192 of 700 W; clocks limited by: software thermal slowdown \
+                 (after waiting 10.0 s for it to cool and measuring again)"
+                    .into(),
+            );
+            r.slowdown = vec!["software thermal slowdown".into()];
+            r
+        }
     }
+}
+
+#[test]
+fn throttled_messages_say_why_nothing_was_judged_or_stored() {
+    let store = Store::new("baselines");
+    let r = example(Verdict::Throttled);
+    let msg = verdict_message(&r, GPU, &store);
+    for needle in [
+        "THROTTLED (latency not judged): median 390.00 µs vs baseline 250.00 µs = 1.560x (+56.0%)",
+        "software thermal slowdown",
+        "after waiting 10.0 s for it to cool",
+        "KERNELGATE_STRICT=1",
+    ] {
+        assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
+    }
+    assert!(!msg.contains("REGRESSION"), "{msg}");
+    // Under UPDATE_BASELINES there is no comparison: the message says the entry was kept.
+    let mut u = record(
+        (4096, 4096, 4096),
+        "cuda",
+        Verdict::Throttled,
+        Some(0.39),
+        None,
+    );
+    u.gpu_state = r.gpu_state.clone();
+    let msg = verdict_message(&u, GPU, &store);
+    assert!(
+        msg.starts_with("THROTTLED, baseline NOT updated: median 390.00 µs"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("baselines/nvidia-h100-80gb-hbm3/gemm.json is unchanged"),
+        "{msg}"
+    );
+    // A throttled case passes the test; a regression does not.
+    assert!(Verdict::Throttled.passed());
+    assert!(!Verdict::Regression.passed());
 }
 
 #[test]

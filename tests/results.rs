@@ -18,7 +18,8 @@ fn verdict_passed() {
             Verdict::Ambiguous,
             Verdict::New,
             Verdict::Updated,
-            Verdict::Ungated
+            Verdict::Ungated,
+            Verdict::Throttled
         ]
     );
     for v in [
@@ -53,7 +54,8 @@ fn verdict_serde_names() {
             "regression",
             "wrong",
             "missing_baseline",
-            "ungated"
+            "ungated",
+            "throttled"
         ]
     );
     for v in ALL_VERDICTS {

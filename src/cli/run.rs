@@ -155,6 +155,7 @@ pub fn case_line(i: usize, n: usize, c: &Case, r: &Record) -> String {
         Verdict::Wrong => "WRONG",
         Verdict::MissingBaseline => "NO-BASELINE",
         Verdict::Ungated => "UNGATED",
+        Verdict::Throttled => "THROTTLED",
     };
     let mut s = format!(
         "[{i}/{n}] {} {} {} {word}",

@@ -133,6 +133,7 @@ pub fn record(
         ab: None,
         capture_error: None,
         gpu_state: None,
+        slowdown: Vec::new(),
         seed: 42,
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),
@@ -145,7 +146,7 @@ pub fn record(
     }
 }
 
-pub const ALL_VERDICTS: [Verdict; 9] = [
+pub const ALL_VERDICTS: [Verdict; 10] = [
     Verdict::Pass,
     Verdict::Faster,
     Verdict::Ambiguous,
@@ -155,6 +156,7 @@ pub const ALL_VERDICTS: [Verdict; 9] = [
     Verdict::Wrong,
     Verdict::MissingBaseline,
     Verdict::Ungated,
+    Verdict::Throttled,
 ];
 
 /// A configuration rooted at `root` with every path under `dir` and a fixed seed.
