@@ -186,6 +186,116 @@ pub fn read(uuid: &str, ordinal: usize) -> Option<GpuState> {
     })
 }
 
+/// How long the GPU has spent in each slowdown since the driver loaded, as `nvidia-smi`'s
+/// `clocks_event_reasons_counters.*` report it (µs; drivers from 535 on). Two readings around a
+/// case say whether its clocks were cut *while* it was timed, which the reasons active at one
+/// moment ([`GpuState::slowdown`]) cannot: a slowdown that ended before the case did, or began
+/// after it was read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowdownTime {
+    /// Software thermal slowdown.
+    pub sw_thermal_us: f64,
+    /// Hardware thermal slowdown.
+    pub hw_thermal_us: f64,
+    /// Hardware power brake.
+    pub hw_power_brake_us: f64,
+}
+
+/// The counters asked of `nvidia-smi`, in the order [`parse_counters`] reads them.
+const COUNTERS: &str = "clocks_event_reasons_counters.sw_thermal_slowdown,\
+clocks_event_reasons_counters.hw_thermal_slowdown,\
+clocks_event_reasons_counters.hw_power_brake_slowdown";
+
+/// A slowdown counted between two readings is one when it lasted at least this long, µs (and
+/// at least [`COUNTED_FRACTION`] of the time between the readings).
+pub const COUNTED_MIN_US: f64 = 1000.0;
+/// The least fraction of the time between two readings a slowdown must fill to count.
+pub const COUNTED_FRACTION: f64 = 0.01;
+
+/// One `--format=csv,noheader,nounits` line of [`COUNTERS`]; `None` when a field is not a
+/// number (an older driver answers `[N/A]` or refuses the query).
+pub fn parse_counters(line: &str) -> Option<SlowdownTime> {
+    let f: Vec<f64> = line
+        .trim()
+        .split(',')
+        .map(|x| x.trim().parse::<f64>().ok())
+        .collect::<Option<Vec<f64>>>()?;
+    match f[..] {
+        [sw, hw, brake] => Some(SlowdownTime {
+            sw_thermal_us: sw,
+            hw_thermal_us: hw,
+            hw_power_brake_us: brake,
+        }),
+        _ => None,
+    }
+}
+
+impl SlowdownTime {
+    /// The slowdowns that filled at least [`COUNTED_MIN_US`] and [`COUNTED_FRACTION`] of
+    /// `elapsed` between `before` and `self`, named as [`SLOWDOWNS`] names them.
+    pub fn since(&self, before: &SlowdownTime, elapsed: Duration) -> Vec<&'static str> {
+        let least = COUNTED_MIN_US.max(COUNTED_FRACTION * elapsed.as_secs_f64() * 1e6);
+        [
+            (self.sw_thermal_us - before.sw_thermal_us, SLOWDOWNS[1]),
+            (self.hw_thermal_us - before.hw_thermal_us, SLOWDOWNS[2]),
+            (
+                self.hw_power_brake_us - before.hw_power_brake_us,
+                SLOWDOWNS[3],
+            ),
+        ]
+        .into_iter()
+        .filter(|(d, _)| *d >= least)
+        .map(|(_, name)| name)
+        .collect()
+    }
+}
+
+/// The slowdown counters of the GPU with this UUID (or `nvidia-smi` index) now, if `nvidia-smi`
+/// reports them within a few seconds (`None` under [`FAKE_VAR`]: a faked state has no history).
+pub fn read_counters(uuid: &str, ordinal: usize) -> Option<SlowdownTime> {
+    if std::env::var(FAKE_VAR).is_ok_and(|v| !v.trim().is_empty()) {
+        return None;
+    }
+    let id = if uuid.is_empty() {
+        ordinal.to_string()
+    } else {
+        uuid.to_string()
+    };
+    let args = vec![
+        format!("--query-gpu={COUNTERS}"),
+        "--format=csv,noheader,nounits".to_string(),
+        format!("--id={id}"),
+    ];
+    nvidia_smi(&args, Duration::from_secs(5)).and_then(|out| parse_counters(out.lines().next()?))
+}
+
+/// A reading of the slowdown counters and when it was taken, to tell later what slowdowns
+/// happened since ([`Mark::slowdowns_since`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    counters: Option<SlowdownTime>,
+    at: Instant,
+}
+
+impl Mark {
+    /// Reads the counters now (`None` inside when `nvidia-smi` cannot tell them).
+    pub fn now(uuid: &str, ordinal: usize) -> Mark {
+        Mark {
+            counters: read_counters(uuid, ordinal),
+            at: Instant::now(),
+        }
+    }
+
+    /// The slowdowns counted since this mark ([`SlowdownTime::since`]); empty when either
+    /// reading is missing.
+    pub fn slowdowns_since(&self, uuid: &str, ordinal: usize) -> Vec<&'static str> {
+        match (self.counters, read_counters(uuid, ordinal)) {
+            (Some(before), Some(after)) => after.since(&before, self.at.elapsed()),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// Calibration only: `KERNELGATE_FAKE_GPU_STATE`, an `nvidia-smi` line as [`parse`] reads it,
 /// stands in for the GPU's state (a device test of the throttled verdict needs a throttled GPU).
 pub const FAKE_VAR: &str = "KERNELGATE_FAKE_GPU_STATE";
@@ -290,6 +400,28 @@ mod tests {
         );
         let unknown = parse("[N/A], [N/A], [N/A], [N/A], [N/A], [N/A]").unwrap();
         assert!(unknown.slowdown().is_empty());
+    }
+
+    #[test]
+    fn counters_name_the_slowdowns_that_filled_the_interval() {
+        let before = parse_counters("100, 0, 0").unwrap();
+        assert_eq!(before.hw_power_brake_us, 0.0);
+        let after = parse_counters("2000100, 500, 1500").unwrap();
+        // 10 s between the readings: 1% is 100 ms, so 2 s of software thermal slowdown counts
+        // and 500 µs / 1.5 ms of the others do not.
+        assert_eq!(
+            after.since(&before, Duration::from_secs(10)),
+            vec!["software thermal slowdown"]
+        );
+        // Over 50 ms, 1 ms (the least that counts) and more does.
+        assert_eq!(
+            after.since(&before, Duration::from_millis(50)),
+            vec!["software thermal slowdown", "hardware power brake"]
+        );
+        assert!(before.since(&before, Duration::from_secs(1)).is_empty());
+        assert_eq!(parse_counters("[N/A], [N/A], [N/A]"), None);
+        assert_eq!(parse_counters("1, 2"), None);
+        assert_eq!(parse_counters(""), None);
     }
 
     #[test]

@@ -996,6 +996,15 @@ pub fn run_case(
     };
     let case_cfg = case_config(cfg, fam, case, stored.as_ref());
     let cfg = &case_cfg;
+    // The GPU's slowdown counters before the case is timed: what they add by its end says
+    // whether its clocks were cut while it ran (not only whether they are cut at the end).
+    let (uuid, ordinal) = (gpu.info.uuid.clone(), gpu.info.ordinal);
+    let mark = (cfg.gpu_state_every_case && cfg.profiler.is_none())
+        .then(|| crate::gpu_state::Mark::now(&uuid, ordinal));
+    let counted = |m: Option<&crate::gpu_state::Mark>| {
+        m.map(|m| m.slowdowns_since(&uuid, ordinal))
+            .unwrap_or_default()
+    };
     let first = match round(gpu, case, cfg, seed, &expected, &mut ext) {
         Err(Error::BackendUnavailable { reason, .. }) => return Ok(Outcome::Skipped(reason)),
         other => other?,
@@ -1261,17 +1270,19 @@ pub fn run_case(
         // bounded time), measure once more, and if the case is still slow on a still-slowed
         // GPU, the machine is the likely cause and the latency is not judged (Throttled).
         if c.change == Change::Slow {
-            let mut state = crate::gpu_state::current(&gpu.info.uuid, gpu.info.ordinal);
-            let hot = |s: &Option<crate::gpu_state::GpuState>| {
-                s.as_ref().is_some_and(|s| !s.slowdown().is_empty())
+            let mut state = crate::gpu_state::current(&uuid, ordinal);
+            let mut during = counted(mark.as_ref());
+            let hot = |s: &Option<crate::gpu_state::GpuState>, during: &[&str]| {
+                !during.is_empty() || s.as_ref().is_some_and(|s| !s.slowdown().is_empty())
             };
-            if hot(&state) && !cfg.strict {
+            if hot(&state, &during) && !cfg.strict {
                 let (_, waited) = crate::gpu_state::cool_down(
-                    &gpu.info.uuid,
-                    gpu.info.ordinal,
+                    &uuid,
+                    ordinal,
                     COOLDOWN_PER_CASE,
                     Duration::from_secs_f64(cfg.cooldown_s),
                 );
+                let again = crate::gpu_state::Mark::now(&uuid, ordinal);
                 let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
                     return Ok(Outcome::Ran(Box::new(record)));
                 };
@@ -1282,12 +1293,13 @@ pub fn run_case(
                     samples = s2;
                     stats = st2;
                 }
-                state = crate::gpu_state::current(&gpu.info.uuid, gpu.info.ordinal);
-                throttled = c.change == Change::Slow && hot(&state);
+                state = crate::gpu_state::current(&uuid, ordinal);
+                during = again.slowdowns_since(&uuid, ordinal);
+                throttled = c.change == Change::Slow && hot(&state, &during);
                 cooled = Some(waited);
             }
             record.gpu_state = state.as_ref().map(|s| s.to_string());
-            note_state(&mut record, state.as_ref(), cooled);
+            note_state(&mut record, state.as_ref(), &during, cooled, cfg.cooldown_s);
         }
         cmp = Some(c);
         record.lower_modes = modes;
@@ -1295,8 +1307,10 @@ pub fn run_case(
     let verdict = if cfg.update_baselines
         && note_state(
             &mut record,
-            crate::gpu_state::current(&gpu.info.uuid, gpu.info.ordinal).as_ref(),
+            crate::gpu_state::current(&uuid, ordinal).as_ref(),
+            &counted(mark.as_ref()),
             None,
+            cfg.cooldown_s,
         ) {
         // Timed on a slowed GPU: these rounds are not the kernel's alone, so the stored entry
         // is left as it was.
@@ -1427,11 +1441,17 @@ pub fn run_case(
         && !cfg.update_baselines
         && (verdict == Verdict::Regression || cfg.gpu_state_every_case);
     if read_state {
-        let state = crate::gpu_state::current(&gpu.info.uuid, gpu.info.ordinal);
+        let state = crate::gpu_state::current(&uuid, ordinal);
         if verdict == Verdict::Regression {
             record.gpu_state = state.as_ref().map(|s| s.to_string());
         }
-        note_state(&mut record, state.as_ref(), None);
+        note_state(
+            &mut record,
+            state.as_ref(),
+            &counted(mark.as_ref()),
+            None,
+            cfg.cooldown_s,
+        );
     }
     record.message = crate::report::verdict_message(&record, &gpu.info.name, store);
     Ok(Outcome::Ran(Box::new(record)))
@@ -1441,29 +1461,47 @@ pub fn run_case(
 /// ([`crate::gpu_state::cool_down`]; the run's whole budget is `KERNELGATE_COOLDOWN_S`).
 pub const COOLDOWN_PER_CASE: Duration = Duration::from_secs(10);
 
-/// Marks `record` with the slowdowns `state` reports ([`crate::gpu_state::GpuState::slowdown`])
-/// and, where there are any, the whole state (with the cool-down waited, if any). Returns
-/// whether the GPU was slowed.
+/// Marks `record` with the slowdowns the GPU reported: those active in `state`
+/// ([`crate::gpu_state::GpuState::slowdown`]) and those its counters show `during` the case
+/// ([`crate::gpu_state::Mark::slowdowns_since`]); where there are any (or a state was already
+/// noted), the whole state, what was counted, and the cool-down waited, if any (`budget_s`: the
+/// run's cool-down budget, named when it was spent). Returns whether the GPU was slowed.
 fn note_state(
     record: &mut Record,
     state: Option<&crate::gpu_state::GpuState>,
+    during: &[&str],
     cooled: Option<Duration>,
+    budget_s: f64,
 ) -> bool {
-    let Some(s) = state else {
-        return false;
-    };
-    record.slowdown = s.slowdown().iter().map(|r| r.to_string()).collect();
+    let mut slow: Vec<&str> = state.map(|s| s.slowdown()).unwrap_or_default();
+    for r in during {
+        if !slow.contains(r) {
+            slow.push(r);
+        }
+    }
+    record.slowdown = slow.iter().map(|r| r.to_string()).collect();
     if record.slowdown.is_empty() && record.gpu_state.is_none() && cooled.is_none() {
         return false;
     }
-    let waited = match cooled {
-        Some(w) => format!(
-            " (after waiting {:.1} s for it to cool and measuring again)",
-            w.as_secs_f64()
-        ),
-        None => String::new(),
-    };
-    record.gpu_state = Some(format!("{s}{waited}"));
+    let mut text = state.map_or_else(|| "state unknown".to_string(), |s| s.to_string());
+    if !during.is_empty() {
+        text += &format!("; while timed: {}", during.join(", "));
+    }
+    match cooled {
+        Some(w) if w.as_secs_f64() >= 0.05 => {
+            text += &format!(
+                " (after waiting {:.1} s for it to cool and measuring again)",
+                w.as_secs_f64()
+            )
+        }
+        Some(_) => {
+            text += &format!(
+                " (measured again at once: the run's {budget_s:.0} s cool-down budget was spent or the GPU cooled at once)"
+            )
+        }
+        None => {}
+    }
+    record.gpu_state = Some(text);
     !record.slowdown.is_empty()
 }
 
