@@ -589,6 +589,38 @@ pub struct ImportSummary {
     /// Records skipped because the GPU reported a thermal or hardware slowdown when they were
     /// timed ([`crate::results::Record::slowdown`], verdict `throttled`).
     pub throttled: usize,
+    /// Records skipped because their run measured a copy bandwidth or GEMM rate more than
+    /// [`DEGRADED_CEILING`] below their entry's stored rounds ([`degraded_ceilings`]).
+    pub degraded: usize,
+}
+
+/// A run whose copy bandwidth or bf16 GEMM rate (measured at its start) is more than this
+/// fraction below an entry's stored rounds' is not imported into that entry: a machine that
+/// slow (a throttled or degraded GPU) would move the baseline, not widen its spread. Healthy
+/// machines of one model measure within 3% of each other (session 23: H100 copy 2995–3003 GB/s,
+/// GEMM 772–795 TFLOP/s; H200 4164–4243 GB/s, 791–806); the thermally throttled H100 of
+/// session 23 measured 2247 GB/s and 512 TFLOP/s.
+pub const DEGRADED_CEILING: f64 = 0.10;
+
+/// How far below `stored` (an entry's rounds' median ceilings) `run`'s ceilings fall, as the
+/// larger of the copy-bandwidth and GEMM-rate shortfalls (fractions), when that is more than
+/// [`DEGRADED_CEILING`]; `None` when it is not, or when either side did not measure them.
+pub fn degraded_ceilings(
+    stored: Option<crate::gpu::Ceilings>,
+    run: Option<crate::gpu::Ceilings>,
+) -> Option<f64> {
+    let (s, r) = (stored?, run?);
+    let short = |base: f64, now: f64| {
+        (base > 0.0 && now > 0.0 && base.is_finite() && now.is_finite()).then(|| 1.0 - now / base)
+    };
+    let worst = [
+        short(s.copy_gbps, r.copy_gbps),
+        short(s.gemm_tflops, r.gemm_tflops),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(f64::NEG_INFINITY, f64::max);
+    (worst > DEGRADED_CEILING).then_some(worst)
 }
 
 impl ImportSummary {
@@ -628,6 +660,13 @@ impl ImportSummary {
             notes.push(format!(
                 "{} records skipped: timed while the GPU slowed its clocks (thermal or hardware slowdown)",
                 self.throttled
+            ));
+        }
+        if self.degraded > 0 {
+            notes.push(format!(
+                "{} records skipped: their run measured a copy bandwidth or GEMM rate more than {:.0}% below their entry's rounds (a throttled or degraded GPU)",
+                self.degraded,
+                DEGRADED_CEILING * 100.0
             ));
         }
         if !notes.is_empty() {
@@ -772,6 +811,10 @@ pub fn import_results(
                 low,
             };
             let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
+            if degraded_ceilings(old.as_ref().and_then(|e| e.ceilings()), f.ceilings).is_some() {
+                sum.degraded += 1;
+                continue;
+            }
             // A record timed after another L2 flush (or duty-cycle hold) than the entry's newest
             // round, and older than it, is not imported: it would restart the entry on the older
             // way of timing.

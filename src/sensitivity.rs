@@ -93,6 +93,13 @@ pub struct RunSummary {
     /// (regressions among them got the verdict `throttled`; none of them is imported or stored).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub throttled: Vec<(String, String)>,
+    /// How far this machine's ceilings (copy bandwidth for memory-bound families, GEMM rate
+    /// for the others, measured at the start of the run) fall below the compared baselines'
+    /// rounds, as the median over the compared cases of `1 − 1 / machine_factor`, when that is
+    /// more than [`crate::baseline::DEGRADED_CEILING`]: a throttled or degraded GPU, whose
+    /// latencies read slow and whose results `kernelgate import` skips.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_machine: Option<f64>,
     /// The same-run A/B against a base revision, over the cases it measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab: Option<AbSummary>,
@@ -294,6 +301,18 @@ impl RunSummary {
                 v.sort();
                 v
             },
+            slow_machine: {
+                let mut short: Vec<f64> = records
+                    .iter()
+                    .filter_map(|r| r.machine_factor)
+                    .filter(|f| f.is_finite() && *f > 0.0)
+                    .map(|f| 1.0 - 1.0 / f)
+                    .collect();
+                short.sort_by(f64::total_cmp);
+                (!short.is_empty())
+                    .then(|| crate::stats::percentile(&short, 50.0))
+                    .filter(|m| *m > crate::baseline::DEGRADED_CEILING)
+            },
             ab: AbSummary::of(records),
         }
     }
@@ -372,6 +391,13 @@ impl RunSummary {
                 "note: {} regression(s) whose shape also ran slower beyond tolerance on another backend in this run (the machine, not only the kernel, may be the cause): {}",
                 self.shared_slowdowns.len(),
                 self.shared_slowdowns.join("; ")
+            );
+        }
+        if let Some(m) = self.slow_machine {
+            let _ = writeln!(
+                s,
+                "WARNING: this machine measured its copy bandwidth / GEMM rate {:.0}% below the baselines' machines at the start of the run (a throttled or degraded GPU): its latencies read slow, and `kernelgate import` skips its results",
+                m * 100.0
             );
         }
         if !self.throttled.is_empty() {

@@ -1331,6 +1331,58 @@ fn importing_a_run_of_another_kernel_configuration_restarts_or_skips_by_date() {
 }
 
 #[test]
+fn a_run_on_a_degraded_machine_is_not_imported() {
+    use kernelgate::baseline::{degraded_ceilings, DEGRADED_CEILING};
+    use kernelgate::gpu::Ceilings;
+    let c = |copy: f64, gemm: f64| {
+        Some(Ceilings {
+            copy_gbps: copy,
+            gemm_tflops: gemm,
+            launch_us: 1.0,
+            window_us: None,
+        })
+    };
+    // Session 23's H100s: healthy machines within 3%; the thermally throttled one far below.
+    let stored = c(2999.0, 790.0);
+    assert_eq!(degraded_ceilings(stored, c(2995.0, 772.0)), None);
+    let hot = degraded_ceilings(stored, c(2247.5, 511.7)).unwrap();
+    assert!((hot - (1.0 - 511.7 / 790.0)).abs() < 1e-12, "{hot}");
+    // Either ceiling alone decides; faster machines and unknown ceilings never do.
+    assert!(degraded_ceilings(stored, c(2999.0, 790.0 * (0.99 - DEGRADED_CEILING))).is_some());
+    assert!(degraded_ceilings(stored, c(2999.0 * (0.99 - DEGRADED_CEILING), 790.0)).is_some());
+    assert_eq!(degraded_ceilings(stored, c(4200.0, 800.0)), None);
+    assert_eq!(degraded_ceilings(None, c(1.0, 1.0)), None);
+    assert_eq!(degraded_ceilings(stored, None), None);
+    assert_eq!(degraded_ceilings(stored, c(0.0, f64::NAN)), None);
+
+    // Through import: an entry whose round measured 2999 GB/s / 790 TFLOP/s takes a round
+    // from a healthy machine and skips one from the throttled machine.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    let stored_round = Round {
+        ceilings: stored,
+        ..read_round(
+            "2000-01-01T00:00:00Z",
+            file.results[0].duty_hold,
+            "GPU-stored",
+        )
+    };
+    file.results[0].l2_flush = Some(kernelgate::timing::FlushMode::Read);
+    file.results[0].variant = String::new();
+    store_one(&store, stored_round, &file.results[0]);
+    file.ceilings = c(2247.5, 511.7);
+    let sum = import_results(&store, std::slice::from_ref(&file), false).unwrap();
+    assert_eq!((sum.added, sum.degraded), (0, 1), "{sum:?}");
+    assert!(sum.render(1, Path::new("b")).contains(
+        "1 records skipped: their run measured a copy bandwidth or GEMM rate more than 10% below"
+    ));
+    file.ceilings = c(2995.0, 772.0);
+    let sum = import_results(&store, std::slice::from_ref(&file), false).unwrap();
+    assert_eq!((sum.added, sum.degraded), (1, 0), "{sum:?}");
+}
+
+#[test]
 fn import_summary_counts_what_was_restarted_and_skipped() {
     use kernelgate::baseline::ImportSummary;
     use kernelgate::timing::FlushMode;
@@ -1406,6 +1458,7 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
         untimed: 0,
         duplicate: 0,
         throttled: 4,
+        degraded: 0,
     }
     .render(2, Path::new("baselines"));
     assert_eq!(

@@ -773,6 +773,28 @@ fn run_summary_warns_of_cases_timed_on_a_slowed_gpu() {
 }
 
 #[test]
+fn run_summary_warns_of_a_machine_below_the_baselines_ceilings() {
+    let mut recs: Vec<Record> = (1..=3)
+        .map(|m| rec(m, "cuda", Verdict::Pass, Some(0.05)))
+        .collect();
+    // Session 23's throttled H100: every compared case's factor 1.52 (34% below).
+    recs.iter_mut().for_each(|r| r.machine_factor = Some(1.517));
+    let s = RunSummary::of(&recs, HOLD);
+    let m = s.slow_machine.expect("far below");
+    assert!((m - (1.0 - 1.0 / 1.517)).abs() < 1e-12);
+    assert!(s
+        .render()
+        .contains("WARNING: this machine measured its copy bandwidth / GEMM rate 34% below"));
+    // Healthy spread (a few percent either way) and no factors at all: no warning.
+    for (r, f) in recs.iter_mut().zip([1.03, 0.98, 1.05]) {
+        r.machine_factor = Some(f);
+    }
+    assert_eq!(RunSummary::of(&recs, HOLD).slow_machine, None);
+    recs.iter_mut().for_each(|r| r.machine_factor = None);
+    assert_eq!(RunSummary::of(&recs, HOLD).slow_machine, None);
+}
+
+#[test]
 fn run_summary_of_nothing_compared() {
     let recs = vec![
         rec(1, "cuda", Verdict::New, None),
