@@ -35,6 +35,9 @@ pub enum Status {
     OnlyB,
     /// No latency on one side (a wrong output is never timed).
     Untimed,
+    /// B is slower beyond tolerance and noise, but one side was timed while its GPU reported a
+    /// thermal or hardware slowdown ([`Record::slowdown`]): not called slow.
+    Throttled,
 }
 
 impl Status {
@@ -48,6 +51,7 @@ impl Status {
             Status::OnlyA => "ONLY-A",
             Status::OnlyB => "ONLY-B",
             Status::Untimed => "UNTIMED",
+            Status::Throttled => "THROTTLED",
         }
     }
 }
@@ -117,6 +121,9 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                         let c = gate::with_lower_modes(medians, lower);
                         let st = match c.change {
                             Change::Fast => Status::Fast,
+                            Change::Slow if !ra.slowdown.is_empty() || !rb.slowdown.is_empty() => {
+                                Status::Throttled
+                            }
                             Change::Slow => Status::Slow,
                             Change::Same => Status::Same,
                             Change::Ambiguous => Status::Ambiguous,
@@ -198,6 +205,7 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
     let mut counts: Vec<String> = Vec::new();
     for st in [
         Status::Slow,
+        Status::Throttled,
         Status::Fast,
         Status::Same,
         Status::Ambiguous,

@@ -68,6 +68,32 @@ fn calls_follow_the_gate_rule() {
     }
 }
 
+#[test]
+fn a_slowdown_timed_on_a_slowed_gpu_is_throttled_not_slow() {
+    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    let r = &mut b.results[0];
+    r.latency_ms = Some(r.latency_ms.unwrap() * 1.5);
+    r.stats.as_mut().unwrap().median_ms *= 1.5;
+    r.slowdown = vec!["software thermal slowdown".into()];
+    let rows = compare(&a, &b, 5.0);
+    let row = rows.iter().find(|x| x.key == a.results[0].case).unwrap();
+    assert_eq!(row.status, Status::Throttled);
+    assert!(
+        !kernelgate::compare::any_slow(&rows),
+        "throttled does not fail compare"
+    );
+    let text = kernelgate::compare::render(&rows, 5.0);
+    assert!(
+        text.contains("THROTTLED") && text.contains("1 THROTTLED"),
+        "{text}"
+    );
+    // The same slowdown on a cool GPU is SLOW.
+    b.results[0].slowdown.clear();
+    let rows = compare(&a, &b, 5.0);
+    assert!(kernelgate::compare::any_slow(&rows));
+}
+
 fn run_compare(b_scale: f64, tol: &str) -> i32 {
     let dir = tempfile::tempdir().unwrap();
     let a = kernelgate::results::load(&fixture("h200-smoke.json")).unwrap();
