@@ -212,7 +212,8 @@ pub const COUNTED_MIN_US: f64 = 1000.0;
 /// The least fraction of the time between two readings a slowdown must fill to count.
 pub const COUNTED_FRACTION: f64 = 0.01;
 
-/// One `--format=csv,noheader,nounits` line of [`COUNTERS`]; `None` when a field is not a
+/// One `--format=csv,noheader,nounits` line of the three slowdown counters (software thermal,
+/// hardware thermal, hardware power brake, in that order); `None` when a field is not a
 /// number (an older driver answers `[N/A]` or refuses the query).
 pub fn parse_counters(line: &str) -> Option<SlowdownTime> {
     let f: Vec<f64> = line
