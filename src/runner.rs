@@ -1299,14 +1299,22 @@ pub fn run_case(
                 cooled = Some(waited);
             }
             record.gpu_state = state.as_ref().map(|s| s.to_string());
-            note_state(&mut record, state.as_ref(), &during, cooled, cfg.cooldown_s);
+            note_state(
+                &mut record.slowdown,
+                &mut record.gpu_state,
+                state.as_ref(),
+                &during,
+                cooled,
+                cfg.cooldown_s,
+            );
         }
         cmp = Some(c);
         record.lower_modes = modes;
     }
     let verdict = if cfg.update_baselines
         && note_state(
-            &mut record,
+            &mut record.slowdown,
+            &mut record.gpu_state,
             crate::gpu_state::current(&uuid, ordinal).as_ref(),
             &counted(mark.as_ref()),
             None,
@@ -1446,7 +1454,8 @@ pub fn run_case(
             record.gpu_state = state.as_ref().map(|s| s.to_string());
         }
         note_state(
-            &mut record,
+            &mut record.slowdown,
+            &mut record.gpu_state,
             state.as_ref(),
             &counted(mark.as_ref()),
             None,
@@ -1461,13 +1470,14 @@ pub fn run_case(
 /// ([`crate::gpu_state::cool_down`]; the run's whole budget is `KERNELGATE_COOLDOWN_S`).
 pub const COOLDOWN_PER_CASE: Duration = Duration::from_secs(10);
 
-/// Marks `record` with the slowdowns the GPU reported: those active in `state`
+/// Marks a record (its `slowdown` and `gpu_state`) with the slowdowns the GPU reported: those active in `state`
 /// ([`crate::gpu_state::GpuState::slowdown`]) and those its counters show `during` the case
 /// ([`crate::gpu_state::Mark::slowdowns_since`]); where there are any (or a state was already
 /// noted), the whole state, what was counted, and the cool-down waited, if any (`budget_s`: the
 /// run's cool-down budget, named when it was spent). Returns whether the GPU was slowed.
 fn note_state(
-    record: &mut Record,
+    slowdown: &mut Vec<String>,
+    gpu_state: &mut Option<String>,
     state: Option<&crate::gpu_state::GpuState>,
     during: &[&str],
     cooled: Option<Duration>,
@@ -1479,8 +1489,8 @@ fn note_state(
             slow.push(r);
         }
     }
-    record.slowdown = slow.iter().map(|r| r.to_string()).collect();
-    if record.slowdown.is_empty() && record.gpu_state.is_none() && cooled.is_none() {
+    *slowdown = slow.iter().map(|r| r.to_string()).collect();
+    if slowdown.is_empty() && gpu_state.is_none() && cooled.is_none() {
         return false;
     }
     let mut text = state.map_or_else(|| "state unknown".to_string(), |s| s.to_string());
@@ -1501,8 +1511,8 @@ fn note_state(
         }
         None => {}
     }
-    record.gpu_state = Some(text);
-    !record.slowdown.is_empty()
+    *gpu_state = Some(text);
+    !slowdown.is_empty()
 }
 
 /// The A/B part of a record.
@@ -1588,4 +1598,92 @@ fn median(xs: &[f64]) -> f64 {
     let mut s = xs.to_vec();
     s.sort_by(f64::total_cmp);
     crate::stats::percentile(&s, 50.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu_state::parse;
+
+    #[test]
+    fn note_state_marks_slowed_gpus_and_says_what_it_waited() {
+        let (mut slow, mut text) = (Vec::new(), None);
+        // Nothing read: nothing claimed.
+        assert!(!note_state(&mut slow, &mut text, None, &[], None, 30.0));
+        assert!(slow.is_empty() && text.is_none());
+        // A busy GPU at its power cap is not slowed, and a passing record carries no state.
+        let capped = parse("1755, 1980, 71, 689.5, 700, 0x4").unwrap();
+        assert!(!note_state(
+            &mut slow,
+            &mut text,
+            Some(&capped),
+            &[],
+            None,
+            30.0
+        ));
+        assert!(slow.is_empty() && text.is_none());
+        // Active thermal slowdown after the cool-down.
+        let hot = parse("840, 1980, 86, 190, 700, 0x20").unwrap();
+        let waited = Some(Duration::from_millis(2000));
+        assert!(note_state(
+            &mut slow,
+            &mut text,
+            Some(&hot),
+            &[],
+            waited,
+            30.0
+        ));
+        assert_eq!(slow, vec!["software thermal slowdown"]);
+        let t = text.clone().unwrap();
+        assert!(t.starts_with("SM clock 840 of 1980 MHz; 86 °C"), "{t}");
+        assert!(
+            t.ends_with("(after waiting 2.0 s for it to cool and measuring again)"),
+            "{t}"
+        );
+        // Over by the end, but counted while the case was timed; the budget was spent.
+        let (mut slow, mut text) = (Vec::new(), None);
+        let during = ["hardware power brake", "software thermal slowdown"];
+        assert!(note_state(
+            &mut slow,
+            &mut text,
+            Some(&capped),
+            &during,
+            Some(Duration::ZERO),
+            30.0
+        ));
+        assert_eq!(
+            slow,
+            vec!["hardware power brake", "software thermal slowdown"]
+        );
+        let t = text.unwrap();
+        assert!(
+            t.contains("; while timed: hardware power brake, software thermal slowdown"),
+            "{t}"
+        );
+        assert!(
+            t.contains("the run's 30 s cool-down budget was spent"),
+            "{t}"
+        );
+        // Active and counted alike are named once; a regression's state is kept when cool.
+        let (mut slow, mut text) = (Vec::new(), Some("set before".to_string()));
+        assert!(note_state(
+            &mut slow,
+            &mut text,
+            Some(&hot),
+            &["software thermal slowdown"],
+            None,
+            30.0
+        ));
+        assert_eq!(slow, vec!["software thermal slowdown"]);
+        let (mut slow, mut text) = (Vec::new(), Some("set before".to_string()));
+        assert!(!note_state(
+            &mut slow,
+            &mut text,
+            Some(&capped),
+            &[],
+            None,
+            30.0
+        ));
+        assert!(text.unwrap().contains("software power cap"));
+    }
 }
