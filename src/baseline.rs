@@ -646,7 +646,7 @@ impl ImportSummary {
         }
         if self.untimed > 0 {
             notes.push(format!(
-                "{} records skipped: untimed or unverified",
+                "{} records skipped: untimed, unverified or timed under a profiler",
                 self.untimed
             ));
         }
@@ -776,6 +776,11 @@ pub fn import_results(
                 sum.untimed += 1;
                 continue;
             };
+            if r.verdict == crate::results::Verdict::Ungated {
+                // Timed under a profiler: not the kernel's time.
+                sum.untimed += 1;
+                continue;
+            }
             if !r.slowdown.is_empty() || r.verdict == crate::results::Verdict::Throttled {
                 sum.throttled += 1;
                 continue;
@@ -811,7 +816,17 @@ pub fn import_results(
                 low,
             };
             let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
-            if degraded_ceilings(old.as_ref().and_then(|e| e.ceilings()), f.ceilings).is_some() {
+            // The file's ceilings were measured on its first GPU: they speak for that GPU's
+            // records only. Every record compared with a baseline also carries its own GPU's
+            // factor (baseline ceiling over this GPU's).
+            let own_gpu =
+                gpu.uuid.is_empty() || r.device_uuid.as_deref().is_none_or(|u| u == gpu.uuid);
+            let by_file = own_gpu
+                && degraded_ceilings(old.as_ref().and_then(|e| e.ceilings()), f.ceilings).is_some();
+            let by_record = r
+                .machine_factor
+                .is_some_and(|m| m.is_finite() && m > 0.0 && 1.0 - 1.0 / m > DEGRADED_CEILING);
+            if by_file || by_record {
                 sum.degraded += 1;
                 continue;
             }

@@ -35,8 +35,8 @@ pub enum Status {
     OnlyB,
     /// No latency on one side (a wrong output is never timed).
     Untimed,
-    /// B is slower beyond tolerance and noise, but one side was timed while its GPU reported a
-    /// thermal or hardware slowdown ([`Record::slowdown`]): not called slow.
+    /// B is slower beyond tolerance and noise, but B was timed while its GPU reported a thermal
+    /// or hardware slowdown ([`Record::slowdown`]): not called slow.
     Throttled,
 }
 
@@ -121,9 +121,9 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                         let c = gate::with_lower_modes(medians, lower);
                         let st = match c.change {
                             Change::Fast => Status::Fast,
-                            Change::Slow if !ra.slowdown.is_empty() || !rb.slowdown.is_empty() => {
-                                Status::Throttled
-                            }
+                            // B slowed by its GPU: not called. (A slowed by its GPU only
+                            // makes a slower B more certainly slower.)
+                            Change::Slow if !rb.slowdown.is_empty() => Status::Throttled,
                             Change::Slow => Status::Slow,
                             Change::Same => Status::Same,
                             Change::Ambiguous => Status::Ambiguous,

@@ -213,11 +213,11 @@ pub const DEFAULT_DEVICE_CHECK_MB: usize = 256;
 
 fn cooldown_s() -> Result<f64> {
     let v = num::<f64>("KERNELGATE_COOLDOWN_S")?.unwrap_or(DEFAULT_COOLDOWN_S);
-    if !(v.is_finite() && v >= 0.0) {
+    if !(v.is_finite() && (0.0..=86_400.0).contains(&v)) {
         return Err(Error::Env {
             var: "KERNELGATE_COOLDOWN_S",
             value: v.to_string(),
-            message: "not a duration in seconds (0 or more)".into(),
+            message: "not a duration in seconds from 0 to 86400".into(),
         });
     }
     Ok(v)

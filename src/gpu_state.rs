@@ -104,6 +104,16 @@ impl GpuState {
             .filter(|r| SLOWDOWNS.contains(r))
             .collect()
     }
+
+    /// Whether an active slowdown is cutting the SM clock now: a [`GpuState::slowdown`] with the
+    /// clock below [`THROTTLED_CLOCK`] of its highest (or either clock unknown).
+    pub fn slows(&self) -> bool {
+        !self.slowdown().is_empty()
+            && match (self.sm_mhz, self.sm_max_mhz) {
+                (Some(now), Some(max)) if max > 0 => (now as f64) < THROTTLED_CLOCK * max as f64,
+                _ => true,
+            }
+    }
 }
 
 impl fmt::Display for GpuState {
@@ -209,8 +219,17 @@ clocks_event_reasons_counters.hw_power_brake_slowdown";
 /// A slowdown counted between two readings is one when it lasted at least this long, µs (and
 /// at least [`COUNTED_FRACTION`] of the time between the readings).
 pub const COUNTED_MIN_US: f64 = 1000.0;
-/// The least fraction of the time between two readings a slowdown must fill to count.
+/// The least fraction of the time between two readings a slowdown must fill to mark a record
+/// (its timing is then neither imported nor stored).
 pub const COUNTED_FRACTION: f64 = 0.01;
+/// The least fraction of a suspected regression's fresh measurement a slowdown must fill for
+/// the verdict `throttled` (a slowdown of a few milliseconds must not excuse a real regression);
+/// a slowdown still active at its end counts when the SM clock is below
+/// [`THROTTLED_CLOCK`] of its highest.
+pub const THROTTLED_FRACTION: f64 = 0.10;
+/// The SM clock, as a fraction of its highest, below which an active slowdown is taken to slow
+/// the kernel ([`GpuState::slows`]).
+pub const THROTTLED_CLOCK: f64 = 0.95;
 
 /// One `--format=csv,noheader,nounits` line of the three slowdown counters (software thermal,
 /// hardware thermal, hardware power brake, in that order); `None` when a field is not a
@@ -232,10 +251,16 @@ pub fn parse_counters(line: &str) -> Option<SlowdownTime> {
 }
 
 impl SlowdownTime {
-    /// The slowdowns that filled at least [`COUNTED_MIN_US`] and [`COUNTED_FRACTION`] of
-    /// `elapsed` between `before` and `self`, named as [`SLOWDOWNS`] names them.
-    pub fn since(&self, before: &SlowdownTime, elapsed: Duration) -> Vec<&'static str> {
-        let least = COUNTED_MIN_US.max(COUNTED_FRACTION * elapsed.as_secs_f64() * 1e6);
+    /// The slowdowns that filled at least [`COUNTED_MIN_US`] and `fraction` of `elapsed`
+    /// between `before` and `self` (the marking rule uses [`COUNTED_FRACTION`], the throttled
+    /// verdict [`THROTTLED_FRACTION`]), named as [`SLOWDOWNS`] names them.
+    pub fn since(
+        &self,
+        before: &SlowdownTime,
+        elapsed: Duration,
+        fraction: f64,
+    ) -> Vec<&'static str> {
+        let least = COUNTED_MIN_US.max(fraction * elapsed.as_secs_f64() * 1e6);
         [
             (self.sw_thermal_us - before.sw_thermal_us, SLOWDOWNS[1]),
             (self.hw_thermal_us - before.hw_thermal_us, SLOWDOWNS[2]),
@@ -287,11 +312,11 @@ impl Mark {
         }
     }
 
-    /// The slowdowns counted since this mark ([`SlowdownTime::since`]); empty when either
-    /// reading is missing.
-    pub fn slowdowns_since(&self, uuid: &str, ordinal: usize) -> Vec<&'static str> {
+    /// The slowdowns counted since this mark that filled `fraction` of the time since
+    /// ([`SlowdownTime::since`]); empty when either reading is missing.
+    pub fn slowdowns_since(&self, uuid: &str, ordinal: usize, fraction: f64) -> Vec<&'static str> {
         match (self.counters, read_counters(uuid, ordinal)) {
-            (Some(before), Some(after)) => after.since(&before, self.at.elapsed()),
+            (Some(before), Some(after)) => after.since(&before, self.at.elapsed(), fraction),
             _ => Vec::new(),
         }
     }
@@ -314,8 +339,10 @@ static COOLED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::n
 
 /// Waits while the GPU reports a [`GpuState::slowdown`], polling every 250 ms, for at most
 /// `per_case` and at most what is left of `budget` for the whole process (so a GPU that stays
-/// hot costs a run `budget` once, not once per case). Returns the last state read (`None`:
-/// `nvidia-smi` could not tell) and the time waited.
+/// hot costs a run `budget` once, not once per case; the wait is reserved from the budget before
+/// it starts, so concurrent devices never overrun it, and what was not used is given back).
+/// Returns the last state read (`None`: `nvidia-smi` could not tell) and the time spent
+/// sleeping (zero when the GPU showed no active slowdown or the budget was spent).
 pub fn cool_down(
     uuid: &str,
     ordinal: usize,
@@ -323,17 +350,26 @@ pub fn cool_down(
     budget: Duration,
 ) -> (Option<GpuState>, Duration) {
     use std::sync::atomic::Ordering;
-    let spent = Duration::from_millis(COOLED_MS.load(Ordering::Relaxed));
-    let limit = per_case.min(budget.saturating_sub(spent));
-    let start = Instant::now();
+    let budget_ms = budget.as_millis().min(u64::MAX as u128) as u64;
+    let want_ms = per_case.as_millis().min(u64::MAX as u128) as u64;
+    let mut reserved = 0;
+    let _ = COOLED_MS.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |spent| {
+        reserved = want_ms.min(budget_ms.saturating_sub(spent));
+        Some(spent + reserved)
+    });
+    let limit = Duration::from_millis(reserved);
     let mut state = current(uuid, ordinal);
-    while state.as_ref().is_some_and(|s| !s.slowdown().is_empty()) && start.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(250).min(limit - start.elapsed().min(limit)));
+    let mut slept = Duration::ZERO;
+    while state.as_ref().is_some_and(|s| !s.slowdown().is_empty()) && slept < limit {
+        let nap = Duration::from_millis(250).min(limit - slept);
+        std::thread::sleep(nap);
+        slept += nap;
         state = current(uuid, ordinal);
     }
-    let waited = start.elapsed();
-    COOLED_MS.fetch_add(waited.as_millis() as u64, Ordering::Relaxed);
-    (state, waited)
+    // Give back what was reserved and not slept (the polls' own time is not charged).
+    let unused = reserved.saturating_sub(slept.as_millis() as u64);
+    COOLED_MS.fetch_sub(unused, Ordering::SeqCst);
+    (state, slept)
 }
 
 #[cfg(test)]
@@ -401,6 +437,14 @@ mod tests {
         );
         let unknown = parse("[N/A], [N/A], [N/A], [N/A], [N/A], [N/A]").unwrap();
         assert!(unknown.slowdown().is_empty());
+        // Whether the active slowdown cuts the clock: 840 of 1980 does, 1950 of 1980 does not,
+        // an unknown clock is taken to.
+        assert!(hot.slows());
+        assert!(!parse("1950, 1980, 84, 500.0, 700.0, 0x20").unwrap().slows());
+        assert!(parse("[N/A], 1980, 84, 500.0, 700.0, 0x20")
+            .unwrap()
+            .slows());
+        assert!(!capped.slows());
     }
 
     #[test]
@@ -411,15 +455,25 @@ mod tests {
         // 10 s between the readings: 1% is 100 ms, so 2 s of software thermal slowdown counts
         // and 500 µs / 1.5 ms of the others do not.
         assert_eq!(
-            after.since(&before, Duration::from_secs(10)),
+            after.since(&before, Duration::from_secs(10), COUNTED_FRACTION),
             vec!["software thermal slowdown"]
         );
         // Over 50 ms, 1 ms (the least that counts) and more does.
         assert_eq!(
-            after.since(&before, Duration::from_millis(50)),
+            after.since(&before, Duration::from_millis(50), COUNTED_FRACTION),
             vec!["software thermal slowdown", "hardware power brake"]
         );
-        assert!(before.since(&before, Duration::from_secs(1)).is_empty());
+        assert!(before
+            .since(&before, Duration::from_secs(1), COUNTED_FRACTION)
+            .is_empty());
+        // The throttled verdict asks for 10%: 2 s of 10 s counts, of 30 s does not.
+        assert_eq!(
+            after.since(&before, Duration::from_secs(10), THROTTLED_FRACTION),
+            vec!["software thermal slowdown"]
+        );
+        assert!(after
+            .since(&before, Duration::from_secs(30), THROTTLED_FRACTION)
+            .is_empty());
         assert_eq!(parse_counters("[N/A], [N/A], [N/A]"), None);
         assert_eq!(parse_counters("1, 2"), None);
         assert_eq!(parse_counters(""), None);

@@ -1002,7 +1002,7 @@ pub fn run_case(
     let mark = (cfg.gpu_state_every_case && cfg.profiler.is_none())
         .then(|| crate::gpu_state::Mark::now(&uuid, ordinal));
     let counted = |m: Option<&crate::gpu_state::Mark>| {
-        m.map(|m| m.slowdowns_since(&uuid, ordinal))
+        m.map(|m| m.slowdowns_since(&uuid, ordinal, crate::gpu_state::COUNTED_FRACTION))
             .unwrap_or_default()
     };
     let first = match round(gpu, case, cfg, seed, &expected, &mut ext) {
@@ -1267,15 +1267,16 @@ pub fn run_case(
             }
         }
         // Still slow on a GPU that reports a thermal or hardware slowdown: let it cool (for a
-        // bounded time), measure once more, and if the case is still slow on a still-slowed
-        // GPU, the machine is the likely cause and the latency is not judged (Throttled).
+        // bounded time), measure once more, and if the case is still slow while the GPU still
+        // slowed that measurement, the machine is the likely cause and the latency is not
+        // judged (Throttled).
         if c.change == Change::Slow {
             let mut state = crate::gpu_state::current(&uuid, ordinal);
+            // Every slowdown the case saw: it marks the record whatever the verdict.
             let mut during = counted(mark.as_ref());
-            let hot = |s: &Option<crate::gpu_state::GpuState>, during: &[&str]| {
-                !during.is_empty() || s.as_ref().is_some_and(|s| !s.slowdown().is_empty())
-            };
-            if hot(&state, &during) && !cfg.strict {
+            let hot =
+                !during.is_empty() || state.as_ref().is_some_and(|s| !s.slowdown().is_empty());
+            if hot && !cfg.strict {
                 let (_, waited) = crate::gpu_state::cool_down(
                     &uuid,
                     ordinal,
@@ -1294,8 +1295,18 @@ pub fn run_case(
                     stats = st2;
                 }
                 state = crate::gpu_state::current(&uuid, ordinal);
-                during = again.slowdowns_since(&uuid, ordinal);
-                throttled = c.change == Change::Slow && hot(&state, &during);
+                // The fresh measurement's own slowdowns decide: one that filled a tenth of it,
+                // or one still active at its end that holds the SM clock down (a slowdown of a
+                // few milliseconds does not excuse a real regression).
+                let fresh =
+                    again.slowdowns_since(&uuid, ordinal, crate::gpu_state::THROTTLED_FRACTION);
+                throttled = c.change == Change::Slow
+                    && (!fresh.is_empty() || state.as_ref().is_some_and(|s| s.slows()));
+                for r in counted(mark.as_ref()).into_iter().chain(fresh) {
+                    if !during.contains(&r) {
+                        during.push(r);
+                    }
+                }
                 cooled = Some(waited);
             }
             record.gpu_state = state.as_ref().map(|s| s.to_string());
@@ -1506,7 +1517,7 @@ fn note_state(
         }
         Some(_) => {
             text += &format!(
-                " (measured again at once: the run's {budget_s:.0} s cool-down budget was spent or the GPU cooled at once)"
+                " (measured again at once: no slowdown was active any more, or the run's {budget_s:.0} s cool-down budget was spent)"
             )
         }
         None => {}

@@ -89,14 +89,25 @@ impl Report {
         )
     }
 
-    /// Whether every requirement held (levels that were not run do not count).
+    /// Trials the gate did not judge because the GPU slowed its clocks (verdict `throttled`):
+    /// a self-test with any of them shows nothing either way.
+    pub fn throttled(&self) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.verdict == Verdict::Throttled)
+            .count()
+    }
+
+    /// Whether every requirement held (levels that were not run do not count) and no trial was
+    /// timed on a slowed GPU ([`Report::throttled`]).
     pub fn passed(&self) -> bool {
-        requirements(self.tolerance_pct)
-            .into_iter()
-            .all(|(level, mode, must)| {
-                let (k, n) = self.called(mode, level);
-                n == 0 || if must { k == n } else { k == 0 }
-            })
+        self.throttled() == 0
+            && requirements(self.tolerance_pct)
+                .into_iter()
+                .all(|(level, mode, must)| {
+                    let (k, n) = self.called(mode, level);
+                    n == 0 || if must { k == n } else { k == 0 }
+                })
     }
 
     /// The table printed at the end.
@@ -156,10 +167,15 @@ impl Report {
         let _ = writeln!(
             s,
             "\n{}",
-            if self.passed() {
-                "selftest PASSED"
+            if self.throttled() > 0 {
+                format!(
+                    "selftest INCONCLUSIVE: the GPU slowed its clocks (thermal or hardware slowdown) in {} trial(s), which the gate does not judge; rerun on a cooled GPU",
+                    self.throttled()
+                )
+            } else if self.passed() {
+                "selftest PASSED".to_string()
             } else {
-                "selftest FAILED"
+                "selftest FAILED".to_string()
             }
         );
         s

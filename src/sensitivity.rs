@@ -89,8 +89,9 @@ pub struct RunSummary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub two_modes: Vec<(String, f64)>,
     /// Cases timed while the GPU reported a thermal or hardware slowdown
-    /// ([`Record::slowdown`]), each with the reasons: their timings are not the kernel's alone
-    /// (regressions among them got the verdict `throttled`; none of them is imported or stored).
+    /// ([`Record::slowdown`]), each with the reasons: their timings are not the kernel's alone,
+    /// so none of them is imported or stored (a suspected regression among them got the verdict
+    /// `throttled` where its fresh measurement was slowed too and strict mode was off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub throttled: Vec<(String, String)>,
     /// How far this machine's ceilings (copy bandwidth for memory-bound families, GEMM rate
@@ -409,9 +410,10 @@ impl RunSummary {
             reasons.sort();
             reasons.dedup();
             let names: Vec<String> = self.throttled.iter().map(|(c, _)| c.clone()).collect();
+            let withheld = self.verdicts.get("throttled").copied().unwrap_or(0);
             let _ = writeln!(
                 s,
-                "WARNING: the GPU slowed its clocks ({}) while {} case(s) were timed: their latencies are not the kernel's alone, so a slowdown there is not judged (verdict `throttled`) and their timings are neither imported nor stored; rerun them on a cooled GPU: {}",
+                "WARNING: the GPU slowed its clocks ({}) while {} case(s) were timed: their latencies are not the kernel's alone, so their timings are neither imported nor stored; {withheld} slowdown(s) among them not judged (verdict `throttled`); rerun them on a cooled GPU: {}",
                 reasons.join(", "),
                 self.throttled.len(),
                 first_and_more(&names, 8)

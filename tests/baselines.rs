@@ -1377,6 +1377,23 @@ fn a_run_on_a_degraded_machine_is_not_imported() {
     assert!(sum.render(1, Path::new("b")).contains(
         "1 records skipped: their run measured a copy bandwidth or GEMM rate more than 10% below"
     ));
+    // The file's ceilings speak for its first GPU only: a record of another device of the run
+    // is not judged by them, but by its own factor (baseline ceiling over its GPU's).
+    let mut other = file.clone();
+    other.results[0].date = "2999-02-01T00:00:00Z".into();
+    other.results[0].device_uuid = Some("GPU-another-device".into());
+    other.gpu.as_mut().unwrap().uuid = "GPU-first-device".into();
+    let sum = import_results(&store, std::slice::from_ref(&other), false).unwrap();
+    assert_eq!((sum.added, sum.degraded), (1, 0), "{sum:?}");
+    other.results[0].date = "2999-03-01T00:00:00Z".into();
+    other.results[0].machine_factor = Some(1.5);
+    let sum = import_results(&store, std::slice::from_ref(&other), false).unwrap();
+    assert_eq!((sum.added, sum.degraded), (0, 1), "{sum:?}");
+    // Timed under a profiler: never imported.
+    other.results[0].machine_factor = None;
+    other.results[0].verdict = kernelgate::results::Verdict::Ungated;
+    let sum = import_results(&store, std::slice::from_ref(&other), false).unwrap();
+    assert_eq!((sum.added, sum.untimed), (0, 1), "{sum:?}");
     file.ceilings = c(2995.0, 772.0);
     let sum = import_results(&store, std::slice::from_ref(&file), false).unwrap();
     assert_eq!((sum.added, sum.degraded), (1, 0), "{sum:?}");

@@ -1268,6 +1268,18 @@ mod selftest_rule {
         let text = with_one("baseline", 10.0, false).render();
         assert!(text.contains("\n| baseline | +10% | 2/3 |"), "{text}");
         assert!(text.trim_end().ends_with("selftest FAILED"), "{text}");
+        // A trial on a slowed GPU shows nothing either way: inconclusive, not passed.
+        let mut r = report(good());
+        r.trials[0].verdict = Verdict::Throttled;
+        assert_eq!(r.throttled(), 1);
+        assert!(!r.passed());
+        let text = r.render();
+        assert!(
+            text.trim_end().ends_with(
+                "selftest INCONCLUSIVE: the GPU slowed its clocks (thermal or hardware slowdown) in 1 trial(s), which the gate does not judge; rerun on a cooled GPU"
+            ),
+            "{text}"
+        );
     }
 }
 
