@@ -181,19 +181,25 @@ pub(crate) fn nvidia_smi(args: &[String], limit: Duration) -> Option<String> {
 /// The state of the GPU with this UUID (or, without one, this `nvidia-smi` index) now, if
 /// `nvidia-smi` can tell within a few seconds.
 pub fn read(uuid: &str, ordinal: usize) -> Option<GpuState> {
+    REASONS
+        .iter()
+        .find_map(|reasons| parse(&query(uuid, ordinal, &format!("{FIELDS},{reasons}"))?))
+}
+
+/// The first line `nvidia-smi --query-gpu=<fields>` answers (csv, no header, no units) for the
+/// GPU with this UUID (or, without one, this `nvidia-smi` index), within a few seconds.
+fn query(uuid: &str, ordinal: usize, fields: &str) -> Option<String> {
     let id = if uuid.is_empty() {
         ordinal.to_string()
     } else {
         uuid.to_string()
     };
-    REASONS.iter().find_map(|reasons| {
-        let args = vec![
-            format!("--query-gpu={FIELDS},{reasons}"),
-            "--format=csv,noheader,nounits".to_string(),
-            format!("--id={id}"),
-        ];
-        nvidia_smi(&args, Duration::from_secs(5)).and_then(|out| parse(out.lines().next()?))
-    })
+    let args = vec![
+        format!("--query-gpu={fields}"),
+        "--format=csv,noheader,nounits".to_string(),
+        format!("--id={id}"),
+    ];
+    nvidia_smi(&args, Duration::from_secs(5)).and_then(|out| Some(out.lines().next()?.to_string()))
 }
 
 /// How long the GPU has spent in each slowdown since the driver loaded, as `nvidia-smi`'s
@@ -282,17 +288,7 @@ pub fn read_counters(uuid: &str, ordinal: usize) -> Option<SlowdownTime> {
     if std::env::var(FAKE_VAR).is_ok_and(|v| !v.trim().is_empty()) {
         return None;
     }
-    let id = if uuid.is_empty() {
-        ordinal.to_string()
-    } else {
-        uuid.to_string()
-    };
-    let args = vec![
-        format!("--query-gpu={COUNTERS}"),
-        "--format=csv,noheader,nounits".to_string(),
-        format!("--id={id}"),
-    ];
-    nvidia_smi(&args, Duration::from_secs(5)).and_then(|out| parse_counters(out.lines().next()?))
+    parse_counters(&query(uuid, ordinal, COUNTERS)?)
 }
 
 /// A reading of the slowdown counters and when it was taken, to tell later what slowdowns

@@ -1253,37 +1253,19 @@ pub fn run_case(
             (c, modes)
         };
         let (mut c, mut modes) = gated(&stats, samples.batch);
-        // A suspected regression is re-measured in fresh rounds; the best round decides.
-        while c.change == Change::Slow && rounds.len() < GATE_ROUNDS {
-            let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
-                return Ok(Outcome::Ran(Box::new(record)));
-            };
-            let (s2, st2) = r.timing.expect("timed when correct");
-            rounds.push(stored_round(&st2, &s2));
-            if st2.median_ms < stats.median_ms {
-                (c, modes) = gated(&st2, s2.batch);
-                samples = s2;
-                stats = st2;
-            }
-        }
-        // Still slow on a GPU that reports a thermal or hardware slowdown: let it cool (for a
-        // bounded time), measure once more, and if the case is still slow while the GPU still
-        // slowed that measurement, the machine is the likely cause and the latency is not
-        // judged (Throttled).
-        if c.change == Change::Slow {
-            let mut state = crate::gpu_state::current(&uuid, ordinal);
-            // Every slowdown the case saw: it marks the record whatever the verdict.
-            let mut during = counted(mark.as_ref());
-            let hot =
-                !during.is_empty() || state.as_ref().is_some_and(|s| !s.slowdown().is_empty());
-            if hot && !cfg.strict {
-                let (_, waited) = crate::gpu_state::cool_down(
-                    &uuid,
-                    ordinal,
-                    COOLDOWN_PER_CASE,
-                    Duration::from_secs_f64(cfg.cooldown_s),
-                );
-                let again = crate::gpu_state::Mark::now(&uuid, ordinal);
+        // A suspected regression is re-measured in fresh rounds; the best round decides. Still
+        // slow on a GPU that reports a thermal or hardware slowdown, it waits for the GPU to cool
+        // (for a bounded time) and gets one round more; if the case is still slow while the GPU
+        // still slowed that round, the machine is the likely cause and the latency is not judged
+        // (Throttled).
+        let mut limit = GATE_ROUNDS;
+        // The GPU's state once the rounds above called it slow, every slowdown the case saw (it
+        // marks the record whatever the verdict), and the mark before the round after a cool-down.
+        let mut checked: Option<Option<crate::gpu_state::GpuState>> = None;
+        let mut during = Vec::new();
+        let mut again = None;
+        loop {
+            while c.change == Change::Slow && rounds.len() < limit {
                 let Some(r) = next_round(gpu, &mut record, &mut ext)? else {
                     return Ok(Outcome::Ran(Box::new(record)));
                 };
@@ -1294,21 +1276,44 @@ pub fn run_case(
                     samples = s2;
                     stats = st2;
                 }
-                state = crate::gpu_state::current(&uuid, ordinal);
-                // The fresh measurement's own slowdowns decide: one that filled a tenth of it,
-                // or one still active at its end that holds the SM clock down (a slowdown of a
-                // few milliseconds does not excuse a real regression).
-                let fresh =
-                    again.slowdowns_since(&uuid, ordinal, crate::gpu_state::THROTTLED_FRACTION);
-                throttled = c.change == Change::Slow
-                    && (!fresh.is_empty() || state.as_ref().is_some_and(|s| s.slows()));
-                for r in counted(mark.as_ref()).into_iter().chain(fresh) {
-                    if !during.contains(&r) {
-                        during.push(r);
-                    }
-                }
-                cooled = Some(waited);
             }
+            if c.change != Change::Slow || again.is_some() {
+                break;
+            }
+            let state = crate::gpu_state::current(&uuid, ordinal);
+            during = counted(mark.as_ref());
+            let hot =
+                !during.is_empty() || state.as_ref().is_some_and(|s| !s.slowdown().is_empty());
+            checked = Some(state);
+            if !hot || cfg.strict {
+                break;
+            }
+            let (_, waited) = crate::gpu_state::cool_down(
+                &uuid,
+                ordinal,
+                COOLDOWN_PER_CASE,
+                Duration::from_secs_f64(cfg.cooldown_s),
+            );
+            cooled = Some(waited);
+            again = Some(crate::gpu_state::Mark::now(&uuid, ordinal));
+            limit = rounds.len() + 1;
+        }
+        if let Some(again) = again {
+            let state = crate::gpu_state::current(&uuid, ordinal);
+            // The fresh round's own slowdowns decide: one that filled a tenth of it, or one
+            // still active at its end that holds the SM clock down (a slowdown of a few
+            // milliseconds does not excuse a real regression).
+            let fresh = again.slowdowns_since(&uuid, ordinal, crate::gpu_state::THROTTLED_FRACTION);
+            throttled = c.change == Change::Slow
+                && (!fresh.is_empty() || state.as_ref().is_some_and(|s| s.slows()));
+            for r in counted(mark.as_ref()).into_iter().chain(fresh) {
+                if !during.contains(&r) {
+                    during.push(r);
+                }
+            }
+            checked = Some(state);
+        }
+        if let Some(state) = checked {
             record.gpu_state = state.as_ref().map(|s| s.to_string());
             note_state(
                 &mut record.slowdown,
