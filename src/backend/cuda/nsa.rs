@@ -15,7 +15,9 @@
 //! pairs by block, so its work follows the selection; it costs three launches and a bucketing
 //! pass, and wins at G = 1 once the sequence holds many blocks per slot. The choice: local where
 //! [`local_in_auto`] says, else pairs where [`pairs_in_auto`] says, else tiled for `G ≤ TILED_MAX_G` (4) where it can run
-//! ([`tiled_fits`]), else grouped. The local kernel (`kernels/nsa_local.cu`, session 21) gives
+//! ([`tiled_fits`]), else tiled where [`tiled_shared_in_auto`] says (d128, G ≥ 16, a
+//! selection that covers at least half the sequence: the tokens of a CTA share most blocks),
+//! else grouped. The local kernel (`kernels/nsa_local.cu`, session 21) gives
 //! a CTA R consecutive tokens of one KV head at G = 1, buckets their pairs by block in shared
 //! memory and keeps the partial records there, in one launch; since session 22 the automatic
 //! choice takes it first where [`local_in_auto`] says. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs|local` forces one; forcing one
@@ -425,6 +427,22 @@ pub fn local_in_auto(p: &Params) -> bool {
         && local_fits(p).is_ok()
 }
 
+/// Smallest G at which [`tiled_shared_in_auto`] takes the tiled kernel over the grouped one.
+pub const TILED_SHARED_MIN_G: usize = 16;
+
+/// Whether the automatic choice takes the tiled kernel above [`TILED_MAX_G`]: head dim 128,
+/// `G ≥` [`TILED_SHARED_MIN_G`], `2·S·bs ≥ T` (the selection covers at least half of the
+/// sequence, so the 64/G tokens of a CTA share most of their blocks and the union it loads is
+/// far smaller than the blocks the grouped kernel's warps load one token at a time) and a launch
+/// that fits. Measured on H200 a4eca7c8 (session 24, both forced on the whole nsa suite, every
+/// case checked): tiled took 0.76–0.96 of the grouped time on the four G = 16 d128 shapes with
+/// `S·bs/T = 0.5` (b32 t1024 s16 bs32: 842 against 951 µs), and 1.52–1.74× on those with 0.06 and
+/// 0.016 (t16384 and t65536, s16 bs64); at d64 it lost at G = 8 (0.46: 1.07×) and tied at G = 32
+/// (0.25), so d64 stays grouped.
+pub fn tiled_shared_in_auto(p: &Params) -> bool {
+    p.d == 128 && p.g() >= TILED_SHARED_MIN_G && 2 * p.s * p.bs >= p.t && tiled_fits(p).is_ok()
+}
+
 /// Which of the later nsa kernels a kernel set holds: an older revision given as a same-run
 /// A/B base gets the choice it had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -454,7 +472,7 @@ impl KernelFiles {
 
 /// The automatic choice for a problem: local where [`local_in_auto`] says, else pairs where
 /// [`pairs_in_auto`] says (each only if the kernel set has its file), else tiled for
-/// G ≤ [`TILED_MAX_G`] where it fits, else grouped.
+/// G ≤ [`TILED_MAX_G`] where it fits or where [`tiled_shared_in_auto`] says, else grouped.
 pub fn auto_kernel(p: &Params, files: KernelFiles) -> Kernel {
     if files.local && local_in_auto(p) {
         return Kernel::Local;
@@ -462,7 +480,7 @@ pub fn auto_kernel(p: &Params, files: KernelFiles) -> Kernel {
     if files.pairs && pairs_in_auto(p) {
         return Kernel::Pairs;
     }
-    if p.g() <= TILED_MAX_G && tiled_fits(p).is_ok() {
+    if (p.g() <= TILED_MAX_G && tiled_fits(p).is_ok()) || tiled_shared_in_auto(p) {
         Kernel::Tiled
     } else {
         Kernel::Grouped
@@ -789,11 +807,17 @@ mod tests {
             (params(2048, 16, 16, 64, 4, 32), no_local, Pairs),
             (params(2048, 16, 16, 64, 8, 32), no_local, Tiled),
             (params(2048, 16, 16, 64, 4, 32), neither, Tiled),
-            // G = 4: tiled; G = 8, 16: grouped.
+            // G = 4: tiled; G = 8, 16: grouped, except d128 at G >= 16 where the selection
+            // covers half the sequence or more (2·S·bs >= T): tiled.
             (params(8192, 16, 4, 64, 4, 32), all, Tiled),
             (params(512, 16, 4, 64, 8, 32), all, Tiled),
             (params(512, 16, 2, 64, 8, 32), all, Grouped),
-            (params(1024, 16, 1, 128, 16, 32), all, Grouped),
+            (params(1024, 16, 1, 128, 16, 32), all, Tiled),
+            (params(2048, 16, 1, 128, 16, 64), all, Tiled),
+            (params(1025, 16, 1, 128, 16, 32), all, Grouped),
+            (params(16384, 64, 4, 128, 16, 64), all, Grouped),
+            (params(1024, 16, 2, 128, 16, 32), all, Grouped),
+            (params(1024, 32, 1, 64, 16, 32), all, Grouped),
             // Too much shared memory for the lists: grouped.
             (params(65536, 16, 16, 128, 512, 32), all, Grouped),
         ];
