@@ -94,6 +94,18 @@ __global__ void fill(T* p, size_t n, unsigned tensor, float lo, float hi) {
         p[i] = from_f<T>(kg_input_value(42, tensor, i, lo, hi));
 }
 
+// Rising logits for the checks (MHA_BENCH_RAMP=R > 0): key j of every head scaled by
+// 1 + R·j/(Sk−1), so the row max keeps rising across key tiles and the kernel's rescale paths
+// (including the lazy one past MHA_WG_RESCALE_SLACK) run; off (0) by default.
+template <typename T>
+__global__ void ramp_k(T* p, size_t n, int sk, int d, float r) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const int j = (int)((i / (size_t)d) % (size_t)sk);
+        const float f = 1.f + r * (float)j / (float)(sk > 1 ? sk - 1 : 1);
+        p[i] = from_f<T>((float)p[i] * f);
+    }
+}
+
 // Obviously-correct fp32 reference: one thread per (b, h, query row).
 template <typename T>
 __global__ void ref_attn(const T* Q, const T* K, const T* V, float* O, int B, int H, int Hkv, int Sq, int Sk, int D,
@@ -316,6 +328,14 @@ static Bufs alloc_inputs(const Shape& s, bool bf16) {
         fill<<<1024, 256>>>((__half*)bu.q, nq, 0, -4.f, 4.f);
         fill<<<1024, 256>>>((__half*)bu.k, nkv, 1, -1.f, 1.f);
         fill<<<1024, 256>>>((__half*)bu.v, nkv, 2, -1.f, 1.f);
+    }
+    const char* ramp_env = getenv("MHA_BENCH_RAMP");
+    const float ramp = ramp_env ? (float)atof(ramp_env) : 0.f;
+    if (ramp > 0.f) {
+        if (bf16)
+            ramp_k<<<1024, 256>>>((__nv_bfloat16*)bu.k, nkv, s.sk, s.d, ramp);
+        else
+            ramp_k<<<1024, 256>>>((__half*)bu.k, nkv, s.sk, s.d, ramp);
     }
     sync_watchdog("fill");
     bu.tq128 = make_map(bu.q, bf16, s.d, s.sq, s.b * s.h, 128);

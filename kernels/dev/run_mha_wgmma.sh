@@ -17,8 +17,10 @@
 # every speed variant's launch configurations (interleaved; `auto` = the Rust launcher's choice)
 # and torch SDPA on the same shape, and prints the same-run table with ratios.
 # Env: OUT_DIR (default /tmp/mha_wgmma_bench), NVCC, VARIANTS (default "wgmma smemq regstore
-# simple"), SPEED_VARIANTS (default "wgmma smemq regstore"), MHA_BENCH_SHAPES (speed shape
-# indices, e.g. 0,2,5; default all), CHECK_TIMEOUT (per variant, default 150 s).
+# simple"), SPEED_VARIANTS (default "wgmma smemq regstore"; empty: checks only), MHA_BENCH_SHAPES (speed shape
+# indices, e.g. 0,2,5; default all), CHECK_TIMEOUT (per variant, default 150 s), RAMP (default 8:
+# every variant is checked a second time with MHA_BENCH_RAMP=RAMP, keys scaled up along the
+# sequence so row maxima rise across tiles and the rescale paths run; 0 skips that pass).
 # Exit status 1 if anything failed.
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,7 +30,7 @@ if [ -z "$NVCC" ]; then
 fi
 OUT=${OUT_DIR:-/tmp/mha_wgmma_bench}
 VARIANTS=${VARIANTS:-wgmma smemq regstore simple}
-SPEED_VARIANTS=${SPEED_VARIANTS:-wgmma smemq regstore}
+SPEED_VARIANTS=${SPEED_VARIANTS-wgmma smemq regstore}
 mkdir -p "$OUT"
 # -gencode, not -arch=sm_90a: nvcc 13's -arch=sm_90a also embeds compute_90 PTX, which cannot hold wgmma.
 FLAGS="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -lineinfo -Xptxas -v"
@@ -98,9 +100,16 @@ for v in $VARIANTS; do
   if [ $v = $v0 ]; then cat "$OUT/check_$v.txt"; else
     grep -E "^device|BM|FAIL|ERROR|HANG|job|correctness|ALL OK|SOME" "$OUT/check_$v.txt"; fi
   echo "  $(grep -c "PASS$" "$OUT/check_$v.txt") shape x dtype checks passed (each: mma + every wgmma launch config)"
+  if [ "${RAMP:-8}" != 0 ]; then
+    MHA_BENCH_RAMP=${RAMP:-8} timeout ${CHECK_TIMEOUT:-150} "$OUT/mwb_$v" --label $v-ramp --check-only > "$OUT/check_${v}_ramp.txt" 2>&1 || rc=1
+    grep -E "FAIL|ERROR|HANG|ALL OK|SOME" "$OUT/check_${v}_ramp.txt"
+    echo "  rising logits (MHA_BENCH_RAMP=${RAMP:-8}): $(grep -c "PASS$" "$OUT/check_${v}_ramp.txt") shape x dtype checks passed"
+  fi
 done
-echo; echo "################ speed, shape by shape: variants $SPEED_VARIANTS, then torch SDPA ################"
-PYTHONUNBUFFERED=1 timeout 330 python3 kernels/dev/mha_sdpa_table.py "$OUT" $SPEED_VARIANTS || rc=1
+if [ -n "$SPEED_VARIANTS" ]; then
+  echo; echo "################ speed, shape by shape: variants $SPEED_VARIANTS, then torch SDPA ################"
+  PYTHONUNBUFFERED=1 timeout 330 python3 kernels/dev/mha_sdpa_table.py "$OUT" $SPEED_VARIANTS || rc=1
+fi
 echo "total $(( $(date +%s) - t0 )) s"
 [ $rc = 0 ] && echo "run_mha_wgmma: ALL OK" || echo "run_mha_wgmma: FAILURES (see above)"
 exit $rc
