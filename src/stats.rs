@@ -50,11 +50,30 @@ pub const MODE_SHARE_MIN: f64 = 0.1;
 /// 0.1%) the gap between the modes must be.
 pub const MODE_SEPARATION: f64 = 5.0;
 
-/// Two separated modes in `sorted` samples, as the medians of the lower and the upper cluster:
-/// the widest relative gap between neighbouring samples that leaves at least
-/// [`MODE_SHARE_MIN`] of them (and 2) on each side, when it is at least [`MODE_GAP_MIN`] and
-/// [`MODE_SEPARATION`] times either cluster's own spread. `None`: one mode (or fewer than 4
-/// samples).
+/// Fewest samples for the dense-sample rule of [`modes`].
+pub const DENSE_MIN_SAMPLES: usize = 100;
+/// Smallest share of the samples each cluster must hold under the dense-sample rule.
+pub const DENSE_SHARE_MIN: f64 = 0.2;
+/// Under the dense-sample rule, the most samples the valley between the modes may hold, as a
+/// share of what as wide a window holds around either mode.
+pub const DENSE_VALLEY: f64 = 0.5;
+
+/// Two separated modes in `sorted` samples, as the medians of the lower and the upper cluster.
+///
+/// First the gap rule: the widest relative gap between neighbouring samples that leaves at
+/// least [`MODE_SHARE_MIN`] of them (and 2) on each side, when it is at least [`MODE_GAP_MIN`]
+/// and [`MODE_SEPARATION`] times either cluster's own spread. Failing that, with at least
+/// [`DENSE_MIN_SAMPLES`] samples, the dense-sample rule: the split that leaves the least squared
+/// deviation within the two clusters (each at least [`DENSE_SHARE_MIN`] of the samples), when
+/// the clusters' medians are at least [`MODE_GAP_MIN`] apart and the samples thin out between
+/// them: a window a quarter of that distance wide, centred on the split, holds at most
+/// [`DENSE_VALLEY`] of what it holds centred on either median (a tail that only thins out,
+/// like exponential jitter, has no such valley). A few samples in the valley close every neighbour gap once there
+/// are thousands of them: a fresh H100 (GPU-2c7e77be, session 24) timed
+/// `gemm::cuda::m2048_n512_k4096_bf16` 2000 times in modes at 20.6 and 24.9 µs (45% slow) with
+/// 13 samples between them, and the gap rule saw one mode, so its median (21.6 against a
+/// baseline of 19.3) was called a regression with the kernel unchanged. `None`: one mode (or
+/// fewer than 4 samples).
 ///
 /// Seen on two H200s (session 22, quack suite, 4.3 GB tensors): every family at 524288×4096 ran
 /// in two modes 8–12% apart sample by sample (`softmax`: 2.13 or 2.35 ms), the share of each mode
@@ -80,8 +99,56 @@ pub fn median_mad(sorted: &[f64]) -> (f64, f64) {
     (m, percentile(&dev, 50.0))
 }
 
+/// A cluster's spread: its MAD over its median, floored at 0.1%.
+fn cluster_spread(c: &[f64]) -> f64 {
+    let (m, mad) = median_mad(c);
+    (mad / m).max(0.001)
+}
+
 /// Where [`modes`] splits `sorted`: the index of the upper cluster's first sample.
 fn mode_split(sorted: &[f64]) -> Option<usize> {
+    gap_split(sorted).or_else(|| dense_split(sorted))
+}
+
+/// The dense-sample rule of [`modes`].
+fn dense_split(sorted: &[f64]) -> Option<usize> {
+    let n = sorted.len();
+    let side = ((n as f64 * DENSE_SHARE_MIN).ceil() as usize).max(2);
+    if n < DENSE_MIN_SAMPLES || n < 2 * side || sorted[0] <= 0.0 {
+        return None;
+    }
+    // Least within-cluster squared deviation, on samples relative to the median (prefix sums).
+    let m = percentile(sorted, 50.0);
+    let mut sum = vec![0.0f64; n + 1];
+    let mut sq = vec![0.0f64; n + 1];
+    for (k, x) in sorted.iter().enumerate() {
+        let y = x / m - 1.0;
+        sum[k + 1] = sum[k] + y;
+        sq[k + 1] = sq[k] + y * y;
+    }
+    let within = |i: usize| {
+        let (a, b) = (sum[i], sum[n] - sum[i]);
+        (sq[i] - a * a / i as f64) + (sq[n] - sq[i] - b * b / (n - i) as f64)
+    };
+    let i = (side..=n - side).min_by(|&a, &b| within(a).total_cmp(&within(b)))?;
+    let (lo, hi) = (
+        percentile(&sorted[..i], 50.0),
+        percentile(&sorted[i..], 50.0),
+    );
+    if hi / lo - 1.0 < MODE_GAP_MIN {
+        return None;
+    }
+    // A valley, not a tail: a window a quarter of the modes' distance wide on each side of the
+    // split holds at most DENSE_VALLEY of what the same window holds around either mode.
+    let h = (hi - lo) / 4.0;
+    let count =
+        |c: f64| sorted.partition_point(|&x| x <= c + h) - sorted.partition_point(|&x| x < c - h);
+    let valley = count(0.5 * (sorted[i - 1] + sorted[i])) as f64;
+    (valley <= DENSE_VALLEY * count(lo).min(count(hi)) as f64).then_some(i)
+}
+
+/// The gap rule of [`modes`].
+fn gap_split(sorted: &[f64]) -> Option<usize> {
     let n = sorted.len();
     let side = ((n as f64 * MODE_SHARE_MIN).ceil() as usize).max(2);
     if n < 2 * side || sorted[0] <= 0.0 {
@@ -91,11 +158,8 @@ fn mode_split(sorted: &[f64]) -> Option<usize> {
         .map(|i| (i, sorted[i] / sorted[i - 1] - 1.0))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let (lo, hi) = (&sorted[..i], &sorted[i..]);
-    let spread = |c: &[f64]| {
-        let (m, mad) = median_mad(c);
-        (mad / m).max(0.001)
-    };
-    (gap >= MODE_GAP_MIN && gap >= MODE_SEPARATION * spread(lo).max(spread(hi))).then_some(i)
+    let spread = cluster_spread(lo).max(cluster_spread(hi));
+    (gap >= MODE_GAP_MIN && gap >= MODE_SEPARATION * spread).then_some(i)
 }
 
 /// The median of `sorted` samples and the MAD-based relative CI half-width of that median.

@@ -334,3 +334,109 @@ proptest! {
         prop_assert!(s.noise >= (hi - lo) / s.median_ms);
     }
 }
+
+/// The samples of `tests/data/gemm-m2048-n512-k4096-bf16-h100-2c7e77be.txt` (ms, in the order
+/// taken): a fresh H100 in session 24, the kernel unchanged, two modes with 13 samples between them.
+fn gemm_2c7e77be() -> Vec<f64> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/gemm-m2048-n512-k4096-bf16-h100-2c7e77be.txt"
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn dense_samples_with_a_valley_are_two_modes() {
+    let v = gemm_2c7e77be();
+    assert_eq!(v.len(), 2000);
+    let mut sorted = v.clone();
+    sorted.sort_by(f64::total_cmp);
+    // Every neighbour gap is under 3%: the gap rule alone saw one mode.
+    assert!(sorted.windows(2).all(|w| w[1] / w[0] - 1.0 < MODE_GAP_MIN));
+    let s = Stats::from_samples(&v).unwrap();
+    let [lo, hi] = s.modes.expect("two modes");
+    assert!((0.0200..0.0212).contains(&lo), "{lo}");
+    assert!((0.0244..0.0254).contains(&hi), "{hi}");
+    assert!(s.noise >= (hi - lo) / s.median_ms);
+    // Against the baseline entry of that day (median 19.264 µs, noise 0.94%): 1.12x slower by the
+    // medians, within the modes' distance: ambiguous, where the MAD noise alone called it slow.
+    use kernelgate::gate::{compare, Change};
+    let c = compare(s.median_ms, s.noise, 0.019264, 0.0094, 0.05);
+    assert!(c.ratio > 1.1);
+    assert_eq!(c.change, Change::Ambiguous);
+    let mad = median_noise(s.median_ms, s.mad_ms, s.n);
+    assert_eq!(
+        compare(s.median_ms, mad, 0.019264, 0.0094, 0.05).change,
+        Change::Slow
+    );
+    // Every sample 40% slower is still called.
+    let slow: Vec<f64> = v.iter().map(|x| x * 1.4).collect();
+    let t = Stats::from_samples(&slow).unwrap();
+    assert_eq!(
+        compare(t.median_ms, t.noise, 0.019264, 0.0094, 0.05).change,
+        Change::Slow
+    );
+    // The same kernel's fast mode alone: one mode.
+    let fast: Vec<f64> = v.iter().copied().filter(|&x| x < 0.0225).collect();
+    assert!(fast.len() > 1000);
+    assert_eq!(Stats::from_samples(&fast).unwrap().modes, None);
+}
+
+/// A deterministic uniform in [0, 1) from a counter (splitmix64).
+fn unit(seed: u64, i: u64) -> f64 {
+    let mut z = seed
+        .wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Dense samples of one mode (uniform, normal, exponential jitter, log-normal), however wide:
+    /// never split, so their noise stays their median's.
+    #[test]
+    fn dense_unimodal_samples_are_one_mode(
+        n in 100usize..3000, width in 0.001f64..0.5, kind in 0usize..4, seed in any::<u64>(),
+    ) {
+        let v: Vec<f64> = (0..n as u64)
+            .map(|i| {
+                let u = unit(seed, 2 * i).max(1e-12);
+                let g = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * unit(seed, 2 * i + 1)).cos();
+                match kind {
+                    0 => 1.0 + width * u,
+                    1 => 3.0 + 0.3 * width * g,
+                    2 => 1.0 - width * u.ln(),
+                    _ => 1.0 + width * (0.5 * g).exp(),
+                }
+            })
+            .collect();
+        let mut sorted = v.clone();
+        sorted.sort_by(f64::total_cmp);
+        prop_assert_eq!(modes(&sorted), None, "kind {} n {} width {}", kind, n, width);
+    }
+
+    /// Two dense normal modes 8–40% apart, each at least a quarter of the samples: found.
+    #[test]
+    fn dense_bimodal_samples_are_two_modes(
+        n in 200usize..3000, apart in 0.08f64..0.4, share in 0.25f64..0.75, seed in any::<u64>(),
+    ) {
+        let v: Vec<f64> = (0..n as u64)
+            .map(|i| {
+                let u = unit(seed, 3 * i).max(1e-12);
+                let g = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * unit(seed, 3 * i + 1)).cos();
+                let base = if unit(seed, 3 * i + 2) < share { 1.0 + apart } else { 1.0 };
+                base * (1.0 + 0.005 * g)
+            })
+            .collect();
+        let s = Stats::from_samples(&v).unwrap();
+        let [lo, hi] = s.modes.expect("two modes");
+        prop_assert!((lo - 1.0).abs() < 0.01 && (hi / (1.0 + apart) - 1.0).abs() < 0.01, "{} {}", lo, hi);
+    }
+}
