@@ -484,10 +484,16 @@ fn check_outputs(
             tol.loosest(fam.tolerance(&case.shape, d))
         };
         checks.push(match fetched {
-            Fetched::Whole(host) => {
-                verify::check(spec.name, spec.len, |i| d.decode(&host, i), exp, tol)
-            }
-            Fetched::Sampled { scan, spans } => verify::check_scanned(
+            Fetched::Whole(host) => verify::check_in(
+                Some(d),
+                spec.name,
+                spec.len,
+                |i| d.decode(&host, i),
+                exp,
+                tol,
+            ),
+            Fetched::Sampled { scan, spans } => verify::check_scanned_in(
+                Some(d),
                 spec.name,
                 spec.len,
                 scan,

@@ -181,6 +181,32 @@ pub fn check(
     exp: &Expected,
     tol: Tolerance,
 ) -> Check {
+    check_in(None, tensor, total, got, exp, tol)
+}
+
+/// The absolute resolution of a storage format near zero: the spacing of its subnormals
+/// (fp16 2^-24, bf16 2^-133, fp32 2^-149). No kernel can store a value closer than about this
+/// to its exact value once the value falls among the subnormals.
+pub fn resolution(format: Dtype) -> f64 {
+    match format {
+        Dtype::Fp16 => 2f64.powi(-24),
+        Dtype::Bf16 => 2f64.powi(-133),
+        Dtype::Fp32 => 2f64.powi(-149),
+    }
+}
+
+/// As [`check`], for an output stored in `format`: each element's error is counted beyond the
+/// format's [`resolution`] (a value among the subnormals is stored only to that spacing, so a
+/// reference of 2.6e-7 stored in fp16 is 2.38e-7 or 2.98e-7 however exactly it was computed).
+/// `None` counts every error whole, as [`check`] does.
+pub fn check_in(
+    format: Option<Dtype>,
+    tensor: &str,
+    total: usize,
+    got: impl Fn(usize) -> f64,
+    exp: &Expected,
+    tol: Tolerance,
+) -> Check {
     let mut non_finite = 0usize;
     let mut first_non_finite = None;
     for i in 0..total {
@@ -191,7 +217,15 @@ pub fn check(
     }
     Check {
         scanned_on_device: false,
-        ..check_scanned(tensor, total, (non_finite, first_non_finite), got, exp, tol)
+        ..check_scanned_in(
+            format,
+            tensor,
+            total,
+            (non_finite, first_non_finite),
+            got,
+            exp,
+            tol,
+        )
     }
 }
 
@@ -206,6 +240,20 @@ pub fn check_scanned(
     exp: &Expected,
     tol: Tolerance,
 ) -> Check {
+    check_scanned_in(None, tensor, total, scan, got, exp, tol)
+}
+
+/// As [`check_scanned`], for an output stored in `format` (see [`check_in`]).
+pub fn check_scanned_in(
+    format: Option<Dtype>,
+    tensor: &str,
+    total: usize,
+    scan: (usize, Option<usize>),
+    got: impl Fn(usize) -> f64,
+    exp: &Expected,
+    tol: Tolerance,
+) -> Check {
+    let quantum = format.map_or(0.0, resolution);
     let (non_finite, first_non_finite) = scan;
     let mut diff2 = 0.0;
     let mut ref2 = 0.0;
@@ -223,7 +271,13 @@ pub fn check_scanned(
             bad_ref_nan.get_or_insert(i);
             continue;
         }
+        // Beyond the format's resolution; NaN stays NaN (f64::max would drop it).
         let d = (g - w).abs();
+        let d = if d.is_finite() {
+            (d - quantum).max(0.0)
+        } else {
+            d
+        };
         let d_eff = if d.is_finite() { d } else { f64::INFINITY };
         diff2 += if d.is_finite() { d * d } else { f64::INFINITY };
         max_abs = max_abs.max(d_eff);
