@@ -272,12 +272,10 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// split and never leave a split empty. A candidate must beat the best so far by 3% to replace
 /// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
 /// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 512³),
-/// 128x64 where K is long (1024³), 128x64_n2 where A's rows are misaligned
-/// ([`n_pairs_in_pick`]: 1000³, 777×1000×136) and in place of one long-K wave of 128x64
-/// ([`n_pairs_for_one_wave`]: 2048×512×4096), 128x192 at 3072³, 128x256 from 2048³ on;
+/// 128x64 where K is long (1024³, 2048×512×4096), 128x64_n2 where A's rows are misaligned
+/// ([`n_pairs_in_pick`]: 1000³, 777×1000×136), 128x192 at 3072³, 128x256 from 2048³ on;
 /// split-K where even the small tiles leave the machine mostly idle and K is long. Mirrored
-/// by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu`, except the one-wave swap (the bench
-/// times tiles one by one).
+/// by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu`.
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
@@ -302,43 +300,10 @@ pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Opti
             }
         }
     }
-    let plan = best.map(|(_, p)| p).unwrap_or(Plan {
+    best.map(|(_, p)| p).unwrap_or(Plan {
         tile: TILES[0],
         splits: 1,
-    });
-    if tile.is_none() && n_pairs_for_one_wave(plan, m, n, k, sms) {
-        return Plan {
-            tile: TILES[8],
-            ..plan
-        };
-    }
-    plan
-}
-
-/// Fewest 64-wide K blocks for which [`n_pairs_for_one_wave`] swaps 128x64 for 128x64_n2.
-pub const N_PAIRS_ONE_WAVE_MIN_KBLOCKS: u64 = 32;
-
-/// Whether [`pick`] swaps its 128x64 plan for 128x64_n2 (the same tile in 2-CTA clusters along
-/// N, A multicast): one wave of 128x64 tiles (no split) with at least
-/// [`N_PAIRS_ONE_WAVE_MIN_KBLOCKS`] K blocks and an even number of N tiles.
-///
-/// Measured at 2048×512×4096 (128 CTAs on 132 SMs, 64 K blocks; session 24, forced tiles
-/// interleaved in one run, all samples kept): the 128x64 launches fell into two modes sample by
-/// sample, about 40% of them 6–7 µs slower (H100 GPU-e2af57f9 in every PDL mode: 16.8 or 23.8
-/// µs; H100 GPU-93ff6fed: medians 19.2–21.0, p90 23.2–25.6; H200 GPU-06ad590e 28–30% slow,
-/// median 20.1), while 128x64_n2 ran in one mode: H200 17.6 (bf16) / 17.8 (fp16) µs, H100
-/// 19.3–19.6 with p90 under 20.1. Where the 128x64 grid takes two waves (4096×512×4096,
-/// 2048×1024×4096) it ran in one mode and 128x64_n2 was 1.18–1.34× slower; at 1024³ (16 K
-/// blocks) 128x64 was one mode and faster (session 19: 6.92 against 8.09 µs).
-pub fn n_pairs_for_one_wave(plan: Plan, m: u64, n: u64, k: u64, sms: u64) -> bool {
-    let t = plan.tile;
-    t.bm == 128
-        && t.bn == 64
-        && t.cluster == 1
-        && plan.splits == 1
-        && t.tiles(m, n) <= sms
-        && n.div_ceil(t.bn).is_multiple_of(2)
-        && k.div_ceil(BK) >= N_PAIRS_ONE_WAVE_MIN_KBLOCKS
+    })
 }
 
 /// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
@@ -740,6 +705,7 @@ mod tests {
             (17, 8192, 80),
             (64, 64, 8),
             (1024, 1024, 1024),
+            (2048, 512, 4096),
             (8191, 264, 128),
         ] {
             assert!(!pick(m, n, k, 132, None, None).tile.pair_n, "{m}x{n}x{k}");
@@ -748,45 +714,6 @@ mod tests {
             !n_pairs_in_pick(TILES[9], 1000, 1000),
             "128x128_n2 stays forced-only"
         );
-    }
-
-    #[test]
-    fn one_long_k_wave_of_128x64_runs_as_n_pairs() {
-        // 2048×512×4096: 128 tiles of 128x64 on 132 SMs, 64 K blocks: 128x64_n2, unsplit.
-        let plan = pick(2048, 512, 4096, 132, None, None);
-        assert_eq!((plan.tile.name().as_str(), plan.splits), ("128x64_n2", 1));
-        // Two waves (whatever the pick then takes), or 16 K blocks: not swapped.
-        for &(m, n, k) in &[
-            (4096u64, 512u64, 4096u64),
-            (2048, 1024, 4096),
-            (1024, 1024, 1024),
-        ] {
-            assert!(!pick(m, n, k, 132, None, None).tile.pair_n, "{m}x{n}x{k}");
-        }
-        assert_eq!(
-            pick(1024, 1024, 1024, 132, None, None).tile.name(),
-            "128x64"
-        );
-        // A forced tile is never swapped; more SMs than tiles only.
-        assert_eq!(
-            pick(2048, 512, 4096, 132, Some(TILES[7]), None).tile.name(),
-            "128x64"
-        );
-        let p = Plan {
-            tile: TILES[7],
-            splits: 1,
-        };
-        assert!(!n_pairs_for_one_wave(p, 2048, 512, 4096, 100));
-        assert!(!n_pairs_for_one_wave(p, 2048, 512, 1024, 132));
-        assert!(!n_pairs_for_one_wave(
-            Plan { splits: 2, ..p },
-            2048,
-            512,
-            4096,
-            132
-        ));
-        // An odd number of N tiles cannot pair.
-        assert!(!n_pairs_for_one_wave(p, 2048, 448, 4096, 132));
     }
 
     #[test]
@@ -802,7 +729,8 @@ mod tests {
         }
         // Nor the N pairs where K is aligned (or M short), and 128x64 only where K is long.
         for &(m, n, k) in &[
-            (256u64, 256u64, 256u64),
+            (2048u64, 512u64, 4096u64),
+            (256, 256, 256),
             (1024, 1024, 1024),
             (5, 3000, 1000),
         ] {
@@ -884,9 +812,8 @@ mod tests {
             // the pick): 11.01 µs against 11.77 for 128x128, 4.89 against 5.26 for 64x128.
             (1000, 1000, 1000, "128x64_n2", 1),
             (777, 1000, 136, "128x64_n2", 1),
-            // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2; but two
-            // modes sample by sample, so 128x64_n2 since session 24 (n_pairs_for_one_wave).
-            (2048, 512, 4096, "128x64_n2", 1),
+            // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2.
+            (2048, 512, 4096, "128x64", 1),
             // M = 5 stays on the 64-row tile, split 4 (7.7 µs; 128x64 9.8, GPU-3ea44b83).
             (5, 3000, 1000, "64x128", 4),
             (2048, 2048, 2048, "128x256", 1),
@@ -952,9 +879,7 @@ mod tests {
         fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
             let p = pick(m, pad.np, pad.kp, 132, None, None);
-            let swapped = p.tile == TILES[8]
-                && n_pairs_for_one_wave(Plan { tile: TILES[7], ..p }, m, pad.np, pad.kp, 132);
-            proptest::prop_assert!(in_pick(p.tile, m, pad.kp) || swapped);
+            proptest::prop_assert!(in_pick(p.tile, m, pad.kp));
             proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
             let num_k = pad.kp.div_ceil(BK);
             let kb_per = num_k.div_ceil(p.splits);
