@@ -35,7 +35,8 @@ pub struct Stats {
     /// than the distance between them cannot be called.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modes: Option<[f64; 2]>,
-    /// With [`modes`](Self::modes): the lower mode's median (ms) and its relative 95% CI
+    /// With [`modes`](Self::modes), where the lower cluster is sharp (its MAD at most
+    /// [`LOW_SPREAD_MAX`] of its median): the lower mode's median (ms) and its relative 95% CI
     /// half-width over the lower cluster's samples alone (the MAD rule of
     /// [`median_noise`]). Two runs that both hold two modes are compared on these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,6 +50,13 @@ pub const MODE_SHARE_MIN: f64 = 0.1;
 /// How many times wider than either cluster's own spread (its MAD over its median, floored at
 /// 0.1%) the gap between the modes must be.
 pub const MODE_SEPARATION: f64 = 5.0;
+
+/// Widest lower cluster (its MAD over its median) whose median [`Stats::low`] reports. A broad
+/// lower cluster is no fixed speed to compare: `gemm::cuda::m2048_n512_k4096_bf16` on H100s in
+/// session 24 had lower clusters 1.2–1.9% wide whose medians ran from 18.3 to 20.6 µs between
+/// runs and machines (the kernel unchanged), so comparing them called an 11% "regression";
+/// session 22's 4 GB norms had lower clusters of 0.1%.
+pub const LOW_SPREAD_MAX: f64 = 0.01;
 
 /// Fewest samples for the dense-sample rule of [`modes`].
 pub const DENSE_MIN_SAMPLES: usize = 100;
@@ -207,7 +215,10 @@ impl Stats {
         };
         let split = mode_split(&s);
         let modes = split.map(|i| cluster_medians(&s, i));
-        let low = split.map(|i| median_and_noise(&s[..i]));
+        // The lower mode stands in for the kernel's own speed only where it is a sharp mode.
+        let low = split
+            .filter(|&i| cluster_spread(&s[..i]) <= LOW_SPREAD_MAX)
+            .map(|i| median_and_noise(&s[..i]));
         let noise = match modes {
             Some([lo, hi]) => median_noise(median, mad, n).max((hi - lo) / median),
             None => median_noise(median, mad, n),

@@ -363,6 +363,10 @@ fn dense_samples_with_a_valley_are_two_modes() {
     assert!((0.0200..0.0212).contains(&lo), "{lo}");
     assert!((0.0244..0.0254).contains(&hi), "{hi}");
     assert!(s.noise >= (hi - lo) / s.median_ms);
+    // Its lower cluster is broad (MAD 1.9% of its median; other H100 runs of the same kernel put
+    // their lower modes at 18.3–18.5 µs, this one at 20.6): no lower mode to compare, so a stored
+    // lower mode cannot turn the call back into a regression (gate::with_lower_modes).
+    assert_eq!(s.low, None);
     // Against the baseline entry of that day (median 19.264 µs, noise 0.94%): 1.12x slower by the
     // medians, within the modes' distance: ambiguous, where the MAD noise alone called it slow.
     use kernelgate::gate::{compare, Change};
