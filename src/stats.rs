@@ -76,8 +76,8 @@ pub const DENSE_VALLEY: f64 = 0.5;
 /// the clusters' medians are at least [`MODE_GAP_MIN`] apart and the samples thin out between
 /// them: a window a quarter of that distance wide, centred on the split, holds at most
 /// [`DENSE_VALLEY`] of what it holds centred on either median (a tail that only thins out,
-/// like exponential jitter, has no such valley). A few samples in the valley close every neighbour gap once there
-/// are thousands of them: a fresh H100 (GPU-2c7e77be, session 24) timed
+/// like exponential jitter, has no such valley). A few samples in the valley close every
+/// neighbour gap once there are thousands of them: a fresh H100 (GPU-2c7e77be, session 24) timed
 /// `gemm::cuda::m2048_n512_k4096_bf16` 2000 times in modes at 20.6 and 24.9 µs (45% slow) with
 /// 13 samples between them, and the gap rule saw one mode, so its median (21.6 against a
 /// baseline of 19.3) was called a regression with the kernel unchanged. `None`: one mode (or
