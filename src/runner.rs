@@ -492,7 +492,7 @@ fn check_outputs(
                 exp,
                 tol,
             ),
-            Fetched::Sampled { scan, spans } => verify::check_scanned_in(
+            Fetched::Sampled { scan, spans } => verify::check_scanned(
                 Some(d),
                 spec.name,
                 spec.len,

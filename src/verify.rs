@@ -217,7 +217,7 @@ pub fn check_in(
     }
     Check {
         scanned_on_device: false,
-        ..check_scanned_in(
+        ..check_scanned(
             format,
             tensor,
             total,
@@ -229,22 +229,10 @@ pub fn check_in(
     }
 }
 
-/// As [`check`], for an output whose NaN/Inf scan was done elsewhere (on the device, for
+/// As [`check_in`], for an output whose NaN/Inf scan was done elsewhere (on the device, for
 /// outputs too large to download): `scan` is the count of non-finite elements and the first
 /// one's index; `got` is only asked for the reference's indices.
 pub fn check_scanned(
-    tensor: &str,
-    total: usize,
-    scan: (usize, Option<usize>),
-    got: impl Fn(usize) -> f64,
-    exp: &Expected,
-    tol: Tolerance,
-) -> Check {
-    check_scanned_in(None, tensor, total, scan, got, exp, tol)
-}
-
-/// As [`check_scanned`], for an output stored in `format` (see [`check_in`]).
-pub fn check_scanned_in(
     format: Option<Dtype>,
     tensor: &str,
     total: usize,

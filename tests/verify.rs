@@ -488,7 +488,7 @@ proptest! {
         let whole = check("y", got.len(), |i| got[i], &exp, tol);
         let nf = got.iter().filter(|v| !v.is_finite()).count();
         let first = got.iter().position(|v| !v.is_finite());
-        let scanned = check_scanned("y", got.len(), (nf, first), |i| got[i], &exp, tol);
+        let scanned = check_scanned(None, "y", got.len(), (nf, first), |i| got[i], &exp, tol);
         // Same verdict and numbers; only the record of where the scan ran differs.
         prop_assert!(!whole.scanned_on_device && scanned.scanned_on_device);
         let host_view = kernelgate::verify::Check { scanned_on_device: false, ..scanned };
