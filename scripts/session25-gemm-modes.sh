@@ -25,7 +25,7 @@ args=(); for f in "$OUT"/flush-*-*.json; do m=$(basename "$f" .json); args+=("${
 python3 scripts/modes-summary.py --filter m2048_n512 "${args[@]}" > "$OUT/modes.txt" 2>&1
 tee -a "$DEV_LOG" < "$OUT/modes.txt"
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-timeout 240 "$NCU" --cache-control none --clock-control none -k regex:gemm_wgmma_bf16_128x64 -c 120 \
+timeout 240 "$NCU" --cache-control none --clock-control none -k regex:gemm_wgmma_bf16_128x64$ -c 120 \
   --metrics gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_active.min,sm__cycles_active.avg,dram__bytes_read.sum,lts__t_sectors_op_read.sum,lts__t_sector_op_read_hit_rate.pct,launch__grid_size \
   --csv $KG run --suite scripts/suites/gemm-2048x512.json --backends cuda --max-time 200ms --skip-verify \
   -o "$DEV_TMP/ncu-run.json" > "$OUT/ncu.txt" 2>&1
