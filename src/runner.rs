@@ -989,6 +989,7 @@ pub fn run_case(
                 output,
                 indices: vec![],
                 values: vec![],
+                slack: Vec::new(),
             })
             .collect()
     } else {

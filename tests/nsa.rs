@@ -455,6 +455,7 @@ fn tolerance_covers_p_rounding_and_catches_real_errors() {
                     output: 0,
                     indices: vec![],
                     values: vec![],
+                    slack: Vec::new(),
                 },
                 vec![],
             )

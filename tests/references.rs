@@ -413,7 +413,8 @@ fn spin_family() {
         vec![Expected {
             output: 0,
             indices: vec![0],
-            values: vec![1.0]
+            values: vec![1.0],
+            slack: Vec::new(),
         }]
     );
     let tol = Spin.tolerance(&s, Dtype::Fp32);

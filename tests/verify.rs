@@ -15,6 +15,7 @@ fn all(values: Vec<f64>) -> Expected {
         output: 0,
         indices: (0..values.len()).collect(),
         values,
+        slack: Vec::new(),
     }
 }
 
@@ -111,6 +112,7 @@ fn nan_anywhere_fails_even_unchecked() {
         output: 0,
         indices: vec![0, 99],
         values: vec![want[0], want[99]],
+        slack: Vec::new(),
     };
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let c = check(
@@ -284,6 +286,7 @@ fn reference_nan_is_a_family_bug() {
         output: 0,
         indices: vec![0, 1, 2],
         values: vec![1.0, f64::NAN, 2.0],
+        slack: Vec::new(),
     };
     // Even with a NaN in the output too, the reference is blamed first.
     let c = check("C", 3, |i| if i == 2 { f64::NAN } else { 1.0 }, &exp, FP32);
@@ -296,6 +299,7 @@ fn reference_nan_is_a_family_bug() {
         output: 0,
         indices: vec![7],
         values: vec![f64::INFINITY],
+        slack: Vec::new(),
     };
     let c = check("C", 8, |_| f64::INFINITY, &exp, FP32);
     assert_eq!(
@@ -483,7 +487,7 @@ proptest! {
         let mut got = vals.clone();
         if let Some(p) = poison { if p < got.len() { got[p] = f64::NAN; } }
         let exp = Expected { output: 0, indices: (0..vals.len()).step_by(3).collect(),
-                             values: (0..vals.len()).step_by(3).map(|i| vals[i]).collect() };
+                             values: (0..vals.len()).step_by(3).map(|i| vals[i]).collect(), slack: Vec::new() };
         let tol = Tolerance::for_dtype(Dtype::Bf16);
         let whole = check("y", got.len(), |i| got[i], &exp, tol);
         let nf = got.iter().filter(|v| !v.is_finite()).count();
@@ -538,4 +542,33 @@ proptest! {
         prop_assert!(!c.passed);
         prop_assert!((c.rel_l2 - 0.01).abs() < 1e-4, "{}", c.rel_l2);
     }
+}
+
+/// `Expected::slack`: each element's error counts beyond its own slack (the fp32 rounding of
+/// the terms it is formed from), on top of the format's resolution; elements without slack
+/// (and NaN) are judged as before.
+#[test]
+fn errors_count_beyond_each_elements_slack() {
+    use kernelgate::verify::{check_in, fp32_slack, ARITH_SLACK_UNITS};
+    let tol = Tolerance::for_dtype(Dtype::Fp32);
+    let mut exp = all(vec![2.0e-7]);
+    let got = [2.3e-7];
+    assert!(!check_in(Some(Dtype::Fp32), "dx", 1, |i| got[i], &exp, tol).passed);
+    // Terms of magnitude 0.375 cancelled to 2e-7: 32 units of 2^-24 on them is 7.2e-7.
+    exp.slack = vec![fp32_slack(0.375)];
+    assert!((fp32_slack(0.375) - ARITH_SLACK_UNITS * 0.375 / 16_777_216.0).abs() < 1e-20);
+    let c = check_in(Some(Dtype::Fp32), "dx", 1, |i| got[i], &exp, tol);
+    assert!(c.passed, "{}", c.describe());
+    // Past the slack: wrong, and the message says slack was taken off.
+    let far = [2.0e-7 + fp32_slack(0.375) + 1e-7];
+    let c = check_in(Some(Dtype::Fp32), "dx", 1, |i| far[i], &exp, tol);
+    assert!(!c.passed);
+    assert!(c.describe().contains("rounding slack"), "{}", c.describe());
+    let nan = [f64::NAN];
+    assert!(!check_in(Some(Dtype::Fp32), "dx", 1, |i| nan[i], &exp, tol).passed);
+    // An element without slack beside one with it is held as before.
+    let mut two = all(vec![2.0e-7, 1.0]);
+    two.slack = vec![fp32_slack(0.375), 0.0];
+    let off = [2.0e-7, 1.0 + 1e-4];
+    assert!(!check_in(Some(Dtype::Fp32), "dx", 2, |i| off[i], &two, tol).passed);
 }

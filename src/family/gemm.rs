@@ -120,6 +120,7 @@ impl Family for Gemm {
             output: 0,
             indices,
             values,
+            slack: Vec::new(),
         }]
     }
     fn tolerance(&self, s: &Shape, dtype: Dtype) -> Tolerance {

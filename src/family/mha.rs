@@ -258,6 +258,7 @@ impl Family for Mha {
             output: 0,
             indices,
             values,
+            slack: Vec::new(),
         }]
     }
 }

@@ -38,6 +38,26 @@ pub fn rmsnorm_bwd(x: &[f64], w: &[f64], dy: &[f64], eps: f64) -> (Vec<f64>, Vec
     (dx, dw)
 }
 
+/// Per element of [`rmsnorm_bwd`]'s dx, the absolute values of the terms it is formed from:
+/// |r·w·dy| + |x|·r³·Σ|w·dy·x|/n. With one column the two terms cancel to r·w·dy·eps/(x² + eps),
+/// a million times smaller than either, so fp32 arithmetic errs by a few 2^-24 of this sum.
+pub fn rmsnorm_bwd_dx_magnitude(x: &[f64], w: &[f64], dy: &[f64], eps: f64) -> Vec<f64> {
+    let n = x.len() as f64;
+    let r = rms_rstd(x, eps);
+    let d: f64 = x
+        .iter()
+        .zip(w)
+        .zip(dy)
+        .map(|((a, g), e)| (g * e * a).abs())
+        .sum();
+    let coef = r * r * r * d / n;
+    x.iter()
+        .zip(w)
+        .zip(dy)
+        .map(|((a, g), e)| (r * g * e).abs() + coef * a.abs())
+        .collect()
+}
+
 /// LayerNorm before the affine map: (x − mean) / sqrt(var + eps), biased variance.
 pub fn layernorm_normalize(x: &[f64], eps: f64) -> Vec<f64> {
     let n = x.len() as f64;
@@ -72,6 +92,16 @@ pub fn softmax(x: &[f64]) -> Vec<f64> {
 pub fn softmax_bwd(y: &[f64], dy: &[f64]) -> Vec<f64> {
     let d: f64 = y.iter().zip(dy).map(|(a, b)| a * b).sum();
     y.iter().zip(dy).map(|(a, b)| a * (b - d)).collect()
+}
+
+/// Per element of [`softmax_bwd`]'s dx, the absolute values of the terms it is formed from:
+/// |y|·(|dy| + Σ|y·dy|) (dy and the row's dot product cancel where they are close).
+pub fn softmax_bwd_magnitude(y: &[f64], dy: &[f64]) -> Vec<f64> {
+    let d: f64 = y.iter().zip(dy).map(|(a, b)| (a * b).abs()).sum();
+    y.iter()
+        .zip(dy)
+        .map(|(a, b)| a.abs() * (b.abs() + d))
+        .collect()
 }
 
 /// Cross-entropy of one row: (loss, logsumexp). loss = logsumexp(x) − x\[t\], or 0 when

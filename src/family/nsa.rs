@@ -549,6 +549,7 @@ impl Family for Nsa {
                 output: 0,
                 indices: Vec::new(),
                 values: Vec::new(),
+                slack: Vec::new(),
             });
             e.indices.extend(r * p.d..(r + 1) * p.d);
             e.values

@@ -58,6 +58,7 @@ impl Family for Spin {
             output: 0,
             indices: vec![0],
             values: vec![1.0],
+            slack: Vec::new(),
         }]
     }
     fn tolerance(&self, _: &Shape, _: Dtype) -> Tolerance {

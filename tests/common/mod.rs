@@ -55,6 +55,7 @@ pub fn record(
         output: 0,
         indices: vec![0, 1],
         values: vec![1.0, 2.0],
+        slack: Vec::new(),
     };
     let checks = if verdict == Verdict::Wrong {
         vec![check(
