@@ -5,7 +5,8 @@
 # (repo root, .devbin/ carried) Under $OUT: log.txt, modes.txt, ncu.txt, bundle.tgz.
 #   1. the sample distribution under the read flush / the write flush / a 200 us hold
 #      (KERNELGATE_L2_FLUSH, KERNELGATE_HOLD_US), ROUNDS interleaved rounds;
-#      (MODES picks them; also pdl0 / pdlinner: KERNELGATE_GEMM_PDL=0 / inner);
+#      (MODES picks them; also pdl0 / pdlinner: KERNELGATE_GEMM_PDL=0 / inner, n2 / n2p0: the
+#      128x64_n2 tile under the default PDL / PDL 0);
 #   2. (NCU_RUN=1, the default) Nsight Compute on 120 launches of the 128x64 kernel with caches and clocks left alone
 #      (--cache-control none --clock-control none): duration, SM activity spread, DRAM and L2
 #      traffic per launch, to set the slow launches beside the fast ones.
@@ -20,6 +21,8 @@ mode_env() {
     hold200) echo "KERNELGATE_HOLD_US=200" ;;
     pdl0) echo "KERNELGATE_GEMM_PDL=0" ;;
     pdlinner) echo "KERNELGATE_GEMM_PDL=inner" ;;
+    n2) echo "KERNELGATE_GEMM_TILE=128x64_n2" ;;
+    n2p0) echo "KERNELGATE_GEMM_TILE=128x64_n2 KERNELGATE_GEMM_PDL=0" ;;
   esac
 }
 export KERNELGATE_BASELINE_DIR=/tmp/s25g-nobaselines && mkdir -p "$KERNELGATE_BASELINE_DIR"
