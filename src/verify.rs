@@ -106,10 +106,12 @@ pub struct Check {
     pub checked: usize,
     /// Elements in the whole output (all scanned for NaN/Inf).
     pub total: usize,
-    /// Relative L2 error over the checked elements.
+    /// Relative L2 error over the checked elements (each element's error counted as in
+    /// `max_abs`).
     #[serde(with = "nonfinite")]
     pub rel_l2: f64,
-    /// Largest |got − want| over the checked elements.
+    /// Largest |got − want| over the checked elements, counted beyond the output format's
+    /// resolution and each element's rounding slack (see [`check_in`]).
     #[serde(with = "nonfinite")]
     pub max_abs: f64,
     /// The element with the largest excess over its bound.
