@@ -30,7 +30,7 @@ $NVCC $FLAGS -DMHA_WG_STAGES_D128=3 -o $B/mwb_st3 kernels/dev/mha_wgmma_bench.cu
 wait
 log "built in $(( $(date +%s) - t0 )) s: $(ls $B/mwb_* | xargs -n1 basename | tr '\n' ' ')"
 for v in wgmma st3 hint hintst3; do
-  grep -A2 "mha_wgmma_bf16_d128'" $B/build_$v.log | grep -oE "Used [0-9]+ registers|[0-9]+ bytes spill stores" | tr '\n' ' ' | sed "s/^/$v: /" | tee -a "$DEV_LOG"; echo | tee -a "$DEV_LOG"
+  grep -A4 "mha_wgmma_bf16_d128'" $B/build_$v.log | grep -oE "Used [0-9]+ registers|[0-9]+ bytes spill stores" | tr '\n' ' ' | sed "s/^/$v: /" | tee -a "$DEV_LOG"; echo | tee -a "$DEV_LOG"
   /usr/local/cuda/bin/cuobjdump -sass -fun mha_wgmma_bf16_d128 $B/mwb_$v > $B/sass_$v.txt 2>/dev/null
   echo "$v static SASS of mha_wgmma_bf16_d128: $(grep -cE '^\s+/\*[0-9a-f]{4}\*/' $B/sass_$v.txt) instructions, $(grep -c SYNCS $B/sass_$v.txt) SYNCS, $(grep -cE '\bBRA\b' $B/sass_$v.txt) BRA, $(grep -c YIELD $B/sass_$v.txt) YIELD" | tee -a "$OUT/sass.txt" "$DEV_LOG"
 done
