@@ -510,3 +510,42 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// `softmax_bwd` dx computed the way an fp32 kernel does (the row's dot product summed in
+    /// f32, then y·(dy − dot) in f32, stored in the dtype) passes the family's check, rounding
+    /// slack included; the output without the dot product fails wherever that term is not tiny.
+    #[test]
+    fn softmax_bwd_slack_covers_fp32_arithmetic(
+        seed in any::<u64>(), n in 1u64..64, di in 0usize..3
+    ) {
+        use kernelgate::verify::check_in;
+        let d = [Dtype::Bf16, Dtype::Fp16, Dtype::Fp32][di];
+        let s = mn(1, n);
+        let fam = &norms::SOFTMAX_BWD;
+        let e = fam.reference(&s, d, seed);
+        let tol = fam.tolerance(&s, d);
+        let n = n as usize;
+        // The family's probability-like y: uniform in [0, 2/n), fp16 at least up to 2^-9.
+        let hi = 2.0 / n as f32;
+        let hi = if d == Dtype::Fp16 { hi.max(1.0 / 512.0) } else { hi };
+        let y: Vec<f64> = (0..n).map(|j| value(seed, 0, j as u64, Uniform { lo: 0.0, hi }, d)).collect();
+        let dy: Vec<f64> = (0..n).map(|j| value(seed, 1, j as u64, Uniform::SYMMETRIC, d)).collect();
+        prop_assert_eq!(&e[0].values, &r::softmax_bwd(&y, &dy));
+        let dot: f32 = y.iter().zip(&dy).map(|(a, b)| *a as f32 * *b as f32).sum();
+        let got: Vec<f64> = y
+            .iter()
+            .zip(&dy)
+            .map(|(a, b)| d.round(*a as f32 * (*b as f32 - dot)))
+            .collect();
+        let c = check_in(Some(d), "dx", n, |i| got[i], &e[0], tol);
+        prop_assert!(c.passed, "{}", c.describe());
+        let want = &e[0].values;
+        let dropped: Vec<f64> = y.iter().zip(&dy).map(|(a, b)| d.round((*a * *b) as f32)).collect();
+        let off: f64 = (0..n).map(|j| (dropped[j] - want[j]).powi(2)).sum::<f64>().sqrt();
+        let norm: f64 = want.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if off > 0.5 * norm {
+            prop_assert!(!check_in(Some(d), "dx", n, |i| dropped[i], &e[0], tol).passed);
+        }
+    }
+}
