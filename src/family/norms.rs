@@ -228,18 +228,18 @@ impl RowFamily {
             for (o, (vals, slack)) in f(i).into_iter().enumerate() {
                 let per_row = vals.len();
                 let base = if per_row == n { i * n } else { i };
-                exp[o].indices.extend((0..per_row).map(|j| base + j));
-                exp[o].values.extend(vals);
                 let e = &mut exp[o];
+                e.indices.extend((0..per_row).map(|j| base + j));
+                e.values.extend(vals);
                 if slack.is_empty() {
-                    let len = e.values.len();
-                    e.slack.resize(len, 0.0);
+                    e.slack.resize(e.indices.len(), 0.0);
                 } else {
                     assert_eq!(slack.len(), per_row, "one slack per value");
                     e.slack.extend(slack);
                 }
             }
         }
+        // Outputs without any slack keep the empty form (every error counted whole).
         for e in &mut exp {
             if e.slack.iter().all(|v| *v == 0.0) {
                 e.slack.clear();
