@@ -28,6 +28,8 @@ pub struct Trial {
     pub machine: String,
     /// Held-out median over the baseline the other machines give (after the window shift).
     pub ratio: f64,
+    /// That baseline's centre, ms (the held-out round was compared with it).
+    pub baseline_ms: f64,
     /// The gate's call at the held-out machine's true speed.
     pub same_speed: Change,
     /// The call with the held-out median 10% slower.
@@ -51,6 +53,17 @@ pub struct Tally {
     pub caught_20: usize,
 }
 
+impl Tally {
+    /// Adds one trial.
+    fn count(&mut self, tr: &Trial) {
+        self.trials += 1;
+        self.false_regressions += usize::from(tr.same_speed == Change::Slow);
+        self.ambiguous += usize::from(tr.same_speed == Change::Ambiguous);
+        self.caught_10 += usize::from(tr.slower_10 == Change::Slow);
+        self.caught_20 += usize::from(tr.slower_20 == Change::Slow);
+    }
+}
+
 /// The replay of one GPU model's baselines.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -68,6 +81,26 @@ pub struct Report {
     /// For each of [`worst`](Self::worst), the other backends of its shape on its machine that
     /// also ran beyond tolerance (`"cublas 1.179x"`), empty when none.
     pub worst_also: Vec<Vec<String>>,
+    /// All backends' trials by the baseline's duration, in [`DURATION_BANDS`] order: where the
+    /// absolute floor, not the relative tolerance, decides whether a slowdown is called.
+    pub by_duration: Vec<(String, Tally)>,
+}
+
+/// Upper bounds (µs, exclusive) and labels of the duration bands of [`Report::by_duration`].
+pub const DURATION_BANDS: [(f64, &str); 4] = [
+    (10.0, "under 10 µs"),
+    (100.0, "10–100 µs"),
+    (1000.0, "100 µs – 1 ms"),
+    (f64::INFINITY, "1 ms and over"),
+];
+
+/// The index in [`DURATION_BANDS`] of a baseline of `ms`.
+pub fn duration_band(ms: f64) -> usize {
+    let us = ms * 1e3;
+    DURATION_BANDS
+        .iter()
+        .position(|(hi, _)| us < *hi)
+        .unwrap_or(DURATION_BANDS.len() - 1)
 }
 
 /// The case name without its backend (`family::shape`), the key that pairs a kernel with its
@@ -141,6 +174,7 @@ pub fn replay_entry(case: &str, entry: &Entry, rule: Rule) -> Vec<Trial> {
             case: case.to_string(),
             machine: m.to_string(),
             ratio: now.median_ms / centre,
+            baseline_ms: centre,
             same_speed: call(1.0),
             slower_10: call(1.10),
             slower_20: call(1.20),
@@ -158,6 +192,10 @@ pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
         worst: Vec::new(),
         shared: 0,
         worst_also: Vec::new(),
+        by_duration: DURATION_BANDS
+            .iter()
+            .map(|(_, label)| (label.to_string(), Tally::default()))
+            .collect(),
     };
     let mut false_ones = Vec::new();
     // (shape, machine) → (backend, ratio) of every trial, to find peers slow on the same shape.
@@ -169,17 +207,19 @@ pub fn replay(gpu: &str, files: &[BaselineFile], rule: Rule) -> Report {
                 report.single_machine += 1;
                 continue;
             }
-            let t = report.backends.entry(backend_of(case)).or_default();
             for tr in trials {
                 by_shape
                     .entry((shape_key(&tr.case), tr.machine.clone()))
                     .or_default()
                     .push((backend_of(&tr.case), tr.ratio));
-                t.trials += 1;
-                t.false_regressions += usize::from(tr.same_speed == Change::Slow);
-                t.ambiguous += usize::from(tr.same_speed == Change::Ambiguous);
-                t.caught_10 += usize::from(tr.slower_10 == Change::Slow);
-                t.caught_20 += usize::from(tr.slower_20 == Change::Slow);
+                report
+                    .backends
+                    .entry(backend_of(case))
+                    .or_default()
+                    .count(&tr);
+                report.by_duration[duration_band(tr.baseline_ms)]
+                    .1
+                    .count(&tr);
                 if tr.same_speed == Change::Slow {
                     false_ones.push(tr);
                 }
@@ -224,10 +264,10 @@ pub fn render(r: &Report) -> String {
         "## {} (leave one machine out)\n\n| backend | trials | false regressions | ambiguous | +10% caught | +20% caught |\n|---|---|---|---|---|---|\n",
         r.gpu
     );
-    for (b, t) in &r.backends {
+    let row = |s: &mut String, label: &str, t: &Tally| {
         let _ = writeln!(
             s,
-            "| {b} | {} | {} ({}) | {} | {} | {} |",
+            "| {label} | {} | {} ({}) | {} | {} | {} |",
             t.trials,
             t.false_regressions,
             pct(t.false_regressions, t.trials),
@@ -235,6 +275,15 @@ pub fn render(r: &Report) -> String {
             pct(t.caught_10, t.trials),
             pct(t.caught_20, t.trials)
         );
+    };
+    for (b, t) in &r.backends {
+        row(&mut s, b, t);
+    }
+    if r.by_duration.iter().any(|(_, t)| t.trials > 0) {
+        s.push_str("\n| baseline duration (all backends) | trials | false regressions | ambiguous | +10% caught | +20% caught |\n|---|---|---|---|---|---|\n");
+        for (label, t) in r.by_duration.iter().filter(|(_, t)| t.trials > 0) {
+            row(&mut s, label, t);
+        }
     }
     let _ = writeln!(
         s,

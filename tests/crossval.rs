@@ -244,3 +244,52 @@ fn a_mode_switch_is_no_regression_and_the_lower_modes_still_catch_a_slowdown() {
         }
     }
 }
+
+#[test]
+fn trials_are_also_counted_by_the_baselines_duration() {
+    // Three machines alike on a 5 µs kernel and on a 200 µs one: a 10% slowdown of the 5 µs
+    // kernel (0.5 µs) is under the 0.65 µs floor and is not called; the 200 µs one's is.
+    let alike = |us: f64| {
+        entry(vec![
+            round(us, "GPU-a"),
+            round(us * 1.001, "GPU-b"),
+            round(us * 0.999, "GPU-c"),
+        ])
+    };
+    let r = replay(
+        "nvidia-h200",
+        &[file(vec![
+            ("gemm::cuda::m64_n64_k64_bf16", alike(5.0)),
+            ("gemm::cuda::m4096_n4096_k4096_bf16", alike(200.0)),
+        ])],
+        RULE,
+    );
+    let band = |label: &str| {
+        r.by_duration
+            .iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, t)| t.clone())
+            .unwrap()
+    };
+    let short = band("under 10 µs");
+    let long = band("100 µs – 1 ms");
+    assert_eq!((short.trials, long.trials), (3, 3));
+    assert_eq!((short.caught_10, long.caught_10), (0, 3));
+    assert_eq!((short.caught_20, long.caught_20), (3, 3));
+    assert_eq!(band("10–100 µs").trials, 0);
+    let text = render(&r);
+    assert!(
+        text.contains("| under 10 µs | 3 | 0 (0.0%) | 0.0% | 0.0% | 100.0% |"),
+        "{text}"
+    );
+    assert!(!text.contains("| 10–100 µs |"), "{text}");
+    for t in replay_entry("gemm::cuda::m64_n64_k64_bf16", &alike(5.0), RULE) {
+        assert!((t.baseline_ms - 5e-3).abs() < 1e-5, "{t:?}");
+    }
+    assert_eq!(
+        kernelgate::crossval::duration_band(0.0099),
+        0,
+        "9.9 µs is under 10 µs"
+    );
+    assert_eq!(kernelgate::crossval::duration_band(5.0), 3);
+}
