@@ -313,3 +313,82 @@ pub fn render(r: &Report) -> String {
     }
     s
 }
+
+/// One floor of [`sweep`]: the replay's totals over every backend of one GPU model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRow {
+    /// The absolute floor replayed, µs.
+    pub floor_us: f64,
+    /// Every backend's trials together.
+    pub all: Tally,
+    /// The trials whose baseline is under 10 µs (the first of [`DURATION_BANDS`]), where the
+    /// floor decides.
+    pub under_10us: Tally,
+}
+
+/// The replay of `files` at each of `floors_us` (same tolerance): how false regressions and the
+/// slowdowns caught move with the absolute floor, from the committed rounds.
+pub fn sweep(
+    gpu: &str,
+    files: &[BaselineFile],
+    tolerance: f64,
+    floors_us: &[f64],
+) -> Vec<SweepRow> {
+    floors_us
+        .iter()
+        .map(|&f| {
+            let r = replay(
+                gpu,
+                files,
+                Rule {
+                    tolerance,
+                    floor_ms: f / 1e3,
+                },
+            );
+            let mut all = Tally::default();
+            for t in r.backends.values() {
+                all.trials += t.trials;
+                all.false_regressions += t.false_regressions;
+                all.ambiguous += t.ambiguous;
+                all.caught_10 += t.caught_10;
+                all.caught_20 += t.caught_20;
+            }
+            SweepRow {
+                floor_us: f,
+                all,
+                under_10us: r.by_duration[0].1.clone(),
+            }
+        })
+        .collect()
+}
+
+/// [`sweep`]'s rows as a Markdown table.
+pub fn render_sweep(gpu: &str, rows: &[SweepRow]) -> String {
+    let pct = |n: usize, d: usize| {
+        if d == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}%", 100.0 * n as f64 / d as f64)
+        }
+    };
+    let mut s = format!(
+        "## {gpu}: the absolute floor swept (leave one machine out, all backends)\n\n| floor | trials | false regressions | +10% caught | +20% caught | under 10 µs: trials | false regressions | +10% caught | +20% caught |\n|---|---|---|---|---|---|---|---|---|\n"
+    );
+    for r in rows {
+        let (a, u) = (&r.all, &r.under_10us);
+        let _ = writeln!(
+            s,
+            "| {:.2} µs | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.floor_us,
+            a.trials,
+            a.false_regressions,
+            pct(a.caught_10, a.trials),
+            pct(a.caught_20, a.trials),
+            u.trials,
+            u.false_regressions,
+            pct(u.caught_10, u.trials),
+            pct(u.caught_20, u.trials)
+        );
+    }
+    s
+}

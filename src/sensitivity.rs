@@ -685,6 +685,12 @@ pub fn render_spread(gpu: &str, files: &[BaselineFile]) -> String {
             max,
             derived_floor_us(files).unwrap_or(0.0)
         );
+        let _ = writeln!(
+            s,
+            "(an upper bound: the largest of many differences, which the entries' own between-machine \
+             spread already covers; `kernelgate crossval --floors 0,0.2,0.3,0.4,0.65` replays the gate \
+             at candidate floors and counts the false regressions and caught slowdowns of each)"
+        );
     } else {
         let _ = writeln!(
             s,

@@ -122,3 +122,37 @@ fn compile_without_nvrtc_is_exit_3_naming_nvrtc() {
     assert_eq!(out.status.code(), Some(3), "{o}{e}");
     assert!(e.contains("NVRTC"), "{e}");
 }
+
+/// `kernelgate crossval --floors` replays the committed mse baselines at each floor and prints
+/// one row per floor; a negative floor is a usage error (exit 2) naming the value.
+#[test]
+fn crossval_sweeps_the_floor_over_committed_baselines() {
+    let dir = std::env::temp_dir().join(format!("kg-crossval-floors-{}", std::process::id()));
+    let gpu = dir.join("nvidia-h200");
+    std::fs::create_dir_all(&gpu).unwrap();
+    std::fs::copy(
+        root().join("baselines/nvidia-h200/mse.json"),
+        gpu.join("mse.json"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(["crossval", "--floors", "0,0.4,0.65"])
+        .env("KERNELGATE_BASELINE_DIR", &dir)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    assert!(out.status.success(), "{so}{se}");
+    assert!(
+        so.contains("## nvidia-h200: the absolute floor swept"),
+        "{so}"
+    );
+    for f in ["| 0.00 µs |", "| 0.40 µs |", "| 0.65 µs |"] {
+        assert!(so.contains(f), "{f} missing: {so}");
+    }
+    let bad = kernelgate(root(), &["crossval", "--floors", "0.2,-1"]);
+    let (_, se) = text(&bad);
+    assert_eq!(bad.status.code(), Some(2), "{se}");
+    assert!(se.contains("\"-1\" is not a floor in µs"), "{se}");
+    std::fs::remove_dir_all(&dir).ok();
+}

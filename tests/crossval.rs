@@ -293,3 +293,46 @@ fn trials_are_also_counted_by_the_baselines_duration() {
     );
     assert_eq!(kernelgate::crossval::duration_band(5.0), 3);
 }
+
+#[test]
+fn the_floor_sweep_trades_false_regressions_for_caught_slowdowns() {
+    use kernelgate::crossval::{render_sweep, sweep};
+    // A 5 µs kernel on which machine c runs 0.5 µs (10%) slower than a and b, and a 200 µs one
+    // alike on all three.
+    let files = [file(vec![
+        (
+            "softmax::cuda::m33_n4100_bf16",
+            entry(vec![
+                round(5.0, "GPU-a"),
+                round(5.005, "GPU-b"),
+                round(5.5, "GPU-c"),
+            ]),
+        ),
+        (
+            "gemm::cuda::m4096_n4096_k4096_bf16",
+            entry(vec![
+                round(200.0, "GPU-a"),
+                round(200.2, "GPU-b"),
+                round(199.8, "GPU-c"),
+            ]),
+        ),
+    ])];
+    let rows = sweep("nvidia-h200", &files, 0.05, &[0.0, 0.4, 0.65]);
+    assert_eq!(rows.len(), 3);
+    let fr: Vec<usize> = rows.iter().map(|r| r.all.false_regressions).collect();
+    // c's 0.5 µs is a false regression under floors of 0 and 0.4 µs, not under 0.65 µs.
+    assert_eq!(fr, vec![1, 1, 0]);
+    // Higher floors never catch more.
+    for w in rows.windows(2) {
+        assert!(w[0].all.caught_10 >= w[1].all.caught_10, "{rows:?}");
+        assert!(
+            w[0].under_10us.caught_20 >= w[1].under_10us.caught_20,
+            "{rows:?}"
+        );
+    }
+    assert_eq!(rows[0].under_10us.trials, 3);
+    assert_eq!(rows[0].all.trials, 6);
+    let text = render_sweep("nvidia-h200", &rows);
+    assert!(text.contains("| 0.65 µs | 6 | 0 |"), "{text}");
+    assert!(text.contains("| 0.00 µs | 6 | 1 |"), "{text}");
+}

@@ -186,7 +186,20 @@ pub enum Command {
         /// Print JSON instead of tables.
         #[arg(long)]
         json: bool,
+        /// Replay at each of these absolute floors (µs, comma-separated, e.g. `0,0.2,0.4,0.65`)
+        /// and print how false regressions and caught slowdowns move with it, instead of the
+        /// replay at the configured floor.
+        #[arg(long, value_delimiter = ',', value_parser = parse_floor_us)]
+        floors: Vec<f64>,
     },
+}
+
+/// One value of `crossval --floors`: a finite number of µs, at least 0.
+fn parse_floor_us(v: &str) -> std::result::Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
+        _ => Err(format!("{v:?} is not a floor in µs (a number ≥ 0)")),
+    }
 }
 
 /// `kernelgate run`.
@@ -684,7 +697,7 @@ where
             }
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Crossval { gpus, json } => config().and_then(|cfg| {
+        Command::Crossval { gpus, json, floors } => config().and_then(|cfg| {
             let rule = crate::gate::Rule {
                 tolerance: cfg
                     .tolerance_pct
@@ -692,6 +705,27 @@ where
                     / 100.0,
                 floor_ms: cfg.floor_us / 1e3,
             };
+            if !floors.is_empty() {
+                let sweeps: Vec<(String, Vec<crate::crossval::SweepRow>)> =
+                    baseline_files(&cfg, gpus)?
+                        .into_iter()
+                        .map(|(slug, files)| {
+                            let rows = crate::crossval::sweep(&slug, &files, rule.tolerance, &floors);
+                            (slug, rows)
+                        })
+                        .collect();
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&sweeps).expect("sweeps serialise")
+                    );
+                } else {
+                    for (slug, rows) in &sweeps {
+                        println!("{}", crate::crossval::render_sweep(slug, rows));
+                    }
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let reports: Vec<crate::crossval::Report> = baseline_files(&cfg, gpus)?
                 .into_iter()
                 .map(|(slug, files)| crate::crossval::replay(&slug, &files, rule))
