@@ -21,3 +21,13 @@ if [ "${NEXTEST:-0}" = 1 ]; then
   strip .devbin/cargo-nextest 2>/dev/null || true
 fi
 ls -la .devbin
+# What a `run` with carry [".devbin"] sends: the tracked and untracked-but-not-ignored files plus
+# .devbin, against the device's 64 MiB. Results files over 150 KB go into docs/ gzipped
+# (`gzip -9 -n`); this warns before a run is refused.
+tree=$(git ls-files -co --exclude-standard -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
+dev=$(du -sb .devbin | cut -f1)
+total=$(( tree + dev ))
+echo "carry: working tree $(( tree / 1048576 )) MiB + .devbin $(( dev / 1048576 )) MiB = $(( total / 1048576 )) MiB of 64"
+if [ "$total" -gt $(( 60 * 1048576 )) ]; then
+  echo "WARNING: within 4 MiB of the device's 64 MiB carry limit: gzip or drop large files under docs/" >&2
+fi
