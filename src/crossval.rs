@@ -326,6 +326,15 @@ pub struct SweepRow {
     pub under_10us: Tally,
 }
 
+/// One GPU model's [`sweep`] (`kernelgate crossval --floors --json` prints a list of these).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    /// GPU slug (the baselines directory).
+    pub gpu: String,
+    /// One row per floor, in the order asked.
+    pub rows: Vec<SweepRow>,
+}
+
 /// The replay of `files` at each of `floors_us` (same tolerance): how false regressions and the
 /// slowdowns caught move with the absolute floor, from the committed rounds.
 pub fn sweep(

@@ -706,22 +706,21 @@ where
                 floor_ms: cfg.floor_us / 1e3,
             };
             if !floors.is_empty() {
-                let sweeps: Vec<(String, Vec<crate::crossval::SweepRow>)> =
-                    baseline_files(&cfg, gpus)?
-                        .into_iter()
-                        .map(|(slug, files)| {
-                            let rows = crate::crossval::sweep(&slug, &files, rule.tolerance, &floors);
-                            (slug, rows)
-                        })
-                        .collect();
+                let sweeps: Vec<crate::crossval::Sweep> = baseline_files(&cfg, gpus)?
+                    .into_iter()
+                    .map(|(slug, files)| crate::crossval::Sweep {
+                        rows: crate::crossval::sweep(&slug, &files, rule.tolerance, &floors),
+                        gpu: slug,
+                    })
+                    .collect();
                 if json {
                     println!(
                         "{}",
                         serde_json::to_string_pretty(&sweeps).expect("sweeps serialise")
                     );
                 } else {
-                    for (slug, rows) in &sweeps {
-                        println!("{}", crate::crossval::render_sweep(slug, rows));
+                    for sw in &sweeps {
+                        println!("{}", crate::crossval::render_sweep(&sw.gpu, &sw.rows));
                     }
                 }
                 return Ok(ExitCode::SUCCESS);
