@@ -62,6 +62,15 @@ impl Tally {
         self.caught_10 += usize::from(tr.slower_10 == Change::Slow);
         self.caught_20 += usize::from(tr.slower_20 == Change::Slow);
     }
+
+    /// Adds another tally's counts.
+    fn absorb(&mut self, o: &Tally) {
+        self.trials += o.trials;
+        self.false_regressions += o.false_regressions;
+        self.ambiguous += o.ambiguous;
+        self.caught_10 += o.caught_10;
+        self.caught_20 += o.caught_20;
+    }
 }
 
 /// The replay of one GPU model's baselines.
@@ -251,15 +260,17 @@ fn backend_of(case: &str) -> String {
     case.split("::").nth(1).unwrap_or("?").to_string()
 }
 
+/// `n` of `d` as a percentage with one decimal, `-` when `d` is 0.
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
 /// The report as a Markdown table.
 pub fn render(r: &Report) -> String {
-    let pct = |n: usize, d: usize| {
-        if d == 0 {
-            "-".to_string()
-        } else {
-            format!("{:.1}%", 100.0 * n as f64 / d as f64)
-        }
-    };
     let mut s = format!(
         "## {} (leave one machine out)\n\n| backend | trials | false regressions | ambiguous | +10% caught | +20% caught |\n|---|---|---|---|---|---|\n",
         r.gpu
@@ -356,11 +367,7 @@ pub fn sweep(
             );
             let mut all = Tally::default();
             for t in r.backends.values() {
-                all.trials += t.trials;
-                all.false_regressions += t.false_regressions;
-                all.ambiguous += t.ambiguous;
-                all.caught_10 += t.caught_10;
-                all.caught_20 += t.caught_20;
+                all.absorb(t);
             }
             SweepRow {
                 floor_us: f,
@@ -373,13 +380,6 @@ pub fn sweep(
 
 /// [`sweep`]'s rows as a Markdown table.
 pub fn render_sweep(gpu: &str, rows: &[SweepRow]) -> String {
-    let pct = |n: usize, d: usize| {
-        if d == 0 {
-            "-".to_string()
-        } else {
-            format!("{:.1}%", 100.0 * n as f64 / d as f64)
-        }
-    };
     let mut s = format!(
         "## {gpu}: the absolute floor swept (leave one machine out, all backends)\n\n| floor | trials | false regressions | +10% caught | +20% caught | under 10 µs: trials | false regressions | +10% caught | +20% caught |\n|---|---|---|---|---|---|---|---|---|\n"
     );
