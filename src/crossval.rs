@@ -378,8 +378,9 @@ pub fn sweep(
         .collect()
 }
 
-/// [`sweep`]'s rows as a Markdown table.
-pub fn render_sweep(gpu: &str, rows: &[SweepRow]) -> String {
+/// A [`Sweep`] as a Markdown table.
+pub fn render_sweep(sw: &Sweep) -> String {
+    let (gpu, rows) = (&sw.gpu, &sw.rows);
     let mut s = format!(
         "## {gpu}: the absolute floor swept (leave one machine out, all backends)\n\n| floor | trials | false regressions | +10% caught | +20% caught | under 10 µs: trials | false regressions | +10% caught | +20% caught |\n|---|---|---|---|---|---|---|---|---|\n"
     );

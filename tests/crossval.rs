@@ -296,7 +296,7 @@ fn trials_are_also_counted_by_the_baselines_duration() {
 
 #[test]
 fn the_floor_sweep_trades_false_regressions_for_caught_slowdowns() {
-    use kernelgate::crossval::{render_sweep, sweep};
+    use kernelgate::crossval::{render_sweep, sweep, Sweep};
     // A 5 µs kernel on which machine c runs 0.5 µs (10%) slower than a and b, and a 200 µs one
     // alike on all three.
     let files = [file(vec![
@@ -332,7 +332,10 @@ fn the_floor_sweep_trades_false_regressions_for_caught_slowdowns() {
     }
     assert_eq!(rows[0].under_10us.trials, 3);
     assert_eq!(rows[0].all.trials, 6);
-    let text = render_sweep("nvidia-h200", &rows);
+    let text = render_sweep(&Sweep {
+        gpu: "nvidia-h200".into(),
+        rows: rows.clone(),
+    });
     assert!(text.contains("| 0.65 µs | 6 | 0 |"), "{text}");
     assert!(text.contains("| 0.00 µs | 6 | 1 |"), "{text}");
 }

@@ -194,6 +194,20 @@ pub enum Command {
     },
 }
 
+/// Prints `items` as one pretty JSON list, or each rendered as Markdown.
+fn print_reports<T: serde::Serialize>(items: &[T], json: bool, render: impl Fn(&T) -> String) {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(items).expect("reports serialise")
+        );
+    } else {
+        for it in items {
+            println!("{}", render(it));
+        }
+    }
+}
+
 /// One value of `crossval --floors`: a finite number of µs, at least 0.
 fn parse_floor_us(v: &str) -> std::result::Result<f64, String> {
     match v.trim().parse::<f64>() {
@@ -705,39 +719,22 @@ where
                     / 100.0,
                 floor_ms: cfg.floor_us / 1e3,
             };
-            if !floors.is_empty() {
-                let sweeps: Vec<crate::crossval::Sweep> = baseline_files(&cfg, gpus)?
+            let files = baseline_files(&cfg, gpus)?;
+            if floors.is_empty() {
+                let reports: Vec<crate::crossval::Report> = files
+                    .into_iter()
+                    .map(|(slug, files)| crate::crossval::replay(&slug, &files, rule))
+                    .collect();
+                print_reports(&reports, json, crate::crossval::render);
+            } else {
+                let sweeps: Vec<crate::crossval::Sweep> = files
                     .into_iter()
                     .map(|(slug, files)| crate::crossval::Sweep {
                         rows: crate::crossval::sweep(&slug, &files, rule.tolerance, &floors),
                         gpu: slug,
                     })
                     .collect();
-                if json {
-                    println!(
-                        "{}",
-                        serde_json::to_string_pretty(&sweeps).expect("sweeps serialise")
-                    );
-                } else {
-                    for sw in &sweeps {
-                        println!("{}", crate::crossval::render_sweep(&sw.gpu, &sw.rows));
-                    }
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            let reports: Vec<crate::crossval::Report> = baseline_files(&cfg, gpus)?
-                .into_iter()
-                .map(|(slug, files)| crate::crossval::replay(&slug, &files, rule))
-                .collect();
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&reports).expect("reports serialise")
-                );
-            } else {
-                for r in &reports {
-                    println!("{}", crate::crossval::render(r));
-                }
+                print_reports(&sweeps, json, crate::crossval::render_sweep);
             }
             Ok(ExitCode::SUCCESS)
         }),
