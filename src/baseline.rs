@@ -631,44 +631,34 @@ impl ImportSummary {
             self.added,
             dir.display()
         );
-        let mut notes = Vec::new();
-        if self.restarted > 0 {
-            notes.push(format!(
-                "{} entries restarted (newer rounds of other code, flush, hold or kernel configuration)",
-                self.restarted
-            ));
-        }
-        if self.stale > 0 {
-            notes.push(format!(
-                "{} records skipped: older than their entry's newest round of another flush, hold or kernel configuration",
-                self.stale
-            ));
-        }
-        if self.untimed > 0 {
-            notes.push(format!(
-                "{} records skipped: untimed, unverified or timed under a profiler",
-                self.untimed
-            ));
-        }
-        if self.duplicate > 0 {
-            notes.push(format!(
-                "{} records skipped: stored already",
-                self.duplicate
-            ));
-        }
-        if self.throttled > 0 {
-            notes.push(format!(
-                "{} records skipped: timed while the GPU slowed its clocks (thermal or hardware slowdown)",
-                self.throttled
-            ));
-        }
-        if self.degraded > 0 {
-            notes.push(format!(
-                "{} records skipped: their run measured a copy bandwidth or GEMM rate more than {:.0}% below their entry's rounds (a throttled or degraded GPU)",
-                self.degraded,
-                DEGRADED_CEILING * 100.0
-            ));
-        }
+        let degraded = format!(
+            "records skipped: their run measured a copy bandwidth or GEMM rate more than {:.0}% below their entry's rounds (a throttled or degraded GPU)",
+            DEGRADED_CEILING * 100.0
+        );
+        let notes: Vec<String> = [
+            (
+                self.restarted,
+                "entries restarted (newer rounds of other code, flush, hold or kernel configuration)",
+            ),
+            (
+                self.stale,
+                "records skipped: older than their entry's newest round of another flush, hold or kernel configuration",
+            ),
+            (
+                self.untimed,
+                "records skipped: untimed, unverified or timed under a profiler",
+            ),
+            (self.duplicate, "records skipped: stored already"),
+            (
+                self.throttled,
+                "records skipped: timed while the GPU slowed its clocks (thermal or hardware slowdown)",
+            ),
+            (self.degraded, degraded.as_str()),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
         if !notes.is_empty() {
             s.push_str("; ");
             s.push_str(&notes.join("; "));
