@@ -703,12 +703,19 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 const int n0 = (jb + j) * BN;
                 return (n0 + BN > Sk) || (CAUSAL && n0 + BN - 1 > wg_row0 + diag);
             };
+            // The K and V ring's base descriptors, split in words: each wgmma adds its byte
+            // offset >> 4 to the low word (no carry: the address field stays below 2^14).
+            const unsigned long long k_desc0 = make_desc(k_s, 16, 1024);
+            const unsigned long long v_desc0 = make_desc(v_s, L::KV_BOX, 1024);
+            const unsigned k_lo = (unsigned)k_desc0, v_lo = (unsigned)v_desc0;
+            const unsigned long long k_hi = k_desc0 & ~0xFFFFFFFFull, v_hi = v_desc0 & ~0xFFFFFFFFull;
             auto issue_s = [&](unsigned itj) {
                 const unsigned st = itj % STAGES;
-                const unsigned kt = k_s + st * L::KV_TILE;
+                const unsigned kd = k_lo + ((st * L::KV_TILE) >> 4);
 #pragma unroll
                 for (int kk = 0; kk < D / 16; ++kk) {
-                    const unsigned long long db = make_desc(kt + (kk / 4) * L::KV_BOX + (kk % 4) * 32, 16, 1024);
+                    const unsigned long long db =
+                        k_hi | (unsigned long long)(kd + (((kk / 4) * L::KV_BOX + (kk % 4) * 32) >> 4));
                     if constexpr (QREG) {
                         wgmma_rs<BF16, BN, 0>(s, qf[kk], db, kk > 0 ? 1 : 0);
                     } else {
@@ -720,10 +727,10 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             };
             auto issue_pv = [&](unsigned itj) {
                 const unsigned st = itj % STAGES;
-                const unsigned vt = v_s + st * L::KV_TILE;
+                const unsigned vd = v_lo + ((st * L::KV_TILE) >> 4);
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; ++kk) {
-                    const unsigned long long db = make_desc(vt + kk * 2048, L::KV_BOX, 1024);
+                    const unsigned long long db = v_hi | (unsigned long long)(vd + ((kk * 2048) >> 4));
                     wgmma_rs<BF16, D, 1>(o, p[kk], db, 1);
                 }
             };
