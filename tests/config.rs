@@ -116,7 +116,7 @@ fn environment() {
     assert_eq!(c.suite_path(), Path::new("/proj/fixtures/default.json"));
     // The gate across machines: the default floor, no machine factor, no A/B base.
     assert_eq!(c.floor_us, kernelgate::config::DEFAULT_FLOOR_US);
-    assert_eq!(kernelgate::config::DEFAULT_FLOOR_US, 0.40);
+    assert_eq!(kernelgate::config::DEFAULT_FLOOR_US, 0.30);
     assert!(!c.machine_factor);
     assert_eq!((c.base.as_deref(), c.base_kernels.as_deref()), (None, None));
     assert_eq!(c.inject_ns, None, "only the self-test injects");
