@@ -211,7 +211,12 @@ pub fn spread(rounds: &[Round]) -> Spread {
         .enumerate()
         .map(|(i, r)| (value(i) - med[r.machine.as_str()]).abs() / center)
         .fold(0.0, f64::max);
-    let ci = median_of(&rounds.iter().map(|r| r.noise).collect::<Vec<_>>());
+    let ci = median_of(
+        &rounds
+            .iter()
+            .map(|r| r.noise_with_modes())
+            .collect::<Vec<_>>(),
+    );
     let between = m
         .iter()
         .map(|x| (x - center).abs() / center)
@@ -242,6 +247,19 @@ pub fn pinned_batch(rounds: &[Round]) -> Option<usize> {
 }
 
 impl Round {
+    /// The round's noise, raised to [`crate::stats::mode_distance`] between its lower mode and
+    /// its median where it held two modes and its median sat above the lower one: rounds stored
+    /// before session 26 took the modes' distance over the median, which understates how far
+    /// a median in the upper mode can read from a baseline in the lower one.
+    pub fn noise_with_modes(&self) -> f64 {
+        match self.low {
+            Some([lo, _]) if self.median_ms > lo => self
+                .noise
+                .max(crate::stats::mode_distance(lo, self.median_ms)),
+            _ => self.noise,
+        }
+    }
+
     /// What the timed window added to each launch of this round, ms: the machine's window cost
     /// over the round's batch. `None` when the round lacks either.
     pub fn overhead_ms(&self) -> Option<f64> {

@@ -173,11 +173,23 @@ pub fn replay_entry(case: &str, entry: &Entry, rule: Rule) -> Vec<Trial> {
             .zip(base.lower_modes())
             .map(|([ms, noise], lb)| (ms, noise, centre_of(&lb), lb.noise));
         let call = |f: f64| {
-            let medians =
-                gate::compare_with(now.median_ms * f, now.noise, centre, base.noise, rule);
+            let medians = gate::compare_with(
+                now.median_ms * f,
+                now.noise_with_modes(),
+                centre,
+                base.noise,
+                rule,
+            );
             let lower =
                 lower.map(|(ms, noise, c, bn)| gate::compare_with(ms * f, noise, c, bn, rule));
-            gate::with_lower_modes(medians, lower).change
+            // Two modes held out against a one-mode baseline: its lower mode against the medians.
+            let own = match (now.low, base.lower_modes()) {
+                (Some([ms, noise]), None) => {
+                    Some(gate::compare_with(ms * f, noise, centre, base.noise, rule))
+                }
+                _ => None,
+            };
+            gate::with_own_lower_mode(gate::with_lower_modes(medians, lower), own).change
         };
         out.push(Trial {
             case: case.to_string(),

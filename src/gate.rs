@@ -118,6 +118,23 @@ pub fn with_lower_modes(medians: Comparison, lower: Option<Comparison>) -> Compa
     }
 }
 
+/// The call for a run whose samples fell into two modes against a baseline whose rounds held
+/// one: a slowdown by the medians (`medians`) that this run's lower mode does not show against
+/// the same baseline (`lower`: that comparison) is only **ambiguous**. The run's median sat in
+/// its slow mode; its fast mode is the kernel at the baseline's speed, and a slower kernel moves
+/// both modes, so its lower mode reads slower too and the call stands. (Session 26: one H200 ran
+/// the 4 GB `cross_entropy_bwd` with its median in a slow mode 11% above its lower mode, which
+/// was within 0.8% of eleven other machines' one-mode medians.)
+pub fn with_own_lower_mode(medians: Comparison, lower: Option<Comparison>) -> Comparison {
+    match lower {
+        Some(l) if medians.change == Change::Slow && l.change != Change::Slow => Comparison {
+            change: Change::Ambiguous,
+            ..medians
+        },
+        _ => medians,
+    }
+}
+
 /// The smallest relative slowdown of a kernel with baseline `base` ms that the rule calls,
 /// given the combined `noise`.
 pub fn min_detectable(base: f64, noise: f64, rule: Rule) -> f64 {

@@ -1253,7 +1253,20 @@ pub fn run_case(
                 }
                 _ => None,
             };
-            let c = gate::with_lower_modes(medians, lower.map(|l| l.0));
+            // This run in two modes, the baseline's rounds in one: its lower mode against them.
+            let own = match (st.low, b.lower_modes()) {
+                (Some([ms, noise]), None) => {
+                    let now = Stats {
+                        median_ms: ms,
+                        noise,
+                        ..st.clone()
+                    };
+                    Some(stored_compare(&now, b, factor, shift(b, batch), cfg, rule))
+                }
+                _ => None,
+            };
+            let c =
+                gate::with_own_lower_mode(gate::with_lower_modes(medians, lower.map(|l| l.0)), own);
             let modes = lower
                 .filter(|l| l.0.change != Change::Ambiguous)
                 .map(|(l, ms)| [ms, ms / l.ratio]);

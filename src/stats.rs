@@ -26,9 +26,8 @@ pub struct Stats {
     /// Median absolute deviation from the median (unscaled).
     pub mad_ms: f64,
     /// Relative half-width of the ~95% confidence interval of the median
-    /// (1.96 · 1.2533 · 1.4826 · MAD / √n / median), raised to the distance between the two
-    /// modes over the median when the samples hold two ([`Stats::modes`]); the noise the gate
-    /// uses.
+    /// (1.96 · 1.2533 · 1.4826 · MAD / √n / median), raised to [`mode_distance`] when the
+    /// samples hold two modes ([`Stats::modes`]); the noise the gate uses.
     pub noise: f64,
     /// The medians of the two clusters, ms, when the samples fall into two separated modes
     /// ([`modes`]): the median then lands in either from run to run, so a change no larger
@@ -89,6 +88,21 @@ pub const DENSE_VALLEY: f64 = 0.5;
 /// unchanged.
 pub fn modes(sorted: &[f64]) -> Option<[f64; 2]> {
     mode_split(sorted).map(|i| cluster_medians(sorted, i))
+}
+
+/// How far apart two modes are, relative to the lower one: `hi / lo − 1`. A median that lands
+/// in the upper mode against a baseline in the lower one reads exactly that much slower, so a
+/// change within it cannot be called. (Until session 26 the distance was taken over the
+/// median, `(hi − lo) / median`, which is smaller when the median sits in the upper mode: an
+/// H200 whose 4 GB `rmsnorm` ran at 2.27 ms (modes 2.02 / 2.27) read 1.119× against baselines
+/// of 2.02–2.04 ms with a noise of 10.9%, and was called a regression with the kernel
+/// unchanged.) Zero for a non-positive lower mode.
+pub fn mode_distance(lo: f64, hi: f64) -> f64 {
+    if lo > 0.0 {
+        (hi / lo - 1.0).max(0.0)
+    } else {
+        0.0
+    }
 }
 
 /// The medians of `sorted[..i]` and `sorted[i..]`.
@@ -220,7 +234,7 @@ impl Stats {
             .filter(|&i| cluster_spread(&s[..i]) <= LOW_SPREAD_MAX)
             .map(|i| median_and_noise(&s[..i]));
         let noise = match modes {
-            Some([lo, hi]) => median_noise(median, mad, n).max((hi - lo) / median),
+            Some([lo, hi]) => median_noise(median, mad, n).max(mode_distance(lo, hi)),
             None => median_noise(median, mad, n),
         };
         Some(Stats {

@@ -180,3 +180,25 @@ fn lower_modes_decide_when_they_make_a_call() {
         medians_same
     );
 }
+
+#[test]
+fn a_runs_own_lower_mode_keeps_a_mode_switch_from_being_a_regression() {
+    use kernelgate::gate::with_own_lower_mode;
+    // Session 26, H200 GPU-999cf8a6, cross_entropy_bwd 524288 x 4096: median 2.3403 ms in the
+    // slow mode, lower mode 2.1075, against one-mode baselines centred at 2.0915 ms.
+    let medians = compare(2.3403, 0.1105, 2.0915, 0.004, 0.05);
+    assert_eq!(medians.change, Change::Slow);
+    let lower = compare(2.1075, 0.0006, 2.0915, 0.004, 0.05);
+    assert_eq!(lower.change, Change::Same);
+    let c = with_own_lower_mode(medians, Some(lower));
+    assert_eq!(c.change, Change::Ambiguous);
+    assert_eq!(c.ratio, medians.ratio);
+    // The kernel 10% slower moves the lower mode too: the call stands.
+    let lower_slow = compare(2.1075 * 1.1, 0.0006, 2.0915, 0.004, 0.05);
+    assert_eq!(lower_slow.change, Change::Slow);
+    assert_eq!(with_own_lower_mode(medians, Some(lower_slow)), medians);
+    // No lower mode, or medians that do not call a slowdown: unchanged.
+    assert_eq!(with_own_lower_mode(medians, None), medians);
+    let same = compare(2.0920, 0.004, 2.0915, 0.004, 0.05);
+    assert_eq!(with_own_lower_mode(same, Some(lower)), same);
+}
