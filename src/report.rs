@@ -153,12 +153,20 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             "faster: median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%, noise ±{noise:.2}%); consider refreshing: {refresh}",
             (ratio - 1.0) * 100.0
         ),
-        Verdict::Ambiguous => format!(
-            "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%{}{}{machines}",
-            r.tolerance_pct,
-            floor_text(r, " or floor"),
-            modes_text(r),
-        ),
+        Verdict::Ambiguous => match r.own_lower_mode {
+            Some(low) => format!(
+                "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% and noise ±{noise:.2}%, but this run's samples fell into two modes and its lower mode, {}, is at the baseline's speed (a slower kernel moves both modes){}{machines}",
+                r.tolerance_pct,
+                fmt_ms(low),
+                modes_text(r),
+            ),
+            None => format!(
+                "ambiguous: median {now} vs baseline {base} = {ratio:.3}x, beyond tolerance {:.1}% but within noise ±{noise:.2}%{}{}{machines}",
+                r.tolerance_pct,
+                floor_text(r, " or floor"),
+                modes_text(r),
+            ),
+        },
         Verdict::Pass => format!("ok: median {now} vs baseline {base} = {ratio:.3}x (tolerance {:.1}%, noise ±{noise:.2}%{seen}{machines})", r.tolerance_pct),
         Verdict::New => format!("new: median {now}; no baseline for {gpu} in {} (record one with UPDATE_BASELINES=1)", file.display()),
         Verdict::MissingBaseline => format!(

@@ -185,6 +185,11 @@ pub struct Record {
     /// lower-mode centre as compared (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lower_modes: Option<[f64; 2]>,
+    /// When this run's samples held two modes, the baseline's rounds one, and the medians'
+    /// slowdown was not called because this run's lower mode was at the baseline's speed
+    /// (`gate::with_own_lower_mode`): that lower mode (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_lower_mode: Option<f64>,
     /// Absolute floor of the comparison, ms.
     #[serde(default)]
     pub floor_ms: Option<f64>,

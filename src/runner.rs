@@ -1068,6 +1068,7 @@ pub fn run_case(
         machine_factor: None,
         window_shift_ms: None,
         lower_modes: None,
+        own_lower_mode: None,
         floor_ms: None,
         min_detectable: None,
         ab: None,
@@ -1265,14 +1266,19 @@ pub fn run_case(
                 }
                 _ => None,
             };
-            let c =
-                gate::with_own_lower_mode(gate::with_lower_modes(medians, lower.map(|l| l.0)), own);
+            let both = gate::with_lower_modes(medians, lower.map(|l| l.0));
+            let c = gate::with_own_lower_mode(both, own);
+            // This run's lower mode, where it kept the medians' slowdown from being called.
+            let own_low = st
+                .low
+                .filter(|_| both.change == Change::Slow && c.change != Change::Slow)
+                .map(|[ms, _]| ms);
             let modes = lower
                 .filter(|l| l.0.change != Change::Ambiguous)
                 .map(|(l, ms)| [ms, ms / l.ratio]);
-            (c, modes)
+            (c, modes, own_low)
         };
-        let (mut c, mut modes) = gated(&stats, samples.batch);
+        let (mut c, mut modes, mut own_low) = gated(&stats, samples.batch);
         // A suspected regression is re-measured in fresh rounds; the best round decides. Still
         // slow on a GPU that reports a thermal or hardware slowdown, it waits for the GPU to cool
         // (for a bounded time) and gets one round more; if the case is still slow while the GPU
@@ -1292,7 +1298,7 @@ pub fn run_case(
                 let (s2, st2) = r.timing.expect("timed when correct");
                 rounds.push(stored_round(&st2, &s2));
                 if st2.median_ms < stats.median_ms {
-                    (c, modes) = gated(&st2, s2.batch);
+                    (c, modes, own_low) = gated(&st2, s2.batch);
                     samples = s2;
                     stats = st2;
                 }
@@ -1346,6 +1352,7 @@ pub fn run_case(
         }
         cmp = Some(c);
         record.lower_modes = modes;
+        record.own_lower_mode = own_low;
     }
     let verdict = if cfg.update_baselines
         && note_state(

@@ -372,3 +372,20 @@ fn message_says_when_the_lower_modes_decided() {
         "{msg}"
     );
 }
+
+#[test]
+fn message_says_when_this_runs_own_lower_mode_kept_a_slowdown_uncalled() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Ambiguous);
+    r.latency_ms = Some(2.3403);
+    r.baseline_ms = Some(2.0915);
+    r.ratio = Some(1.119);
+    r.noise = Some(0.1105);
+    r.own_lower_mode = Some(2.1075);
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.starts_with("ambiguous: median 2.340 ms vs baseline 2.091 ms = 1.119x, beyond tolerance 5.0% and noise ±11.05%, but this run's samples fell into two modes and its lower mode, 2.107 ms, is at the baseline's speed"),
+        "{msg}"
+    );
+    assert!(!msg.contains("within noise"), "{msg}");
+}

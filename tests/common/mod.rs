@@ -129,6 +129,7 @@ pub fn record(
         machine_factor: None,
         window_shift_ms: None,
         lower_modes: None,
+        own_lower_mode: None,
         floor_ms: None,
         min_detectable: None,
         ab: None,
