@@ -135,6 +135,66 @@ pub fn with_own_lower_mode(medians: Comparison, lower: Option<Comparison>) -> Co
     }
 }
 
+/// The stored-baseline call for a run ([`against_stored`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoredCall {
+    /// The comparison that decides.
+    pub comparison: Comparison,
+    /// Where this run and the baseline's rounds both held two modes and their lower modes
+    /// made the call ([`with_lower_modes`]): this run's lower mode and the baseline's
+    /// lower-mode centre as compared (ms).
+    pub lower_modes: Option<[f64; 2]>,
+    /// Where only this run held two modes and its lower mode kept the medians' slowdown from
+    /// being called ([`with_own_lower_mode`]): that lower mode (ms).
+    pub own_lower_mode: Option<f64>,
+}
+
+/// A run's `stats` against the stored entry `base`, as the test gate calls it: the baseline's
+/// centre scaled by `scale` (the machine factor, or 1) and moved by `shift_ms` of the entry
+/// compared with (what this machine's timed window adds per launch, [`overhead_shift_ms`]);
+/// the medians by [`compare_with`], then the lower modes where both sides held two
+/// ([`with_lower_modes`], against [`crate::baseline::Entry::lower_modes`]), else this run's
+/// own lower mode against the same baseline ([`with_own_lower_mode`]).
+pub fn against_stored(
+    stats: &crate::stats::Stats,
+    base: &crate::baseline::Entry,
+    scale: f64,
+    shift_ms: impl Fn(&crate::baseline::Entry) -> Option<f64>,
+    rule: Rule,
+) -> StoredCall {
+    let cmp = |ms: f64, noise: f64, e: &crate::baseline::Entry| {
+        compare_with(
+            ms,
+            noise,
+            e.median_ms * scale + shift_ms(e).unwrap_or(0.0),
+            e.noise,
+            rule,
+        )
+    };
+    let medians = cmp(stats.median_ms, stats.noise, base);
+    let base_lower = base.lower_modes();
+    let lower = match (stats.low, &base_lower) {
+        (Some([ms, noise]), Some(lb)) => Some((cmp(ms, noise, lb), ms)),
+        _ => None,
+    };
+    let own = match (stats.low, &base_lower) {
+        (Some([ms, noise]), None) => Some(cmp(ms, noise, base)),
+        _ => None,
+    };
+    let both = with_lower_modes(medians, lower.map(|l| l.0));
+    let comparison = with_own_lower_mode(both, own);
+    StoredCall {
+        comparison,
+        lower_modes: lower
+            .filter(|l| l.0.change != Change::Ambiguous)
+            .map(|(l, ms)| [ms, ms / l.ratio]),
+        own_lower_mode: stats
+            .low
+            .filter(|_| both.change == Change::Slow && comparison.change != Change::Slow)
+            .map(|[ms, _]| ms),
+    }
+}
+
 /// The smallest relative slowdown of a kernel with baseline `base` ms that the rule calls,
 /// given the combined `noise`.
 pub fn min_detectable(base: f64, noise: f64, rule: Rule) -> f64 {

@@ -1237,46 +1237,16 @@ pub fn run_case(
             ));
         }
     } else if let Some(b) = &base {
-        // The lower modes where both sides held two, else the medians (gate::with_lower_modes).
+        // The medians, the lower modes where both sides held two, this run's own lower mode
+        // where only it did (gate::against_stored).
+        let scale = if cfg.machine_factor {
+            factor.unwrap_or(1.0)
+        } else {
+            1.0
+        };
         let gated = |st: &Stats, batch: usize| {
-            let medians = stored_compare(st, b, factor, shift(b, batch), cfg, rule);
-            let lower = match (st.low, b.lower_modes()) {
-                (Some([ms, noise]), Some(lb)) => {
-                    let now = Stats {
-                        median_ms: ms,
-                        noise,
-                        ..st.clone()
-                    };
-                    Some((
-                        stored_compare(&now, &lb, factor, shift(&lb, batch), cfg, rule),
-                        ms,
-                    ))
-                }
-                _ => None,
-            };
-            // This run in two modes, the baseline's rounds in one: its lower mode against them.
-            let own = match (st.low, b.lower_modes()) {
-                (Some([ms, noise]), None) => {
-                    let now = Stats {
-                        median_ms: ms,
-                        noise,
-                        ..st.clone()
-                    };
-                    Some(stored_compare(&now, b, factor, shift(b, batch), cfg, rule))
-                }
-                _ => None,
-            };
-            let both = gate::with_lower_modes(medians, lower.map(|l| l.0));
-            let c = gate::with_own_lower_mode(both, own);
-            // This run's lower mode, where it kept the medians' slowdown from being called.
-            let own_low = st
-                .low
-                .filter(|_| both.change == Change::Slow && c.change != Change::Slow)
-                .map(|[ms, _]| ms);
-            let modes = lower
-                .filter(|l| l.0.change != Change::Ambiguous)
-                .map(|(l, ms)| [ms, ms / l.ratio]);
-            (c, modes, own_low)
+            let v = gate::against_stored(st, b, scale, |e| shift(e, batch), rule);
+            (v.comparison, v.lower_modes, v.own_lower_mode)
         };
         let (mut c, mut modes, mut own_low) = gated(&stats, samples.batch);
         // A suspected regression is re-measured in fresh rounds; the best round decides. Still
@@ -1610,31 +1580,6 @@ struct ThisMachine {
     key: String,
     host: String,
     ceilings: Option<crate::gpu::Ceilings>,
-}
-
-/// The stored-baseline comparison of `stats` with `b`: the baseline scaled by the machine
-/// factor when `KERNELGATE_MACHINE_FACTOR` is on, then moved by `shift_ms`, what this
-/// machine's timed window adds per launch ([`gate::overhead_shift_ms`]).
-fn stored_compare(
-    stats: &Stats,
-    b: &Entry,
-    factor: Option<f64>,
-    shift_ms: Option<f64>,
-    cfg: &Config,
-    rule: gate::Rule,
-) -> gate::Comparison {
-    let scale = if cfg.machine_factor {
-        factor.unwrap_or(1.0)
-    } else {
-        1.0
-    };
-    gate::compare_with(
-        stats.median_ms,
-        stats.noise,
-        b.median_ms * scale + shift_ms.unwrap_or(0.0),
-        b.noise,
-        rule,
-    )
 }
 
 fn median(xs: &[f64]) -> f64 {

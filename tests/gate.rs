@@ -202,3 +202,124 @@ fn a_runs_own_lower_mode_keeps_a_mode_switch_from_being_a_regression() {
     let same = compare(2.0920, 0.004, 2.0915, 0.004, 0.05);
     assert_eq!(with_own_lower_mode(same, Some(lower)), same);
 }
+
+mod against_stored {
+    use kernelgate::baseline::{Entry, Provenance, Round};
+    use kernelgate::gate::{against_stored, Change, Rule};
+    use kernelgate::stats::Stats;
+
+    const RULE: Rule = Rule {
+        tolerance: 0.05,
+        floor_ms: 0.3e-3,
+    };
+
+    fn env() -> Provenance {
+        Provenance {
+            gpu: "NVIDIA H200".into(),
+            compute_capability: "9.0".into(),
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+            sm_clock_mhz: 1980,
+            mem_clock_mhz: 3201,
+            date: "2026-11-26T03:00:00Z".into(),
+            source_hash: "abc".into(),
+        }
+    }
+
+    /// A round of `st` on `machine`, batch 1.
+    fn round(st: &Stats, machine: &str) -> Round {
+        Round {
+            median_ms: st.median_ms,
+            noise: st.noise,
+            n: st.n,
+            machine: machine.into(),
+            host: "vm".into(),
+            date: "2026-11-26T03:00:00Z".into(),
+            ceilings: None,
+            batch: Some(1),
+            l2_flush: None,
+            duty_hold: None,
+            variant: None,
+            low: st.low,
+        }
+    }
+
+    /// 20 samples around `ms` (0.05% jitter), `upper` of them 11% slower.
+    fn samples(ms: f64, upper: usize) -> Stats {
+        let v: Vec<f64> = (0..20)
+            .map(|i| {
+                let x = ms * (1.0 + 0.0005 * (i % 4) as f64);
+                if i < 20 - upper {
+                    x
+                } else {
+                    x * 1.11
+                }
+            })
+            .collect();
+        Stats::from_samples(&v).unwrap()
+    }
+
+    fn entry(per_machine: &[Stats]) -> Entry {
+        let rounds: Vec<Round> = per_machine
+            .iter()
+            .enumerate()
+            .map(|(i, st)| round(st, &format!("GPU-{i}")))
+            .collect();
+        Entry::from_rounds(&per_machine[0], rounds, env())
+    }
+
+    #[test]
+    fn one_mode_runs_are_judged_by_their_medians() {
+        let e = entry(&[samples(2.09, 0), samples(2.10, 0), samples(2.095, 0)]);
+        let same = against_stored(&samples(2.096, 0), &e, 1.0, |_| None, RULE);
+        assert_eq!(same.comparison.change, Change::Same);
+        assert_eq!((same.lower_modes, same.own_lower_mode), (None, None));
+        let slow = against_stored(&samples(2.096 * 1.1, 0), &e, 1.0, |_| None, RULE);
+        assert_eq!(slow.comparison.change, Change::Slow);
+        // The machine factor and the window shift move the baseline, not the run.
+        let scaled = against_stored(&samples(2.096 * 1.1, 0), &e, 1.1, |_| None, RULE);
+        assert_eq!(scaled.comparison.change, Change::Same);
+        let shifted = against_stored(&samples(2.096 * 1.1, 0), &e, 1.0, |_| Some(0.2), RULE);
+        assert_eq!(shifted.comparison.change, Change::Same);
+    }
+
+    #[test]
+    fn a_run_in_two_modes_against_one_mode_rounds_uses_its_own_lower_mode() {
+        let e = entry(&[samples(2.09, 0), samples(2.10, 0), samples(2.095, 0)]);
+        // Median in the slow mode (14 of 20 samples), 11% above the lower mode: within the
+        // modes' distance, so the medians alone are ambiguous.
+        let c = against_stored(&samples(2.095, 14), &e, 1.0, |_| None, RULE);
+        assert_eq!(c.comparison.change, Change::Ambiguous, "{c:?}");
+        assert_eq!(c.own_lower_mode, None);
+        // The lower mode 0.7% above the baseline (as on H200 GPU-999cf8a6): the medians read
+        // 1.118x, beyond the modes' distance, and the run's own lower mode keeps it ambiguous.
+        let run = samples(2.11, 14);
+        assert!(run.modes.is_some() && run.low.is_some());
+        let c = against_stored(&run, &e, 1.0, |_| None, RULE);
+        assert!(c.comparison.ratio > 1.11, "{c:?}");
+        assert_eq!(c.comparison.change, Change::Ambiguous, "{c:?}");
+        assert!((c.own_lower_mode.unwrap() - 2.11).abs() < 0.003, "{c:?}");
+        assert_eq!(c.lower_modes, None);
+        // The kernel 10% slower: both modes move, the call stands and names no lower mode.
+        let slower = samples(2.095 * 1.1, 14);
+        let c = against_stored(&slower, &e, 1.0, |_| None, RULE);
+        assert_eq!(c.comparison.change, Change::Slow, "{c:?}");
+        assert_eq!(c.own_lower_mode, None);
+    }
+
+    #[test]
+    fn runs_and_rounds_both_in_two_modes_are_decided_on_the_lower_modes() {
+        let e = entry(&[samples(2.10, 6), samples(2.10, 13), samples(2.10, 8)]);
+        let run = samples(2.10, 14);
+        let c = against_stored(&run, &e, 1.0, |_| None, RULE);
+        assert_eq!(c.comparison.change, Change::Same, "{c:?}");
+        let [now, base] = c.lower_modes.expect("decided on the lower modes");
+        assert!(
+            (now - 2.10).abs() < 0.003 && (base - 2.10).abs() < 0.003,
+            "{c:?}"
+        );
+        let c = against_stored(&samples(2.10 * 1.1, 14), &e, 1.0, |_| None, RULE);
+        assert_eq!(c.comparison.change, Change::Slow, "{c:?}");
+        assert!(c.lower_modes.is_some());
+    }
+}
