@@ -154,42 +154,23 @@ pub fn replay_entry(case: &str, entry: &Entry, rule: Rule) -> Vec<Trial> {
         }
         held.sort_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
         let now = held[(held.len() - 1) / 2];
-        // An entry's centre moved by what the held-out machine's timed window costs over its rounds'.
-        let centre_of = |e: &Entry| {
-            e.median_ms
-                + gate::overhead_shift_ms(
-                    e.overhead_ms,
-                    e.ceilings(),
-                    now.ceilings,
-                    now.batch.unwrap_or(1),
-                )
-                .unwrap_or(0.0)
+        // What the held-out machine's timed window adds over an entry's rounds'.
+        let shift = |e: &Entry| {
+            gate::overhead_shift_ms(
+                e.overhead_ms,
+                e.ceilings(),
+                now.ceilings,
+                now.batch.unwrap_or(1),
+            )
         };
-        let centre = centre_of(&base);
-        // Where the held-out round and the training rounds both held two modes, the lower modes
-        // decide when they make a call (gate::with_lower_modes); a slowdown moves both modes.
-        let lower = now
-            .low
-            .zip(base.lower_modes())
-            .map(|([ms, noise], lb)| (ms, noise, centre_of(&lb), lb.noise));
+        let centre = base.median_ms + shift(&base).unwrap_or(0.0);
+        // The gate's own call (gate::against_stored: the medians, the lower modes where both
+        // sides held two, the held-out round's own lower mode where only it did), with the
+        // held-out round made `f` times slower (a slowdown moves both of its modes).
         let call = |f: f64| {
-            let medians = gate::compare_with(
-                now.median_ms * f,
-                now.noise_with_modes(),
-                centre,
-                base.noise,
-                rule,
-            );
-            let lower =
-                lower.map(|(ms, noise, c, bn)| gate::compare_with(ms * f, noise, c, bn, rule));
-            // Two modes held out against a one-mode baseline: its lower mode against the medians.
-            let own = match (now.low, base.lower_modes()) {
-                (Some([ms, noise]), None) => {
-                    Some(gate::compare_with(ms * f, noise, centre, base.noise, rule))
-                }
-                _ => None,
-            };
-            gate::with_own_lower_mode(gate::with_lower_modes(medians, lower), own).change
+            gate::against_stored(gate::RunSummary::of_round(now, f), &base, 1.0, shift, rule)
+                .comparison
+                .change
         };
         out.push(Trial {
             case: case.to_string(),

@@ -149,14 +149,49 @@ pub struct StoredCall {
     pub own_lower_mode: Option<f64>,
 }
 
-/// A run's `stats` against the stored entry `base`, as the test gate calls it: the baseline's
+/// What [`against_stored`] needs of a run: its median (ms), the noise of that median (relative),
+/// and its lower mode with that mode's noise where its samples held two
+/// ([`crate::stats::Stats::low`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSummary {
+    /// Median, ms.
+    pub median_ms: f64,
+    /// Relative 95% CI half-width of the median (with the modes' distance where there are two).
+    pub noise: f64,
+    /// Lower mode (ms) and its relative noise, where the samples held two modes.
+    pub low: Option<[f64; 2]>,
+}
+
+impl RunSummary {
+    /// A run's statistics as the gate reads them.
+    pub fn of(stats: &crate::stats::Stats) -> RunSummary {
+        RunSummary {
+            median_ms: stats.median_ms,
+            noise: stats.noise,
+            low: stats.low,
+        }
+    }
+
+    /// A stored round as the replay reads it ([`crate::baseline::Round::noise_with_modes`]),
+    /// its median and lower mode times `f` (a simulated slowdown).
+    pub fn of_round(r: &crate::baseline::Round, f: f64) -> RunSummary {
+        RunSummary {
+            median_ms: r.median_ms * f,
+            noise: r.noise_with_modes(),
+            low: r.low.map(|[ms, n]| [ms * f, n]),
+        }
+    }
+}
+
+/// A run against the stored entry `base`, as the test gate and the replay (`kernelgate
+/// crossval`) call it: the baseline's
 /// centre scaled by `scale` (the machine factor, or 1) and moved by `shift_ms` of the entry
 /// compared with (what this machine's timed window adds per launch, [`overhead_shift_ms`]);
 /// the medians by [`compare_with`], then the lower modes where both sides held two
 /// ([`with_lower_modes`], against [`crate::baseline::Entry::lower_modes`]), else this run's
 /// own lower mode against the same baseline ([`with_own_lower_mode`]).
 pub fn against_stored(
-    stats: &crate::stats::Stats,
+    run: RunSummary,
     base: &crate::baseline::Entry,
     scale: f64,
     shift_ms: impl Fn(&crate::baseline::Entry) -> Option<f64>,
@@ -171,13 +206,13 @@ pub fn against_stored(
             rule,
         )
     };
-    let medians = cmp(stats.median_ms, stats.noise, base);
+    let medians = cmp(run.median_ms, run.noise, base);
     let base_lower = base.lower_modes();
-    let lower = match (stats.low, &base_lower) {
+    let lower = match (run.low, &base_lower) {
         (Some([ms, noise]), Some(lb)) => Some((cmp(ms, noise, lb), ms)),
         _ => None,
     };
-    let own = match (stats.low, &base_lower) {
+    let own = match (run.low, &base_lower) {
         (Some([ms, noise]), None) => Some(cmp(ms, noise, base)),
         _ => None,
     };
@@ -188,7 +223,7 @@ pub fn against_stored(
         lower_modes: lower
             .filter(|l| l.0.change != Change::Ambiguous)
             .map(|(l, ms)| [ms, ms / l.ratio]),
-        own_lower_mode: stats
+        own_lower_mode: run
             .low
             .filter(|_| both.change == Change::Slow && comparison.change != Change::Slow)
             .map(|[ms, _]| ms),

@@ -1245,7 +1245,13 @@ pub fn run_case(
             1.0
         };
         let gated = |st: &Stats, batch: usize| {
-            let v = gate::against_stored(st, b, scale, |e| shift(e, batch), rule);
+            let v = gate::against_stored(
+                gate::RunSummary::of(st),
+                b,
+                scale,
+                |e| shift(e, batch),
+                rule,
+            );
             (v.comparison, v.lower_modes, v.own_lower_mode)
         };
         let (mut c, mut modes, mut own_low) = gated(&stats, samples.batch);

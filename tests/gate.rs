@@ -205,13 +205,23 @@ fn a_runs_own_lower_mode_keeps_a_mode_switch_from_being_a_regression() {
 
 mod against_stored {
     use kernelgate::baseline::{Entry, Provenance, Round};
-    use kernelgate::gate::{against_stored, Change, Rule};
+    use kernelgate::gate::{against_stored, Change, Rule, RunSummary, StoredCall};
     use kernelgate::stats::Stats;
 
     const RULE: Rule = Rule {
         tolerance: 0.05,
         floor_ms: 0.3e-3,
     };
+
+    /// `stats` against `e` with the machine factor `scale` and the window shift `shift`.
+    fn against(
+        stats: &Stats,
+        e: &Entry,
+        scale: f64,
+        shift: impl Fn(&Entry) -> Option<f64>,
+    ) -> StoredCall {
+        against_stored(RunSummary::of(stats), e, scale, shift, RULE)
+    }
 
     fn env() -> Provenance {
         Provenance {
@@ -271,15 +281,15 @@ mod against_stored {
     #[test]
     fn one_mode_runs_are_judged_by_their_medians() {
         let e = entry(&[samples(2.09, 0), samples(2.10, 0), samples(2.095, 0)]);
-        let same = against_stored(&samples(2.096, 0), &e, 1.0, |_| None, RULE);
+        let same = against(&samples(2.096, 0), &e, 1.0, |_| None);
         assert_eq!(same.comparison.change, Change::Same);
         assert_eq!((same.lower_modes, same.own_lower_mode), (None, None));
-        let slow = against_stored(&samples(2.096 * 1.1, 0), &e, 1.0, |_| None, RULE);
+        let slow = against(&samples(2.096 * 1.1, 0), &e, 1.0, |_| None);
         assert_eq!(slow.comparison.change, Change::Slow);
         // The machine factor and the window shift move the baseline, not the run.
-        let scaled = against_stored(&samples(2.096 * 1.1, 0), &e, 1.1, |_| None, RULE);
+        let scaled = against(&samples(2.096 * 1.1, 0), &e, 1.1, |_| None);
         assert_eq!(scaled.comparison.change, Change::Same);
-        let shifted = against_stored(&samples(2.096 * 1.1, 0), &e, 1.0, |_| Some(0.2), RULE);
+        let shifted = against(&samples(2.096 * 1.1, 0), &e, 1.0, |_| Some(0.2));
         assert_eq!(shifted.comparison.change, Change::Same);
     }
 
@@ -288,21 +298,21 @@ mod against_stored {
         let e = entry(&[samples(2.09, 0), samples(2.10, 0), samples(2.095, 0)]);
         // Median in the slow mode (14 of 20 samples), 11% above the lower mode: within the
         // modes' distance, so the medians alone are ambiguous.
-        let c = against_stored(&samples(2.095, 14), &e, 1.0, |_| None, RULE);
+        let c = against(&samples(2.095, 14), &e, 1.0, |_| None);
         assert_eq!(c.comparison.change, Change::Ambiguous, "{c:?}");
         assert_eq!(c.own_lower_mode, None);
         // The lower mode 0.7% above the baseline (as on H200 GPU-999cf8a6): the medians read
         // 1.118x, beyond the modes' distance, and the run's own lower mode keeps it ambiguous.
         let run = samples(2.11, 14);
         assert!(run.modes.is_some() && run.low.is_some());
-        let c = against_stored(&run, &e, 1.0, |_| None, RULE);
+        let c = against(&run, &e, 1.0, |_| None);
         assert!(c.comparison.ratio > 1.11, "{c:?}");
         assert_eq!(c.comparison.change, Change::Ambiguous, "{c:?}");
         assert!((c.own_lower_mode.unwrap() - 2.11).abs() < 0.003, "{c:?}");
         assert_eq!(c.lower_modes, None);
         // The kernel 10% slower: both modes move, the call stands and names no lower mode.
         let slower = samples(2.095 * 1.1, 14);
-        let c = against_stored(&slower, &e, 1.0, |_| None, RULE);
+        let c = against(&slower, &e, 1.0, |_| None);
         assert_eq!(c.comparison.change, Change::Slow, "{c:?}");
         assert_eq!(c.own_lower_mode, None);
     }
@@ -311,14 +321,14 @@ mod against_stored {
     fn runs_and_rounds_both_in_two_modes_are_decided_on_the_lower_modes() {
         let e = entry(&[samples(2.10, 6), samples(2.10, 13), samples(2.10, 8)]);
         let run = samples(2.10, 14);
-        let c = against_stored(&run, &e, 1.0, |_| None, RULE);
+        let c = against(&run, &e, 1.0, |_| None);
         assert_eq!(c.comparison.change, Change::Same, "{c:?}");
         let [now, base] = c.lower_modes.expect("decided on the lower modes");
         assert!(
             (now - 2.10).abs() < 0.003 && (base - 2.10).abs() < 0.003,
             "{c:?}"
         );
-        let c = against_stored(&samples(2.10 * 1.1, 14), &e, 1.0, |_| None, RULE);
+        let c = against(&samples(2.10 * 1.1, 14), &e, 1.0, |_| None);
         assert_eq!(c.comparison.change, Change::Slow, "{c:?}");
         assert!(c.lower_modes.is_some());
     }
