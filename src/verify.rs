@@ -53,8 +53,9 @@ impl Tolerance {
     }
 }
 
-/// Reference values for a subset of one output tensor's elements.
-#[derive(Debug, Clone, PartialEq)]
+/// Reference values for a subset of one output tensor's elements (`Default`: none yet, of
+/// output 0, as a family fills check groups one row at a time).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Expected {
     /// Which output tensor (index into the family's output list).
     pub output: usize,

@@ -1,41 +1,25 @@
 //! `kernelgate crossval`: the leave-one-machine-out replay of the gate over stored rounds.
 
-use kernelgate::baseline::{load_file, BaselineFile, Entry, Provenance, Round, SCHEMA};
+use kernelgate::baseline::{load_file, BaselineFile, Entry, Round, SCHEMA};
 use kernelgate::crossval::{render, replay, replay_entry};
 use kernelgate::gate::{Change, Rule};
 use kernelgate::stats::Stats;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn env() -> Provenance {
-    Provenance {
-        gpu: "NVIDIA H200".into(),
-        compute_capability: "9.0".into(),
-        driver: "580.159.04".into(),
-        cuda: "13.0".into(),
-        sm_clock_mhz: 1980,
-        mem_clock_mhz: 3201,
-        date: "2026-11-25T03:00:00Z".into(),
-        source_hash: "abc".into(),
-    }
-}
+mod common;
+use common::{h200_provenance as env, stored_round as round};
 
-/// A round of `median_us` on `machine`, noise 0.3%, batch 1.
-fn round(median_us: f64, machine: &str) -> Round {
-    Round {
-        median_ms: median_us * 1e-3,
-        noise: 0.003,
-        n: 50,
-        machine: machine.into(),
-        host: "vm".into(),
-        date: "2026-11-25T03:00:00Z".into(),
-        ceilings: None,
-        batch: Some(1),
-        l2_flush: None,
-        duty_hold: None,
-        variant: None,
-        low: None,
-    }
+/// One round per machine (`GPU-0`, `GPU-1`, ...) at these medians (ms), one mode, `noise`.
+fn one_mode_machines(medians_ms: &[f64], noise: f64) -> Vec<Round> {
+    medians_ms
+        .iter()
+        .enumerate()
+        .map(|(i, ms)| Round {
+            noise,
+            ..round(ms * 1e3, &format!("GPU-{i}"))
+        })
+        .collect()
 }
 
 fn entry(rounds: Vec<Round>) -> Entry {
@@ -251,16 +235,12 @@ fn a_mode_switch_is_no_regression_and_the_lower_modes_still_catch_a_slowdown() {
 /// the replay called a regression; the distance over the lower mode (12.0%) covers the switch.
 #[test]
 fn one_machine_in_the_slow_mode_of_two_is_no_regression() {
-    let mut rounds: Vec<Round> = [
-        2.0276, 2.0243, 2.0278, 2.0253, 2.0270, 2.0258, 2.0253, 2.0219, 2.0282, 2.0365, 2.0271,
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, ms)| Round {
-        noise: 0.0012,
-        ..round(ms * 1e3, &format!("GPU-{i}"))
-    })
-    .collect();
+    let mut rounds = one_mode_machines(
+        &[
+            2.0276, 2.0243, 2.0278, 2.0253, 2.0270, 2.0258, 2.0253, 2.0219, 2.0282, 2.0365, 2.0271,
+        ],
+        0.0012,
+    );
     // The stored round as imported before session 26.
     rounds.push(Round {
         median_ms: 2.267519950866699,
@@ -289,16 +269,12 @@ fn one_machine_in_the_slow_mode_of_two_is_no_regression() {
 /// the 1.119x of its median; its own lower mode against the baseline reads the same speed.
 #[test]
 fn a_held_out_run_in_two_modes_is_judged_by_its_lower_mode_too() {
-    let mut rounds: Vec<Round> = [
-        2.0902, 2.1047, 2.0912, 2.0899, 2.0917, 2.0913, 2.0897, 2.1049, 2.0927, 2.1105, 2.1050,
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, ms)| Round {
-        noise: 0.001,
-        ..round(ms * 1e3, &format!("GPU-{i}"))
-    })
-    .collect();
+    let mut rounds = one_mode_machines(
+        &[
+            2.0902, 2.1047, 2.0912, 2.0899, 2.0917, 2.0913, 2.0897, 2.1049, 2.0927, 2.1105, 2.1050,
+        ],
+        0.001,
+    );
     rounds.push(Round {
         median_ms: 2.3403,
         noise: 0.10179266157454357,

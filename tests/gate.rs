@@ -203,8 +203,11 @@ fn a_runs_own_lower_mode_keeps_a_mode_switch_from_being_a_regression() {
     assert_eq!(with_own_lower_mode(same, Some(lower)), same);
 }
 
+mod common;
+
 mod against_stored {
-    use kernelgate::baseline::{Entry, Provenance, Round};
+    use super::common::{h200_provenance, stored_round};
+    use kernelgate::baseline::{Entry, Round};
     use kernelgate::gate::{against_stored, Change, Rule, RunSummary, StoredCall};
     use kernelgate::stats::Stats;
 
@@ -223,34 +226,14 @@ mod against_stored {
         against_stored(RunSummary::of(stats), e, scale, shift, RULE)
     }
 
-    fn env() -> Provenance {
-        Provenance {
-            gpu: "NVIDIA H200".into(),
-            compute_capability: "9.0".into(),
-            driver: "580.159.04".into(),
-            cuda: "13.0".into(),
-            sm_clock_mhz: 1980,
-            mem_clock_mhz: 3201,
-            date: "2026-11-26T03:00:00Z".into(),
-            source_hash: "abc".into(),
-        }
-    }
-
     /// A round of `st` on `machine`, batch 1.
     fn round(st: &Stats, machine: &str) -> Round {
         Round {
             median_ms: st.median_ms,
             noise: st.noise,
             n: st.n,
-            machine: machine.into(),
-            host: "vm".into(),
-            date: "2026-11-26T03:00:00Z".into(),
-            ceilings: None,
-            batch: Some(1),
-            l2_flush: None,
-            duty_hold: None,
-            variant: None,
             low: st.low,
+            ..stored_round(0.0, machine)
         }
     }
 
@@ -275,7 +258,7 @@ mod against_stored {
             .enumerate()
             .map(|(i, st)| round(st, &format!("GPU-{i}")))
             .collect();
-        Entry::from_rounds(&per_machine[0], rounds, env())
+        Entry::from_rounds(&per_machine[0], rounds, h200_provenance())
     }
 
     #[test]

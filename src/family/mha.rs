@@ -262,12 +262,7 @@ impl Family for Mha {
                     .collect();
                 let vis = visible_keys(i as u64, sq as u64, sk as u64, causal);
                 let o = attend_row(&q, k, v, d, vis, scale);
-                let e = bands.entry(key_band(vis)).or_insert(Expected {
-                    output: 0,
-                    indices: Vec::new(),
-                    values: Vec::new(),
-                    slack: Vec::new(),
-                });
+                let e = bands.entry(key_band(vis)).or_default();
                 e.indices.extend(row0..row0 + d);
                 e.values.extend(o);
             }

@@ -545,12 +545,7 @@ impl Family for Nsa {
             let (b, t) = (bt / p.t, bt % p.t);
             let (sel, count) = selected_row(&p, seed, b, t, hq / p.g());
             let n_slc = selected_keys(&p, t, &sel, count).len();
-            let e = bands.entry(band(n_slc, p.keys_swa(t))).or_insert(Expected {
-                output: 0,
-                indices: Vec::new(),
-                values: Vec::new(),
-                slack: Vec::new(),
-            });
+            let e = bands.entry(band(n_slc, p.keys_swa(t))).or_default();
             e.indices.extend(r * p.d..(r + 1) * p.d);
             e.values
                 .extend(reference_row(&p, &src, b, t, hq, &sel, count));

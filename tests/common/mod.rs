@@ -1,6 +1,7 @@
 //! Hand-made values shared by the integration tests (deterministic: no clock, no GPU).
 #![allow(dead_code)]
 
+use kernelgate::baseline::{Provenance, Round};
 use kernelgate::case::{Dtype, Shape};
 use kernelgate::config::Config;
 use kernelgate::gpu::GpuInfo;
@@ -187,4 +188,36 @@ pub fn files_in(dir: &std::path::Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// The provenance of a hand-made H200 baseline entry.
+pub fn h200_provenance() -> Provenance {
+    Provenance {
+        gpu: "NVIDIA H200".into(),
+        compute_capability: "9.0".into(),
+        driver: "580.159.04".into(),
+        cuda: "13.0".into(),
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 3201,
+        date: "2026-11-25T03:00:00Z".into(),
+        source_hash: "abc".into(),
+    }
+}
+
+/// A stored round of `median_us` on `machine`: noise 0.3%, 50 samples, batch 1, one mode.
+pub fn stored_round(median_us: f64, machine: &str) -> Round {
+    Round {
+        median_ms: median_us * 1e-3,
+        noise: 0.003,
+        n: 50,
+        machine: machine.into(),
+        host: "vm".into(),
+        date: "2026-11-25T03:00:00Z".into(),
+        ceilings: None,
+        batch: Some(1),
+        l2_flush: None,
+        duty_hold: None,
+        variant: None,
+        low: None,
+    }
 }
