@@ -187,6 +187,20 @@ static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorM
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
         : "memory");
 }
+// 4-D tiled load (the NSA entries' {D, heads, T, B} maps of [B, T, heads, D] tensors).
+static __device__ __forceinline__ void tma_load_4d(unsigned dst, const CUtensorMap* map, unsigned bar, int c0, int c1,
+                                                   int c2, int c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+}
+// 4-byte cp.async (the NSA producer stages each token's block indices in shared memory).
+static __device__ __forceinline__ void cp_async4(unsigned dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 static __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, unsigned src, int c0, int c1, int c2) {
     asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
                      reinterpret_cast<unsigned long long>(map)),
@@ -356,7 +370,7 @@ static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigne
 
 #define MW_NEG_INF __int_as_float(0xff800000)
 
-template <int D, int BN, int STAGES, int NC> struct Layout {
+template <int D, int BN, int STAGES, int NC, bool NSA = false> struct Layout {
     static constexpr int BM = 64 * NC;
     static constexpr unsigned Q_BOX = BM * 128;          // one 64-col box of Q
     static constexpr unsigned Q_BYTES = Q_BOX * (D / 64);
@@ -366,7 +380,8 @@ template <int D, int BN, int STAGES, int NC> struct Layout {
     // The TMA-store staging area, when it fits beside Q and the K/V ring (not at d128 BN 176).
     static constexpr unsigned MAIN_BYTES = Q_BYTES + 2 * STAGES * KV_TILE;
     static constexpr unsigned STAGING = O_BOX * (D / 64) * NC;
-    static constexpr bool STORE = MHA_WG_TMA_STORE && 1024 + MAIN_BYTES + STAGING + 256 <= 232448;
+    // (The NSA entries store O from registers: their output is [B, T, HQ, D] and gated.)
+    static constexpr bool STORE = !NSA && MHA_WG_TMA_STORE && 1024 + MAIN_BYTES + STAGING + 256 <= 232448;
     static constexpr unsigned O_BYTES = STORE ? STAGING : 0;
     static constexpr unsigned Q_OFF = 0;
     static constexpr unsigned K_OFF = Q_BYTES;
@@ -380,27 +395,11 @@ template <int D, int BN, int STAGES, int NC> struct Layout {
     static_assert(KV_BOX % 1024 == 0, "SW128 atoms need 1024-B aligned boxes");
 };
 
-// One consumer warpgroup's softmax step on a fresh score tile `s` (raw Q·Kᵀ): masks (when
-// `edge`), updates the running max/sum, turns s into p in place and returns the O correction
-// factors (corr[rr] for row rr of this thread).
-template <int BN, bool CAUSAL>
-static __device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&row_m)[2], float (&row_l)[2],
-                                                    float (&corr)[2], bool edge, int n0, int row0, int Sk,
-                                                    int diag, float scale_log2) {
-    const int lane = threadIdx.x & 31;
-    const int t = lane & 3;
-    if (edge) {
-#pragma unroll
-        for (int i = 0; i < BN / 8; ++i) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int key = n0 + i * 8 + t * 2 + (e & 1);
-                const int row = row0 + (e >> 1) * 8;
-                const bool masked = key >= Sk || (CAUSAL && key > row + diag);
-                s[4 * i + e] = masked ? MW_NEG_INF : s[4 * i + e];
-            }
-        }
-    }
+// The online-softmax update of a masked score tile: running max and sum, s turned into p in
+// place, the O correction factors in corr.
+template <int BN>
+static __device__ __forceinline__ void row_update(float (&s)[BN / 2], float (&row_m)[2], float (&row_l)[2],
+                                                  float (&corr)[2], float scale_log2) {
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
         float mx = MW_NEG_INF;
@@ -423,6 +422,77 @@ static __device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&
             sum += p0 + p1;
         }
         row_l[rr] = row_l[rr] * corr[rr] + sum;  // per-thread partial sum, reduced in the epilogue
+    }
+}
+
+// One consumer warpgroup's softmax step on a fresh score tile `s` (raw Q·Kᵀ): masks (when
+// `edge`), updates the running max/sum, turns s into p in place and returns the O correction
+// factors (corr[rr] for row rr of this thread).
+template <int BN, bool CAUSAL>
+static __device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&row_m)[2], float (&row_l)[2],
+                                                    float (&corr)[2], bool edge, int n0, int row0, int Sk,
+                                                    int diag, float scale_log2) {
+    const int lane = threadIdx.x & 31;
+    const int t = lane & 3;
+    if (edge) {
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = n0 + i * 8 + t * 2 + (e & 1);
+                const int row = row0 + (e >> 1) * 8;
+                const bool masked = key >= Sk || (CAUSAL && key > row + diag);
+                s[4 * i + e] = masked ? MW_NEG_INF : s[4 * i + e];
+            }
+        }
+    }
+    row_update<BN>(s, row_m, row_l, corr, scale_log2);
+}
+
+// NSA entries: the score tile of key tile n0 .. n0 + BN − 1 for this thread's rows (tokens)
+// row0 and row0 + 8. mult[rr] holds row rr's multiplicity of each of the tile's BN / BS blocks
+// (byte kb: how many of the token's valid slots name block kb of the tile; 0 = not selected).
+// A key is live for a row iff its block's multiplicity is nonzero and key <= token (causal);
+// a block listed m times counts m times in the softmax (p and the row sum times m). The block
+// mask is one add per element (0 or −inf per row and block); the causal compare runs only on
+// tiles that reach past the warpgroup's first token (`diag`).
+template <int BN, int BS>
+static __device__ __forceinline__ void softmax_nsa(float (&s)[BN / 2], float (&row_m)[2], float (&row_l)[2],
+                                                   float (&corr)[2], const unsigned (&mult)[2], int n0, int row0,
+                                                   bool diag, float scale_log2) {
+    const int t = threadIdx.x & 3;
+    float bias[2][BN / BS];
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr)
+#pragma unroll
+        for (int kb = 0; kb < BN / BS; ++kb) bias[rr][kb] = (mult[rr] >> (8 * kb)) & 0xffu ? 0.f : MW_NEG_INF;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[4 * i + e] += bias[e >> 1][(i * 8) / BS];
+    if (diag) {
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = n0 + i * 8 + t * 2 + (e & 1);
+                s[4 * i + e] = key > row0 + (e >> 1) * 8 ? MW_NEG_INF : s[4 * i + e];
+            }
+        }
+    }
+    row_update<BN>(s, row_m, row_l, corr, scale_log2);
+    if (((mult[0] | mult[1]) & 0xfefefefeu) != 0u) {
+        // A block listed more than once (never in the generated inputs): scale its weights.
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int rr = e >> 1;
+                const float m = (float)((mult[rr] >> (8 * ((i * 8) / BS))) & 0xffu);
+                row_l[rr] += (m - 1.f) * s[4 * i + e];
+                s[4 * i + e] *= m;
+            }
+        }
     }
 }
 
@@ -483,6 +553,14 @@ static __device__ __forceinline__ Tile decode_tile(int tile, int n_m, int H, int
     w.chunk = 0;
     return w;
 }
+// NSA work tile u: m-block-major (u = r·B·H + b·H + h, m-block n_m − 1 − r), so every head's
+// last (longest) tile comes before any head's second-longest: the tile counter hands out work
+// longest first across the whole launch, not per head.
+template <int BM, int BN>
+static __device__ __forceinline__ Tile decode_nsa(int u, int n_m, int B, int H, int Hkv, int Sq) {
+    const int r = u / (B * H);
+    return decode_tile<BM, BN, true>((u - r * B * H) * n_m + r, n_m, H, Hkv, Sq, Sq);
+}
 // Work unit u: tiles below split_from are whole; each tile from split_from on is split into
 // split_c chunks of its key range (units split_from + slot·split_c + chunk), the split-KV tail.
 template <int BM, int BN, bool CAUSAL>
@@ -500,13 +578,34 @@ static __device__ __forceinline__ Tile decode_unit(int u, int n_m, int H, int Hk
     return w;
 }
 
-template <typename T, int D, int BN, int STAGES, int NC, bool CAUSAL, bool OVERLAP, bool PINGPONG>
+// What the NSA entries add (kernels/nsa_wgmma.cu; unused when NSA_BS = 0).
+template <typename T> struct NsaArgs {
+    const T* g_slc;   // [B, T, HQ] gate of the selected branch
+    const int* idx;   // [B, T, H, S] block indices
+    const int* cnt;   // [B, T, H] block counts
+    int S;            // slots per token
+    int nkv_max;      // ceil(T / BN): key tiles of the longest tile (<= 64)
+};
+// NSA shared memory, after the barrier area: two list buffers of nsa_words(BM, nkv_max) words,
+// each: [0] the tile's key-tile count n, [8 + 2w], [9 + 2w] producer warp w's union bits,
+// [16, 16 + nkv_max) the ascending key tiles, then the multiplicities masks[kvt·BM + row];
+// then BM·S words where producer thread i stages its token's S block indices.
+static __host__ __device__ constexpr int nsa_words(int bm, int nkv_max) { return 16 + nkv_max + bm * nkv_max; }
+
+template <typename T, int D, int BN, int STAGES, int NC, bool CAUSAL, bool OVERLAP, bool PINGPONG, int NSA_BS = 0>
 static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CUtensorMap* tmK,
                                                 const CUtensorMap* tmV, const CUtensorMap* tmO,
                                                 T* __restrict__ O, unsigned* sched, int B, int H, int Hkv,
                                                 int Sq, int Sk, float scale_log2, int split_from, int split_c,
-                                                float* __restrict__ part, unsigned* __restrict__ part_cnt) {
-    using L = Layout<D, BN, STAGES, NC>;
+                                                float* __restrict__ part, unsigned* __restrict__ part_cnt,
+                                                const NsaArgs<T> nsa = {}) {
+    // NSA_BS > 0: the NSA selected-block branch (kernels/nsa_wgmma.cu). Rows of a tile are BM
+    // consecutive tokens of one query head (H = HQ, Hkv = KV heads, Sq = Sk = T), the key tiles
+    // are those holding a block some row selected, and each element is masked by its row's
+    // multiplicity of the key's block and by causality (softmax_nsa).
+    constexpr bool NSA = NSA_BS > 0;
+    static_assert(!NSA || (CAUSAL && NC == 2 && BN % NSA_BS == 0), "NSA: causal, 2 consumer WGs, BS | BN");
+    using L = Layout<D, BN, STAGES, NC, NSA>;
     constexpr int BM = L::BM;
     constexpr bool BF16 = Pack<T>::BF16;
     // Q in registers for Q·Kᵀ (MHA_WG_QREG): d128 with 2 consumer warpgroups (240 registers;
@@ -530,6 +629,11 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
 #define MW_VFULL(s) (bar + 8u * (2u + 2 * STAGES + (unsigned)(s)))
 #define MW_VEMPTY(s) (bar + 8u * (2u + 3 * STAGES + (unsigned)(s)))
 #define MW_SLOT (bar + 8u * (2u + 4 * STAGES))
+// NSA: list_empty[2] (consumers are done with a list buffer) and the next tile for the producer WG.
+#define MW_LEMPTY(b) (bar + 192u + 8u * (unsigned)(b))
+#define MW_NEXT (bar + 208u)
+    const unsigned nsa_s = base + L::BAR_OFF + 256u;
+    const int nsa_bufw = NSA ? nsa_words(L::BM, nsa.nkv_max) : 0;
 
     const int tid = threadIdx.x;
     const int wg = tid >> 7;
@@ -549,6 +653,15 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             mbar_init(MW_VFULL(s), 1);
             mbar_init(MW_VEMPTY(s), EMPTY_ARRIVALS);
         }
+        if constexpr (NSA) {
+            mbar_init(MW_LEMPTY(0), EMPTY_ARRIVALS);
+            mbar_init(MW_LEMPTY(1), EMPTY_ARRIVALS);
+            unsigned dyn;
+            asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+            if (dyn < L::SMEM + 2u * 4u * (unsigned)nsa_bufw + 4u * (unsigned)(BM * nsa.S) || nsa.nkv_max > 64 ||
+                nsa.nkv_max * BN < Sq)
+                __trap();
+        }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
@@ -557,7 +670,120 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     if (wg == 0) {
         // ------------------------------ producer ------------------------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
-        if (tid == 0) {
+        if constexpr (NSA) {
+            // The whole producer warpgroup builds each tile's lists (thread i: token m0 + i),
+            // then thread 0 publishes the tile and issues its TMA loads; the others wait for
+            // the next tile index on named barrier NSA_BAR. Building tile k waits only for the
+            // consumers to finish tile k − 2 (the other list buffer), so it overlaps the last
+            // key tiles of tile k − 1.
+            constexpr int NSA_BAR = 8;
+            const int nkv_max = nsa.nkv_max;
+            const int pw = tid >> 5, pl = tid & 31;
+            if (tid == 0) {
+                asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmQ)) : "memory");
+                asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmK)) : "memory");
+                asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmV)) : "memory");
+            }
+            int tile = blockIdx.x;
+            unsigned it = 0;
+            for (unsigned k = 0;; ++k) {
+                if (tile >= units) {
+                    if (tid == 0) {
+                        mbar_wait(MW_QEMPTY, (k & 1u) ^ 1u);
+                        st_shared_s32(MW_SLOT, -1);
+                        mbar_arrive(MW_QFULL);  // publishes -1: the consumers stop
+                    }
+                    break;
+                }
+                const Tile w = decode_nsa<BM, BN>(tile, n_m, B, H, Hkv, Sq);
+                const int b = w.bh / H, hq = w.bh - b * H, hkv = w.bhkv - b * Hkv;
+                const unsigned buf = nsa_s + (k & 1u) * 4u * (unsigned)nsa_bufw;
+                const unsigned masks = buf + 4u * (16u + (unsigned)nkv_max);
+                const int tok = w.m0 + tid;
+                const int ext = (min(Sq, w.m0 + BM) - 1) / BN + 1;  // key tiles up to the last token
+                // This token's S slots, all in flight at once (cp.async into its staging row),
+                // and its count, before waiting for the list buffer.
+                const unsigned stage = nsa_s + 8u * (unsigned)nsa_bufw + 4u * (unsigned)(tid * nsa.S);
+                int c = 0;
+                if (tok < Sq) {
+                    const long long row = ((long long)b * Sq + tok) * Hkv + hkv;
+                    const int* ip = nsa.idx + row * nsa.S;
+                    for (int q = 0; q < nsa.S; ++q) cp_async4(stage + 4u * (unsigned)q, ip + q);
+                    c = __ldg(nsa.cnt + row);
+                    c = c < 0 ? 0 : (c > nsa.S ? nsa.S : c);
+                }
+                mbar_wait(MW_LEMPTY(k & 1u), ((k >> 1) & 1u) ^ 1u);
+                for (int j = 0; j < ext; ++j) st_shared_u32(masks + 4u * (unsigned)(j * BM + tid), 0u);
+                unsigned u0 = 0u, u1 = 0u;  // key tiles this token selected a block of
+                cp_async_wait_all();
+                for (int q = 0; q < c; ++q) {
+                    const int id = ld_shared_s32(stage + 4u * (unsigned)q);
+                    // Kept as the reference keeps it: 0 <= idx and idx·bs <= token.
+                    if (id >= 0 && id <= tok / NSA_BS) {
+                        const int kvt = id * NSA_BS / BN, kb = (id * NSA_BS % BN) / NSA_BS;
+                        const unsigned a = masks + 4u * (unsigned)(kvt * BM + tid);
+                        st_shared_u32(a, (unsigned)ld_shared_s32(a) + (1u << (8 * kb)));
+                        if (kvt < 32) u0 |= 1u << kvt;
+                        else u1 |= 1u << (kvt - 32);
+                    }
+                }
+                u0 = __reduce_or_sync(0xffffffffu, u0);
+                u1 = __reduce_or_sync(0xffffffffu, u1);
+                if (pl == 0) {
+                    st_shared_u32(buf + 4u * (8u + 2u * pw), u0);
+                    st_shared_u32(buf + 4u * (9u + 2u * pw), u1);
+                }
+                named_sync(NSA_BAR, 128);
+                if (tid == 0) {
+                    unsigned a0 = 0u, a1 = 0u;
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        a0 |= (unsigned)ld_shared_s32(buf + 4u * (8u + 2u * q));
+                        a1 |= (unsigned)ld_shared_s32(buf + 4u * (9u + 2u * q));
+                    }
+                    int n = 0;
+                    for (; a0; a0 &= a0 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a0) - 1);
+                    for (; a1; a1 &= a1 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a1) + 31);
+                    st_shared_s32(buf, n);
+                    mbar_wait(MW_QEMPTY, (k & 1u) ^ 1u);
+                    st_shared_s32(MW_SLOT, tile);
+                    mbar_arrive_expect_tx(MW_QFULL, L::Q_BYTES);
+#pragma unroll
+                    for (int c = 0; c < D / 64; ++c) tma_load_4d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, hq, w.m0, b);
+                    int next = 0;
+                    auto fetch_next = [&]() {
+                        next = sched ? (int)gridDim.x + (int)atomicAdd(sched, 1u) : tile + (int)gridDim.x;
+                    };
+                    if (n == 0) fetch_next();
+                    for (int j = 0; j < n; ++j, ++it) {
+                        if (j == n - 1) fetch_next();
+                        const int key0 = ld_shared_s32(buf + 4u * (16u + j)) * BN;
+                        const unsigned st = it % STAGES;
+                        const unsigned ph = (it / STAGES) & 1u;
+                        mbar_wait(MW_KEMPTY(st), ph ^ 1u);
+                        mbar_arrive_expect_tx(MW_KFULL(st), L::KV_TILE);
+#pragma unroll
+                        for (int c = 0; c < D / 64; ++c)
+                            tma_load_4d(k_s + st * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(st), 64 * c, hkv, key0, b);
+                        mbar_wait(MW_VEMPTY(st), ph ^ 1u);
+                        mbar_arrive_expect_tx(MW_VFULL(st), L::KV_TILE);
+#pragma unroll
+                        for (int c = 0; c < D / 64; ++c)
+                            tma_load_4d(v_s + st * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(st), 64 * c, hkv, key0, b);
+                    }
+                    st_shared_s32(MW_NEXT, next);
+                }
+                named_sync(NSA_BAR, 128);
+                tile = ld_shared_s32(MW_NEXT);
+            }
+            if (sched && tid == 0) {
+                __threadfence();
+                if (atomicAdd(sched + 1, 1u) == gridDim.x - 1) {
+                    atomicExch(sched, 0u);
+                    atomicExch(sched + 1, 0u);
+                }
+            }
+        } else if (tid == 0) {
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmQ)) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmK)) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmV)) : "memory");
@@ -643,7 +869,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
         // 1-7% (b16 h32 s1024 d64 318 vs 297 TFLOP/s, b4 h32 s4096 d128 561 vs 552) while every
         // non-causal shape lost 0.5-2% (b1 h32 s16384 d128 638 vs 646). The BM 192 causal
         // entries (unused by the launcher) would spill 8 bytes for the flag at 160 registers.
-        constexpr bool RING = MHA_WG_RING && PINGPONG && NC == 2 && CAUSAL;
+        constexpr bool RING = MHA_WG_RING && PINGPONG && NC == 2 && CAUSAL && !NSA;
         const bool ring = RING && (Sq % BM == 0 || Sq % BM > 64 * (NC - 1));
         if (ring && cw == NC - 1) named_arrive(1, 256);
         unsigned it = 0;  // K/V ring iteration (as the producer's)
@@ -654,8 +880,11 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 if (ring && cw == 0) named_sync(1, 256);  // the last warpgroup's final hand-over
                 break;
             }
-            const Tile w = decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
-            const int n_tiles = w.n_kv;
+            const Tile w = NSA ? decode_nsa<BM, BN>(tile, n_m, B, H, Hkv, Sq)
+                               : decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
+            // NSA: this tile's list buffer (its key-tile count, the key tiles, the masks).
+            const unsigned nbuf = NSA ? nsa_s + (k & 1u) * 4u * (unsigned)nsa_bufw : 0u;
+            const int n_tiles = NSA ? ld_shared_s32(nbuf) : w.n_kv;
             const int jb = w.j0;  // key tile of loop index 0
             const int na = w.na;
 
@@ -670,11 +899,21 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     mbar_wait(MW_VFULL(st), ph);
                     if (lane == 0) mbar_arrive(MW_VEMPTY(st));
                 }
+                if (NSA && lane == 0) mbar_arrive(MW_LEMPTY(k & 1u));
                 continue;
             }
 
             const int wg_row0 = w.m0 + cw * 64;          // first query row of this warpgroup
             const int row0 = wg_row0 + warp * 16 + g;    // this thread's rows: row0, row0 + 8
+            // NSA: the rows' gates g_slc[b, token, hq], loaded now and used in the epilogue.
+            float gate[2] = {0.f, 0.f};
+            if constexpr (NSA) {
+                const int b = w.bh / H, hq = w.bh - b * H;
+#pragma unroll
+                for (int rr = 0; rr < 2; ++rr)
+                    if (row0 + rr * 8 < Sq)
+                        gate[rr] = static_cast<float>(nsa.g_slc[((size_t)b * Sq + row0 + rr * 8) * H + hq]);
+            }
 #pragma unroll
             for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
             row_m[0] = row_m[1] = MW_NEG_INF;
@@ -702,6 +941,29 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             auto edge_of = [&](int j) {
                 const int n0 = (jb + j) * BN;
                 return (n0 + BN > Sk) || (CAUSAL && n0 + BN - 1 > wg_row0 + diag);
+            };
+            // NSA: key tile j's index and this thread's rows' block multiplicities, read from the
+            // list buffer by load_j (issued before the wait for S_j, so the shared-memory latency
+            // hides under the GEMMs), used by softmax_j.
+            int nkvt = 0;
+            unsigned nmult[2] = {0u, 0u};
+            auto load_j = [&](int j) {
+                if constexpr (NSA) {
+                    nkvt = ld_shared_s32(nbuf + 4u * (16u + (unsigned)j));
+                    const unsigned mrow = nbuf + 4u * (16u + (unsigned)nsa.nkv_max + (unsigned)(nkvt * BM) +
+                                                       (unsigned)(cw * 64 + warp * 16 + g));
+                    nmult[0] = (unsigned)ld_shared_s32(mrow);
+                    nmult[1] = (unsigned)ld_shared_s32(mrow + 32u);
+                }
+            };
+            // The softmax step of key tile j (loop index).
+            auto softmax_j = [&](int j) {
+                if constexpr (NSA) {
+                    softmax_nsa<BN, NSA_BS>(s, row_m, row_l, corr, nmult, nkvt * BN, row0,
+                                            nkvt * BN + BN - 1 > wg_row0, scale_log2);
+                } else {
+                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
+                }
             };
             // K/V descriptors. PRE_DESC: the ring's base descriptors are built once, split in
             // words, and each wgmma adds its byte offset >> 4 to the low word (no carry: the
@@ -774,7 +1036,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     wgmma_wait<0>();
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(j);
-                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
+                    load_j(j);
+                    softmax_j(j);
                     rescale_o<D>(o, corr);
                     convert_p<T, BN>(s, p);
                     mbar_wait(MW_VFULL(st), ph);
@@ -796,10 +1059,11 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     issue_s(it);
                     wgmma_commit();
                     turn_end();
+                    load_j(0);
                     wgmma_wait<0>();
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(0);
-                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(0), jb * BN, row0, Sk, diag, scale_log2);
+                    softmax_j(0);
                     convert_p<T, BN>(s, p);  // O is still 0: no rescale
                 }
                 for (int j = 1; j < n_tiles; ++j) {
@@ -814,10 +1078,11 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     issue_pv(itp);  // O += P_{j-1}·V_{j-1}
                     wgmma_commit();
                     turn_end();
+                    load_j(j);
                     wgmma_wait<1>();  // S_j done (P·V may still run)
                     if (lane == 0) mbar_arrive(MW_KEMPTY(st));
                     release_q(j);
-                    softmax_step<BN, CAUSAL>(s, row_m, row_l, corr, edge_of(j), (jb + j) * BN, row0, Sk, diag, scale_log2);
+                    softmax_j(j);
                     wgmma_wait<0>();  // P_{j-1}·V_{j-1} done: O and p are free
                     if (lane == 0) mbar_arrive(MW_VEMPTY(sp));
                     rescale_o<D>(o, corr);
@@ -837,6 +1102,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             }
 
             // ------------------------------ epilogue ------------------------------
+            if (NSA && lane == 0) mbar_arrive(MW_LEMPTY(k & 1u));  // done with the list buffer
             float lsum[2];
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
@@ -935,6 +1201,22 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 for (int c = 0; c < D / 64; ++c) tma_store_3d(tmO, o_wg + c * L::O_BOX, 64 * c, wg_row0, w.bh);
                 bulk_commit();
             }
+            } else if constexpr (NSA) {
+            // o [B, T, HQ, D], times the selected branch's gate g_slc [B, T, HQ].
+            const int b = w.bh / H, hq = w.bh - b * H;
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+                const int tok = row0 + rr * 8;
+                if (tok < Sq) {
+                    const size_t r = ((size_t)b * Sq + tok) * H + hq;
+                    const float sc = inv[rr] * gate[rr];
+                    T* orow = O + r * D + 2 * t;
+#pragma unroll
+                    for (int i = 0; i < D / 8; ++i)
+                        *reinterpret_cast<unsigned*>(orow + 8 * i) =
+                            Pack<T>::pack(o[4 * i + 2 * rr] * sc, o[4 * i + 2 * rr + 1] * sc);
+                }
+            }
             } else {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
@@ -958,6 +1240,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
 #undef MW_VFULL
 #undef MW_VEMPTY
 #undef MW_SLOT
+#undef MW_LEMPTY
+#undef MW_NEXT
 }
 
 }  // namespace mha_wg
@@ -972,6 +1256,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             &tmQ, &tmK, &tmV, &tmO, O, sched, B, H, Hkv, Sq, Sk, sl2, split_from, split_c, part, part_cnt);                                              \
     }
 
+#ifndef MHA_WG_NO_ENTRIES  // kernels/nsa_wgmma.cu includes this file for its body only
 MHA_WG_KERNEL(mha_wgmma_bf16_d64, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 2, false)
 MHA_WG_KERNEL(mha_wgmma_bf16_d64_causal, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 2, true)
 MHA_WG_KERNEL(mha_wgmma_bf16_d64_bm192, __nv_bfloat16, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, false)
@@ -984,3 +1269,4 @@ MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64
 MHA_WG_KERNEL(mha_wgmma_fp16_d64_bm192_causal, __half, 64, MHA_WG_BN, MHA_WG_STAGES_D64, 3, true)
 MHA_WG_KERNEL(mha_wgmma_fp16_d128, __half, 128, MHA_WG_BN_D128, MHA_WG_STAGES_D128, 2, false)
 MHA_WG_KERNEL(mha_wgmma_fp16_d128_causal, __half, 128, MHA_WG_BN, MHA_WG_STAGES_D128, 2, true)
+#endif

@@ -16,6 +16,7 @@ mod mha;
 mod mha_wgmma;
 mod norms;
 mod nsa;
+mod nsa_wgmma;
 mod spin;
 mod tma;
 

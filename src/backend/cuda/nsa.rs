@@ -47,14 +47,19 @@ pub enum Kernel {
     /// pairs bucketed by block in shared memory, 16-row tiles per warp, partial records merged
     /// in shared memory (one launch; G = 1; not in the automatic choice until measured).
     Local,
+    /// `kernels/nsa_wgmma.cu`: 128 tokens of one query head per tile over the union of their
+    /// blocks, TMA + wgmma (the `mha_wgmma` body), per-element multiplicity masks (sm_90, w = 0,
+    /// T ≤ 8192; [`super::nsa_wgmma`]).
+    Wgmma,
 }
 
 /// The values of `KERNELGATE_NSA_KERNEL`.
-const CHOICES: [(&str, Kernel); 4] = [
+const CHOICES: [(&str, Kernel); 5] = [
     ("grouped", Kernel::Grouped),
     ("tiled", Kernel::Tiled),
     ("pairs", Kernel::Pairs),
     ("local", Kernel::Local),
+    ("wgmma", Kernel::Wgmma),
 ];
 
 /// The local kernel's module.
@@ -443,6 +448,12 @@ pub fn tiled_shared_in_auto(p: &Params) -> bool {
     p.d == 128 && p.g() >= TILED_SHARED_MIN_G && 2 * p.s * p.bs >= p.t && tiled_fits(p).is_ok()
 }
 
+/// Whether the automatic choice runs the wgmma kernel (sm_90 only, [`KernelFiles::wgmma`]).
+pub fn wgmma_in_auto(p: &Params) -> bool {
+    let _ = p;
+    false
+}
+
 /// Which of the later nsa kernels a kernel set holds: an older revision given as a same-run
 /// A/B base gets the choice it had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -451,6 +462,8 @@ pub struct KernelFiles {
     pub pairs: bool,
     /// [`LOCAL_FILE`] is present.
     pub local: bool,
+    /// [`super::nsa_wgmma::FILE`] is present and the device can run it (sm_90).
+    pub wgmma: bool,
 }
 
 impl KernelFiles {
@@ -459,13 +472,16 @@ impl KernelFiles {
     pub const ALL: KernelFiles = KernelFiles {
         pairs: true,
         local: true,
+        wgmma: true,
     };
 
-    /// What the kernel set in `dir` holds.
-    pub fn in_dir(dir: &std::path::Path) -> KernelFiles {
+    /// What the kernel set in `dir` holds; `hopper`: whether the device can run the wgmma
+    /// kernel.
+    pub fn in_dir(dir: &std::path::Path, hopper: bool) -> KernelFiles {
         KernelFiles {
             pairs: dir.join(PAIRS_FILE).is_file(),
             local: dir.join(LOCAL_FILE).is_file(),
+            wgmma: hopper && dir.join(super::nsa_wgmma::FILE).is_file(),
         }
     }
 }
@@ -474,6 +490,9 @@ impl KernelFiles {
 /// [`pairs_in_auto`] says (each only if the kernel set has its file), else tiled for
 /// G ≤ [`TILED_MAX_G`] where it fits or where [`tiled_shared_in_auto`] says, else grouped.
 pub fn auto_kernel(p: &Params, files: KernelFiles) -> Kernel {
+    if files.wgmma && wgmma_in_auto(p) {
+        return Kernel::Wgmma;
+    }
     if files.local && local_in_auto(p) {
         return Kernel::Local;
     }
@@ -503,6 +522,14 @@ fn choose(case: &Case, p: &Params, files: KernelFiles) -> Result<Kernel> {
         Some(Kernel::Pairs) => forced(Kernel::Pairs, "pairs", pairs_fits(p)),
         Some(Kernel::Local) => forced(Kernel::Local, "local", local_fits(p)),
         Some(Kernel::Grouped) => Ok(Kernel::Grouped),
+        Some(Kernel::Wgmma) if !files.wgmma => Err(Error::Case {
+            case: case.name(),
+            message: format!(
+                "{KERNEL_ENV}=wgmma, but this device or kernel set cannot run it (it needs sm_90 and kernels/{})",
+                super::nsa_wgmma::FILE
+            ),
+        }),
+        Some(Kernel::Wgmma) => forced(Kernel::Wgmma, "wgmma", super::nsa_wgmma::fits(p)),
         None => Ok(auto_kernel(p, files)),
     }
 }
@@ -536,7 +563,8 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     };
     let (warps, stages) =
         config(p.d).ok_or_else(|| unsupported(format!("no nsa kernel for head dim {}", p.d)))?;
-    let kernel = choose(case, &p, KernelFiles::in_dir(&gpu.kernel_set.dir))?;
+    let hopper = super::nsa_wgmma::device_fits(gpu).is_ok();
+    let kernel = choose(case, &p, KernelFiles::in_dir(&gpu.kernel_set.dir, hopper))?;
     let scale_log2 = (p.scale() * std::f64::consts::LOG2_E) as f32;
     let i = &bind.inputs;
     // The grouped, tiled and local kernels take the same arguments (the local kernel then R).
@@ -561,6 +589,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let (file, name, dims, variant) = match kernel {
         // Three launches with their own arguments and workspace.
         Kernel::Pairs => return prepare_pairs(gpu, case, bind, &p, dt, scale_log2),
+        Kernel::Wgmma => return super::nsa_wgmma::prepare(gpu, case, bind, &p, scale_log2),
         Kernel::Local => {
             let l = match super::from_env(case, LOCAL_ENV, parse_local)? {
                 Some(l) => {
@@ -776,10 +805,12 @@ mod tests {
         let no_local = KernelFiles {
             pairs: true,
             local: false,
+            wgmma: false,
         };
         let neither = KernelFiles {
             pairs: false,
             local: false,
+            wgmma: false,
         };
         let window = Params {
             w: 64,
@@ -924,22 +955,28 @@ mod tests {
         let none = KernelFiles {
             pairs: false,
             local: false,
+            wgmma: false,
         };
-        assert_eq!(KernelFiles::in_dir(&dir), none);
+        assert_eq!(KernelFiles::in_dir(&dir, true), none);
         std::fs::write(dir.join(PAIRS_FILE), "").unwrap();
-        assert_eq!(
-            KernelFiles::in_dir(&dir),
-            KernelFiles {
-                pairs: true,
-                local: false
-            }
-        );
+        let pairs = KernelFiles {
+            pairs: true,
+            ..none
+        };
+        assert_eq!(KernelFiles::in_dir(&dir, true), pairs);
         std::fs::write(dir.join(LOCAL_FILE), "").unwrap();
-        assert_eq!(KernelFiles::in_dir(&dir), KernelFiles::ALL);
+        std::fs::write(dir.join(super::super::nsa_wgmma::FILE), "").unwrap();
+        assert_eq!(KernelFiles::in_dir(&dir, true), KernelFiles::ALL);
+        // The wgmma kernel only where the device is sm_90.
+        let no_hopper = KernelFiles {
+            wgmma: false,
+            ..KernelFiles::ALL
+        };
+        assert_eq!(KernelFiles::in_dir(&dir, false), no_hopper);
         std::fs::remove_dir_all(&dir).unwrap();
-        // This revision's kernels directory holds both.
+        // This revision's kernels directory holds all of them.
         let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
-        assert_eq!(KernelFiles::in_dir(&kernels), KernelFiles::ALL);
+        assert_eq!(KernelFiles::in_dir(&kernels, true), KernelFiles::ALL);
     }
 
     #[test]
