@@ -164,6 +164,11 @@ static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
 static __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
+// Adds `bytes` to the barrier's expected transaction count without arriving (the NSA producer's
+// first Q load, issued before its lists are built; the arrival comes once they are).
+static __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
 static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
@@ -701,6 +706,16 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 const unsigned masks = buf + 4u * (16u + (unsigned)nkv_max);
                 const int tok = w.m0 + tid;
                 const int ext = (min(Sq, w.m0 + BM) - 1) / BN + 1;  // key tiles up to the last token
+                // The CTA's first tile: Q's load goes out before the lists are built (its latency
+                // and the build's overlap at launch); Q_FULL completes only with the arrival
+                // after the build. Later tiles load Q after the build, once the consumers have
+                // released the previous Q (Q_EMPTY), as mha does.
+                if (k == 0 && tid == 0) {
+                    st_shared_s32(MW_SLOT, tile);
+                    mbar_expect_tx(MW_QFULL, L::Q_BYTES);
+#pragma unroll
+                    for (int c = 0; c < D / 64; ++c) tma_load_4d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, hq, w.m0, b);
+                }
                 // This token's S slots, all in flight at once (cp.async into its staging row),
                 // and its count, before waiting for the list buffer.
                 const unsigned stage = nsa_s + 8u * (unsigned)nsa_bufw + 4u * (unsigned)(tid * nsa.S);
@@ -745,11 +760,16 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     for (; a0; a0 &= a0 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a0) - 1);
                     for (; a1; a1 &= a1 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a1) + 31);
                     st_shared_s32(buf, n);
-                    mbar_wait(MW_QEMPTY, (k & 1u) ^ 1u);
-                    st_shared_s32(MW_SLOT, tile);
-                    mbar_arrive_expect_tx(MW_QFULL, L::Q_BYTES);
+                    if (k == 0) {
+                        mbar_arrive(MW_QFULL);  // Q is on its way (above); the lists are ready
+                    } else {
+                        mbar_wait(MW_QEMPTY, (k & 1u) ^ 1u);
+                        st_shared_s32(MW_SLOT, tile);
+                        mbar_arrive_expect_tx(MW_QFULL, L::Q_BYTES);
 #pragma unroll
-                    for (int c = 0; c < D / 64; ++c) tma_load_4d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, hq, w.m0, b);
+                        for (int c = 0; c < D / 64; ++c)
+                            tma_load_4d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, hq, w.m0, b);
+                    }
                     int next = 0;
                     auto fetch_next = [&]() {
                         next = sched ? (int)gridDim.x + (int)atomicAdd(sched, 1u) : tile + (int)gridDim.x;

@@ -20,7 +20,10 @@
 //! else grouped. The local kernel (`kernels/nsa_local.cu`, session 21) gives
 //! a CTA R consecutive tokens of one KV head at G = 1, buckets their pairs by block in shared
 //! memory and keeps the partial records there, in one launch; since session 22 the automatic
-//! choice takes it first where [`local_in_auto`] says. `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs|local` forces one; forcing one
+//! choice takes it first where [`local_in_auto`] says. On sm_90 the wgmma kernel
+//! (`kernels/nsa_wgmma.cu`, session 27: the union of a 128-token tile's blocks at FlashAttention-3
+//! speed) comes before all of them where [`wgmma_in_auto`] says.
+//! `KERNELGATE_NSA_KERNEL=grouped|tiled|pairs|local|wgmma` forces one; forcing one
 //! where it cannot run is an error. The record's `variant` names the kernel that ran.
 
 use crate::backend::{Bindings, Prepared};
@@ -30,7 +33,8 @@ use crate::family::nsa::{Params, CHUNK, COUNTS, G_SLC, G_SWA, INDICES, K, Q, V};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable that forces the nsa kernel: `grouped` (kernels/nsa.cu), `tiled`
-/// (kernels/nsa_tiled.cu), `pairs` (kernels/nsa_pairs.cu) or `local` (kernels/nsa_local.cu).
+/// (kernels/nsa_tiled.cu), `pairs` (kernels/nsa_pairs.cu), `local` (kernels/nsa_local.cu) or
+/// `wgmma` (kernels/nsa_wgmma.cu, sm_90).
 pub const KERNEL_ENV: &str = "KERNELGATE_NSA_KERNEL";
 
 /// Which of our nsa kernels runs a case.
@@ -448,10 +452,35 @@ pub fn tiled_shared_in_auto(p: &Params) -> bool {
     p.d == 128 && p.g() >= TILED_SHARED_MIN_G && 2 * p.s * p.bs >= p.t && tiled_fits(p).is_ok()
 }
 
-/// Whether the automatic choice runs the wgmma kernel (sm_90 only, [`KernelFiles::wgmma`]).
-pub fn wgmma_in_auto(p: &Params) -> bool {
-    let _ = p;
-    false
+/// How many keys the sequence may hold per selected key (`T ≤ r·S·bs`) for the automatic
+/// choice to take the wgmma kernel over `other`, the choice without it ([`wgmma_in_auto`]):
+/// the wgmma kernel's work grows with the causal prefix (about T/2 keys a token), the others'
+/// with the selection (S·bs keys a token), at a third to a half of its speed.
+pub fn wgmma_max_density(other: Kernel) -> usize {
+    match other {
+        // Both compute the union of a tile's blocks: wgmma at any density.
+        Kernel::Tiled => usize::MAX,
+        Kernel::Pairs => 16,
+        Kernel::Local => 8,
+        Kernel::Grouped => 4,
+        Kernel::Wgmma => usize::MAX,
+    }
+}
+
+/// Whether the automatic choice runs the wgmma kernel (sm_90 only, [`KernelFiles::wgmma`]) in
+/// place of `other`: where it can run ([`super::nsa_wgmma::fits`]) and the sequence holds at
+/// most [`wgmma_max_density`]`(other)` keys per selected key. Measured on H200 GPU-36aeb9a0
+/// (session 27, `docs/kernels/session27/`), wgmma forced / the choice without it, same run:
+/// - every tiled case with w = 0: 0.48–0.98 (b32 t1024 hq16 h1 d128 s16: 416 against 836 µs
+///   on the H100 baselines, session 26);
+/// - local: T = 8·S·bs 0.77 (t2048 s8 bs32), 0.99 (t2048 s4 bs64), 1.06 (t1024 s4 bs32);
+///   T = 16·S·bs 1.32 (t2048 s4 bs32); 64·S·bs 2.59 (t8192 s4 bs32);
+/// - pairs: T = 16·S·bs 0.71 (d128 t4096 s4 bs64);
+/// - grouped: G = 32 T = 4·S·bs 0.88 (t1024 s4 bs64), G = 8 2.2·S·bs 0.70 (t1111 s8 bs64,
+///   on the H100 before the launch-wide tile order).
+pub fn wgmma_in_auto(p: &Params, other: Kernel) -> bool {
+    super::nsa_wgmma::fits(p).is_ok()
+        && (p.t as u128) <= wgmma_max_density(other) as u128 * (p.s * p.bs) as u128
 }
 
 /// Which of the later nsa kernels a kernel set holds: an older revision given as a same-run
@@ -486,13 +515,21 @@ impl KernelFiles {
     }
 }
 
-/// The automatic choice for a problem: local where [`local_in_auto`] says, else pairs where
+/// The automatic choice for a problem: the wgmma kernel where [`wgmma_in_auto`] says (sm_90 and
+/// a kernel set that has it), else local where [`local_in_auto`] says, else pairs where
 /// [`pairs_in_auto`] says (each only if the kernel set has its file), else tiled for
 /// G ≤ [`TILED_MAX_G`] where it fits or where [`tiled_shared_in_auto`] says, else grouped.
 pub fn auto_kernel(p: &Params, files: KernelFiles) -> Kernel {
-    if files.wgmma && wgmma_in_auto(p) {
-        return Kernel::Wgmma;
+    let other = auto_before_wgmma(p, files);
+    if files.wgmma && wgmma_in_auto(p, other) {
+        Kernel::Wgmma
+    } else {
+        other
     }
+}
+
+/// The automatic choice among the mma.sync kernels (what ran before the wgmma kernel).
+fn auto_before_wgmma(p: &Params, files: KernelFiles) -> Kernel {
     if files.local && local_in_auto(p) {
         return Kernel::Local;
     }
@@ -799,7 +836,11 @@ mod tests {
     #[test]
     fn automatic_choice_by_group_size() {
         use Kernel::{Grouped, Local, Pairs, Tiled};
-        let all = KernelFiles::ALL;
+        // The mma.sync kernels' choice: a device without sm_90 (or a kernel set before session 27).
+        let all = KernelFiles {
+            wgmma: false,
+            ..KernelFiles::ALL
+        };
         // A kernel set without the local kernel (a --base revision before session 21), and one
         // without either (before session 20).
         let no_local = KernelFiles {
@@ -854,6 +895,45 @@ mod tests {
         ];
         for (p, files, want) in table {
             assert_eq!(auto_kernel(&p, files), want, "{p:?} with {files:?}");
+        }
+    }
+
+    #[test]
+    fn automatic_choice_with_the_wgmma_kernel() {
+        use Kernel::{Grouped, Local, Pairs, Tiled, Wgmma};
+        let all = KernelFiles::ALL;
+        let with = |w, p: Params| Params { w, ..p };
+        // (problem; expected choice)
+        let table = [
+            // Where tiled ran (w = 0): wgmma, whatever the density.
+            (params(1000, 16, 16, 64, 8, 32), Wgmma),
+            (params(512, 16, 16, 64, 8, 32), Wgmma),
+            (params(256, 16, 16, 64, 4, 32), Wgmma),
+            (params(777, 4, 4, 128, 4, 64), Wgmma),
+            (params(2048, 16, 4, 64, 4, 32), Wgmma),
+            (params(1024, 16, 1, 128, 16, 32), Wgmma),
+            // A window: tiled (wgmma has no window branch).
+            (with(100, params(300, 8, 8, 64, 3, 32)), Tiled),
+            // Local territory: wgmma up to T = 8·S·bs ...
+            (params(2048, 16, 16, 64, 16, 32), Wgmma),
+            (params(1024, 16, 16, 64, 4, 32), Wgmma),
+            (params(2048, 16, 16, 64, 8, 32), Wgmma),
+            // ... beyond it local.
+            (params(2048, 16, 16, 64, 4, 32), Local),
+            // Pairs territory: up to 16·S·bs.
+            (params(4096, 8, 8, 128, 4, 64), Wgmma),
+            (params(8192, 8, 8, 64, 4, 32), Local),
+            (params(8193, 8, 8, 128, 4, 64), Pairs),
+            // Grouped territory (G > 4): up to 4·S·bs.
+            (params(1111, 16, 2, 64, 8, 64), Wgmma),
+            (params(1024, 32, 1, 64, 4, 64), Wgmma),
+            (params(1025, 32, 1, 64, 4, 64), Grouped),
+            // Too long for its list buffers: the older choice.
+            (params(16384, 64, 4, 128, 16, 64), Grouped),
+            (params(8192, 16, 16, 64, 4, 32), Local),
+        ];
+        for (p, want) in table {
+            assert_eq!(auto_kernel(&p, all), want, "{p:?}");
         }
     }
 
