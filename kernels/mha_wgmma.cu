@@ -609,7 +609,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     // are those holding a block some row selected, and each element is masked by its row's
     // multiplicity of the key's block and by causality (softmax_nsa).
     constexpr bool NSA = NSA_BS > 0;
-    static_assert(!NSA || (CAUSAL && NC == 2 && BN % NSA_BS == 0), "NSA: causal, 2 consumer WGs, BS | BN");
+    static_assert(!NSA || (CAUSAL && NC <= 2 && BN % NSA_BS == 0), "NSA: causal, 1 or 2 consumer WGs, BS | BN");
     using L = Layout<D, BN, STAGES, NC, NSA>;
     constexpr int BM = L::BM;
     constexpr bool BF16 = Pack<T>::BF16;
@@ -704,6 +704,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 const int b = w.bh / H, hq = w.bh - b * H, hkv = w.bhkv - b * Hkv;
                 const unsigned buf = nsa_s + (k & 1u) * 4u * (unsigned)nsa_bufw;
                 const unsigned masks = buf + 4u * (16u + (unsigned)nkv_max);
+                const bool mine = tid < BM;  // producer threads past BM (NC = 1) build no token
                 const int tok = w.m0 + tid;
                 const int ext = (min(Sq, w.m0 + BM) - 1) / BN + 1;  // key tiles up to the last token
                 // The CTA's first tile: Q's load goes out before the lists are built (its latency
@@ -720,7 +721,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 // and its count, before waiting for the list buffer.
                 const unsigned stage = nsa_s + 8u * (unsigned)nsa_bufw + 4u * (unsigned)(tid * nsa.S);
                 int c = 0;
-                if (tok < Sq) {
+                if (mine && tok < Sq) {
                     const long long row = ((long long)b * Sq + tok) * Hkv + hkv;
                     const int* ip = nsa.idx + row * nsa.S;
                     for (int q = 0; q < nsa.S; ++q) cp_async4(stage + 4u * (unsigned)q, ip + q);
@@ -728,7 +729,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     c = c < 0 ? 0 : (c > nsa.S ? nsa.S : c);
                 }
                 mbar_wait(MW_LEMPTY(k & 1u), ((k >> 1) & 1u) ^ 1u);
-                for (int j = 0; j < ext; ++j) st_shared_u32(masks + 4u * (unsigned)(j * BM + tid), 0u);
+                if (mine)
+                    for (int j = 0; j < ext; ++j) st_shared_u32(masks + 4u * (unsigned)(j * BM + tid), 0u);
                 unsigned u0 = 0u, u1 = 0u;  // key tiles this token selected a block of
                 cp_async_wait_all();
                 for (int q = 0; q < c; ++q) {
@@ -860,6 +862,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     } else {
         // ------------------------------ consumers ------------------------------
         if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+        else if constexpr (NC == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");  // NSA _bm64: 2 CTAs an SM
         else asm volatile("setmaxnreg.inc.sync.aligned.u32 160;");
         const int cw = wg - 1;  // which 64-row slice of the CTA tile
         const int warp = (tid >> 5) & 3;

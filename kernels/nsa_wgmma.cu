@@ -18,7 +18,9 @@
 //
 // Design (what differs from mha_wgmma.cu; see mha_body, NSA_BS > 0)
 // ------------------------------------------------------------------
-// * Work tile = 128 consecutive tokens of one query head (b, hq); it reads KV head hq / G.
+// * Work tile = 128 consecutive tokens of one query head (b, hq), two consumer warpgroups; it
+//   reads KV head hq / G. The `_bm64` entries (d64): 64 tokens, one consumer warpgroup, 2 K/V
+//   stages, two CTAs an SM, for grids of few 128-token tiles (src/backend/cuda/nsa_wgmma.rs, rows).
 //   Tiles are numbered m-block-major (decode_nsa): every head's last 128 tokens, then every
 //   head's previous 128, ..., so the global tile counter hands out work longest first across
 //   the launch (causal mha orders them per head).
@@ -42,27 +44,36 @@
 //   nkv_max = ceil(T / 128) <= 64 (T <= 8192); bs = 32 or 64 (the entry's); S <= 255.
 //   dynamic smem = mha_wg::Layout<D, 128, STAGES, 2, true>::SMEM + 2 · 4 · nsa_words(128, nkv_max)
 //   + 4 · 128 · S (d64: 4 stages, 148736 + ...; d128: 2 stages, 165120 + ...), checked in the kernel.
-//   grid = min(#tiles, #SMs) (#tiles = ceil(T/128)·HQ·B); block 384; sched: 2 zeroed u32 words.
+//   _bm64: box rows 64 for Q, Layout<64, 128, 2, 1, true>::SMEM = 75008 + 2·4·nsa_words(64, nkv_max)
+//   + 4·64·S, block 256, two CTAs an SM.
+//   grid = min(#tiles, CTAs an SM · #SMs) (#tiles = ceil(T/rows)·HQ·B); block 384; sched: 2
+//   zeroed u32 words.
 //   params {tmQ, tmK, tmV, o, g_slc, block_indices, block_counts, sched, B, T, HQ, H, S,
 //           nkv_max, scale·log2(e)}.
 #define MHA_WG_NO_ENTRIES
 #include "mha_wgmma.cu"
 
-#define NSA_WG_KERNEL(NAME, T, D, STAGES, BS)                                                                  \
-    extern "C" __global__ void __launch_bounds__(384, 1)                                                       \
+#define NSA_WG_KERNEL(NAME, T, D, STAGES, BS, NC, MINB)                                                        \
+    extern "C" __global__ void __launch_bounds__(128 * (NC + 1), MINB)                                         \
         NAME(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,                 \
              const __grid_constant__ CUtensorMap tmV, T* O, const T* g_slc, const int* idx, const int* cnt,    \
              unsigned* sched, int B, int Tn, int HQ, int H, int S, int nkv_max, float sl2) {                   \
         const mha_wg::NsaArgs<T> nsa{g_slc, idx, cnt, S, nkv_max};                                              \
-        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, 2, true, MHA_WG_OVERLAP, MHA_WG_PINGPONG, BS>(             \
+        mha_wg::mha_body<T, D, MHA_WG_BN, STAGES, NC, true, MHA_WG_OVERLAP, MHA_WG_PINGPONG, BS>(            \
             &tmQ, &tmK, &tmV, &tmQ, O, sched, B, HQ, H, Tn, Tn, sl2, 0, 1, nullptr, nullptr, nsa);             \
     }
 
-NSA_WG_KERNEL(nsa_wgmma_bf16_d64_bs32, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 32)
-NSA_WG_KERNEL(nsa_wgmma_bf16_d64_bs64, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 64)
-NSA_WG_KERNEL(nsa_wgmma_bf16_d128_bs32, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 32)
-NSA_WG_KERNEL(nsa_wgmma_bf16_d128_bs64, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 64)
-NSA_WG_KERNEL(nsa_wgmma_fp16_d64_bs32, __half, 64, MHA_WG_STAGES_D64, 32)
-NSA_WG_KERNEL(nsa_wgmma_fp16_d64_bs64, __half, 64, MHA_WG_STAGES_D64, 64)
-NSA_WG_KERNEL(nsa_wgmma_fp16_d128_bs32, __half, 128, MHA_WG_STAGES_D128, 32)
-NSA_WG_KERNEL(nsa_wgmma_fp16_d128_bs64, __half, 128, MHA_WG_STAGES_D128, 64)
+NSA_WG_KERNEL(nsa_wgmma_bf16_d64_bs32, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 32, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_bf16_d64_bs64, __nv_bfloat16, 64, MHA_WG_STAGES_D64, 64, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_bf16_d128_bs32, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 32, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_bf16_d128_bs64, __nv_bfloat16, 128, MHA_WG_STAGES_D128, 64, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_fp16_d64_bs32, __half, 64, MHA_WG_STAGES_D64, 32, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_fp16_d64_bs64, __half, 64, MHA_WG_STAGES_D64, 64, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_fp16_d128_bs32, __half, 128, MHA_WG_STAGES_D128, 32, 2, 1)
+NSA_WG_KERNEL(nsa_wgmma_fp16_d128_bs64, __half, 128, MHA_WG_STAGES_D128, 64, 2, 1)
+// 64-token tiles, one consumer warpgroup, 2 K/V stages: two CTAs an SM (d64 only), for grids
+// too small to fill the SMs with 128-token tiles.
+NSA_WG_KERNEL(nsa_wgmma_bf16_d64_bs32_bm64, __nv_bfloat16, 64, 2, 32, 1, 2)
+NSA_WG_KERNEL(nsa_wgmma_bf16_d64_bs64_bm64, __nv_bfloat16, 64, 2, 64, 1, 2)
+NSA_WG_KERNEL(nsa_wgmma_fp16_d64_bs32_bm64, __half, 64, 2, 32, 1, 2)
+NSA_WG_KERNEL(nsa_wgmma_fp16_d64_bs64_bm64, __half, 64, 2, 64, 1, 2)
