@@ -28,8 +28,16 @@ if "--before" in args:
 now = load(args[0])
 g1 = sorted((r for r in now.values()
              if r["problem_size"]["hq"] == r["problem_size"]["h"]), key=lambda r: r["tflops"])
-print("| case (G = 1) | µs | TFLOP/s | kernel |" + (" before µs | TFLOP/s | kernel |" if before else ""))
-print("| --- | ---: | ---: | --- |" + (" ---: | ---: | --- |" if before else ""))
+
+
+def header(cols, aligns, before_cols, before_aligns):
+    """A Markdown table header, with the earlier run's columns when there is one."""
+    print("| " + " | ".join(cols + (before_cols if before else [])) + " |")
+    print("| " + " | ".join(aligns + (before_aligns if before else [])) + " |")
+
+
+header(["case (G = 1)", "µs", "TFLOP/s", "kernel"], ["---", "---:", "---:", "---"],
+       ["before µs", "TFLOP/s", "kernel"], ["---:", "---:", "---"])
 for r in g1:
     line = f"| {r['case'].split('::')[-1]} | {r['latency_ms'] * 1e3:.1f} | {r['tflops']:.1f} | `{kernel(r)}` |"
     b = before.get(r["case"])
@@ -45,8 +53,8 @@ else:
     print()
 rest = sorted((r for r in now.values() if r["problem_size"]["hq"] != r["problem_size"]["h"]),
               key=lambda r: r["case"])
-print("\n| case (G > 1) | µs | kernel |" + (" before µs | now / before |" if before else ""))
-print("| --- | ---: | --- |" + (" ---: | ---: |" if before else ""))
+print()
+header(["case (G > 1)", "µs", "kernel"], ["---", "---:", "---"], ["before µs", "now / before"], ["---:", "---:"])
 for r in rest:
     line = f"| {r['case'].split('::')[-1]} | {r['latency_ms'] * 1e3:.1f} | `{kernel(r)}` |"
     b = before.get(r["case"])
