@@ -234,6 +234,86 @@ pub fn prepare(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::nsa::selected_keys;
+
+    /// A host model of what the kernel's producer warpgroup builds for one tile of `rows` tokens
+    /// from `m0` (kernels/mha_wgmma.cu, mha_body's NSA branch), given each token's slots and
+    /// count: the ascending key tiles of the union, and per (key tile, row) one byte of block
+    /// multiplicity per block of the tile. Kept line for line with the CUDA code.
+    fn tile_lists(
+        p: &Params,
+        m0: usize,
+        rows: usize,
+        slots: &[(Vec<i32>, i32)],
+    ) -> (Vec<usize>, Vec<Vec<u32>>) {
+        let nkv = key_tiles(p);
+        let mut masks = vec![vec![0u32; rows]; nkv];
+        let mut union = 0u64;
+        for (i, (idx, count)) in slots.iter().enumerate().take(rows) {
+            let tok = m0 + i;
+            if tok >= p.t {
+                continue;
+            }
+            let c = (*count).clamp(0, p.s as i32) as usize;
+            for &id in &idx[..c] {
+                if id >= 0 && id as usize <= tok / p.bs {
+                    let key = id as usize * p.bs;
+                    let (kvt, kb) = (key / KEYS, (key % KEYS) / p.bs);
+                    masks[kvt][i] += 1 << (8 * kb);
+                    union |= 1 << kvt;
+                }
+            }
+        }
+        let list = (0..nkv).filter(|j| union >> j & 1 == 1).collect();
+        (list, masks)
+    }
+
+    /// The keys row `i` attends through the lists: every key of a listed tile whose block has
+    /// multiplicity m > 0 and key <= token, m times (softmax_nsa's mask and weights).
+    fn attended(p: &Params, m0: usize, i: usize, list: &[usize], masks: &[Vec<u32>]) -> Vec<usize> {
+        let tok = m0 + i;
+        let mut keys = Vec::new();
+        for &kvt in list {
+            for key in kvt * KEYS..(kvt + 1) * KEYS {
+                let m = masks[kvt][i] >> (8 * ((key % KEYS) / p.bs)) & 0xff;
+                if key <= tok {
+                    keys.extend(std::iter::repeat_n(key, m as usize));
+                }
+            }
+        }
+        keys
+    }
+
+    proptest::proptest! {
+        /// Irregular slots (unsorted, repeated, negative, past the token or the sequence, counts
+        /// outside 0..=S) give every row of a tile exactly the reference's key multiset.
+        #[test]
+        fn lists_attend_the_reference_keys(
+            t in 1usize..1100,
+            bs in proptest::sample::select(vec![32usize, 64]),
+            s in 1usize..12,
+            small in proptest::bool::ANY,
+            raw in proptest::collection::vec((proptest::collection::vec(-3i32..40, 12), -2i32..14), 128),
+            tile in 0usize..9,
+        ) {
+            let p = Params { b: 1, t, hq: 1, h: 1, d: 64, s, bs, w: 0 };
+            let rows = if small { SMALL_ROWS } else { ROWS };
+            let m0 = (tile * rows).min((t - 1) / rows * rows);
+            let slots: Vec<(Vec<i32>, i32)> =
+                raw.into_iter().map(|(idx, c)| (idx[..s].to_vec(), c)).collect();
+            let (list, masks) = tile_lists(&p, m0, rows, &slots);
+            for (i, (idx, count)) in slots.iter().enumerate().take(rows) {
+                let tok = m0 + i;
+                if tok >= t {
+                    continue;
+                }
+                let mut want = selected_keys(&p, tok, idx, (*count).max(0) as usize);
+                want.sort_unstable();
+                let got = attended(&p, m0, i, &list, &masks);
+                proptest::prop_assert_eq!(got, want, "token {} slots {:?} count {}", tok, idx, count);
+            }
+        }
+    }
 
     fn params(t: usize, d: usize, s: usize, bs: usize, w: usize) -> Params {
         Params {
