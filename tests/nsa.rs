@@ -5,8 +5,9 @@
 use approx::assert_relative_eq;
 use kernelgate::case::{CaseName, Dtype, Shape};
 use kernelgate::family::nsa::{
-    self, attend, band, honest_flops, reference_row, selected_keys, selected_row, window_keys,
-    Generated, Nsa, Params, Source, CHECK_ROWS, COUNTS, INDICES, PAD,
+    self, attend, band, honest_flops, irregular_row, reference_row, regular_row, selected_keys,
+    selected_row, window_keys, Generated, Nsa, NsaIrregular, Params, Source, CHECK_ROWS, COUNTS,
+    INDICES, PAD,
 };
 use kernelgate::family::{self, Family, Init};
 use kernelgate::inputs::{value, Uniform};
@@ -585,4 +586,97 @@ proptest! {
         let want: Vec<f64> = causal_attention(&a, 0, t, 1).iter().map(|x| x * a.g_swa(0, t, 1)).collect();
         close(&got, &want);
     }
+}
+
+#[test]
+fn irregular_rows_break_every_rule_and_keep_the_semantics() {
+    let s = shape(2, 300, 4, 2, 64, 6, 32, 0);
+    let p = Params::of(&s);
+    let seed = 11;
+    let f = family::by_name("nsa_irregular").expect("nsa_irregular registered");
+    assert_eq!(f.dims(), Nsa.dims());
+    assert_eq!(
+        f.inputs(&s, Dtype::Bf16).len(),
+        Nsa.inputs(&s, Dtype::Bf16).len()
+    );
+    assert_eq!(f.flops(&s), Nsa.flops(&s));
+    let ind = NsaIrregular.host_i32(&s, seed, INDICES);
+    let cnt = NsaIrregular.host_i32(&s, seed, COUNTS);
+    assert_eq!(ind.len(), p.b * p.t * p.h * p.s);
+    assert_eq!(cnt.len(), p.b * p.t * p.h);
+    assert_eq!(
+        ind,
+        NsaIrregular.host_i32(&s, seed, INDICES),
+        "deterministic"
+    );
+    // The regular family is still the generator's rows.
+    assert_ne!(ind, Nsa.host_i32(&s, seed, INDICES));
+    let (mut unsorted, mut repeated, mut pad_inside, mut past_token) = (0, 0, 0, 0);
+    let (mut zero, mut negative, mut above) = (0, 0, 0);
+    for (row, (&c, slots)) in cnt.iter().zip(ind.chunks(p.s)).enumerate() {
+        let t = (row / p.h) % p.t;
+        assert_eq!(
+            (slots.to_vec(), c),
+            irregular_row(&p, seed, row / (p.h * p.t), t, row % p.h)
+        );
+        match c {
+            0 => zero += 1,
+            c if c < 0 => negative += 1,
+            c if c as usize > p.s => above += 1,
+            _ => {}
+        }
+        let live = &slots[..(c.max(0) as usize).min(p.s)];
+        unsorted += usize::from(live.windows(2).any(|w| w[0] > w[1]));
+        let valid: Vec<i32> = live.iter().copied().filter(|&x| x >= 0).collect();
+        let mut dedup = valid.clone();
+        dedup.sort_unstable();
+        dedup.dedup();
+        repeated += usize::from(dedup.len() < valid.len());
+        pad_inside += usize::from(live.contains(&PAD));
+        past_token += usize::from(live.iter().any(|&x| x as usize * p.bs > t));
+    }
+    for (what, n) in [
+        ("unsorted", unsorted),
+        ("repeated", repeated),
+        ("pad inside the count", pad_inside),
+        ("past the token", past_token),
+        ("count 0", zero),
+        ("count -1", negative),
+        ("count above s", above),
+    ] {
+        assert!(n > 5, "{what}: {n} rows of {}", cnt.len());
+    }
+    // The reference follows the semantics on these rows: a row with count <= 0 is 0, and every
+    // sampled row equals reference_row over its irregular slots (repeats counted twice).
+    let src = Generated {
+        p,
+        seed,
+        dtype: Dtype::Fp16,
+    };
+    for e in NsaIrregular.reference(&s, Dtype::Fp16, seed) {
+        for (k, r) in e.indices.chunks(p.d).map(|c| c[0] / p.d).enumerate() {
+            let (bt, hq) = (r / p.hq, r % p.hq);
+            let (b, t) = (bt / p.t, bt % p.t);
+            let (sel, count) = irregular_row(&p, seed, b, t, hq / p.g());
+            let got = &e.values[k * p.d..(k + 1) * p.d];
+            close(
+                got,
+                &reference_row(&p, &src, b, t, hq, &sel, count.max(0) as usize),
+            );
+            if count <= 0 {
+                assert!(got.iter().all(|&v| v == 0.0));
+            }
+        }
+    }
+    // regular_row is selected_row with its count.
+    let (row, c) = selected_row(&p, seed, 1, 250, 1);
+    assert_eq!(regular_row(&p, seed, 1, 250, 1), (row, c as i32));
+}
+
+#[test]
+fn the_irregular_suite_loads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nsa_irregular.json");
+    let suite = Suite::load(&path).expect("fixtures/nsa_irregular.json loads");
+    assert!(suite.cases.len() >= 10);
+    assert!(suite.cases.iter().all(|c| c.kernel == "nsa_irregular"));
 }

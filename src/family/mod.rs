@@ -110,6 +110,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &spin::Spin,
         &mha::Mha,
         &nsa::Nsa,
+        &nsa::NsaIrregular,
         &norms::RMSNORM,
         &norms::RMSNORM_BWD,
         &norms::FUSED_ADD_RMSNORM,

@@ -88,6 +88,96 @@ use crate::verify::{sample_rows, Expected, Tolerance};
 /// The NSA family.
 pub struct Nsa;
 
+/// `nsa_irregular`: the NSA family on block indices that break the generator's rules
+/// ([`irregular_row`]: slots out of order, a block listed twice, a pad or a block past the token
+/// inside the count, counts of 0, −1 or above S), computed by the same semantics. Same shapes,
+/// tensors, kernels and FLOP count as `nsa`; its own case names, so its baselines stay apart.
+pub struct NsaIrregular;
+
+/// A row generator: `block_indices[b, t, h, :]` (length `s`) and `block_counts[b, t, h]` for
+/// (problem, seed, b, t, h).
+pub type RowFn = fn(&Params, u64, usize, usize, usize) -> (Vec<i32>, i32);
+
+/// [`selected_row`] as a [`RowFn`].
+pub fn regular_row(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> (Vec<i32>, i32) {
+    let (row, count) = selected_row(p, seed, b, t, h);
+    (row, count as i32)
+}
+
+/// The input id the irregular rows draw their choices with (apart from the indices' own).
+const IRREGULAR_DRAWS: u32 = 100 + INDICES as u32;
+
+/// [`selected_row`] made irregular by hashed choices per row (each independently):
+/// - the valid slots reversed (1 in 2);
+/// - the last valid slot repeating the first (count ≥ 2; 1 in 2): that block counts twice;
+/// - the middle valid slot set to [`PAD`] (count ≥ 3; 1 in 3);
+/// - slot 1 naming a block after the token's own, up to 3 past it, possibly past the sequence
+///   (count ≥ 2; 1 in 3): it contributes nothing;
+/// - the count set to 0 or −1 (the row attends nothing: o = 0) or to S + 2 (clamped to S; the
+///   slots past the generated count are pads), each 1 in 16.
+pub fn irregular_row(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> (Vec<i32>, i32) {
+    let (mut row, count) = selected_row(p, seed, b, t, h);
+    let key = (((b * p.t + t) * p.h + h) as u64) << 8;
+    let draw = |k: u64, n: u64| inputs::index_value(seed, IRREGULAR_DRAWS, key | k, n);
+    if draw(0, 2) == 1 {
+        row[..count].reverse();
+    }
+    if count >= 2 && draw(1, 2) == 1 {
+        row[count - 1] = row[0];
+    }
+    if count >= 3 && draw(2, 3) == 0 {
+        row[count / 2] = PAD;
+    }
+    if count >= 2 && draw(3, 3) == 0 {
+        row[1] = (t / p.bs + 1 + draw(4, 3) as usize) as i32;
+    }
+    let count = match draw(5, 16) {
+        0 => 0,
+        1 => -1,
+        2 => p.s as i32 + 2,
+        _ => count as i32,
+    };
+    (row, count)
+}
+
+/// The `block_indices` or `block_counts` of a problem, row by row from `row`.
+fn host_rows(p: &Params, seed: u64, tensor: usize, row: RowFn) -> Vec<i32> {
+    let mut out = Vec::with_capacity(p.b * p.t * p.h * if tensor == INDICES { p.s } else { 1 });
+    for b in 0..p.b {
+        for t in 0..p.t {
+            for h in 0..p.h {
+                let (r, count) = row(p, seed, b, t, h);
+                match tensor {
+                    INDICES => out.extend(r),
+                    _ => out.push(count),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The reference of a problem whose index rows come from `row`: sampled output rows in float64,
+/// checked in bands of their attended keys (see the module notes).
+fn reference_rows(s: &Shape, dtype: Dtype, seed: u64, row: RowFn) -> Vec<Expected> {
+    let p = Params::of(s);
+    let src = Generated { p, seed, dtype };
+    let rows = sample_rows(p.b * p.t * p.hq, CHECK_ROWS, seed);
+    let mut bands = std::collections::BTreeMap::<u32, Expected>::new();
+    for r in rows {
+        let (bt, hq) = (r / p.hq, r % p.hq);
+        let (b, t) = (bt / p.t, bt % p.t);
+        let (sel, count) = row(&p, seed, b, t, hq / p.g());
+        let count = count.max(0) as usize;
+        let n_slc = selected_keys(&p, t, &sel, count).len();
+        let e = bands.entry(band(n_slc, p.keys_swa(t))).or_default();
+        e.indices.extend(r * p.d..(r + 1) * p.d);
+        e.values
+            .extend(reference_row(&p, &src, b, t, hq, &sel, count));
+    }
+    bands.into_values().collect()
+}
+
 /// Output rows `(b, t, hq)` checked against the reference.
 pub const CHECK_ROWS: usize = 48;
 /// The kernel's key chunk: block sizes are multiples of it.
@@ -487,30 +577,10 @@ impl Family for Nsa {
         ]
     }
     fn host_i32(&self, s: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
-        let p = Params::of(s);
-        let mut out = Vec::new();
         match tensor {
-            INDICES => {
-                out.reserve(p.b * p.t * p.h * p.s);
-                for b in 0..p.b {
-                    for t in 0..p.t {
-                        for h in 0..p.h {
-                            out.extend(selected_row(&p, seed, b, t, h).0);
-                        }
-                    }
-                }
-            }
-            COUNTS => {
-                out.reserve(p.b * p.t * p.h);
-                for _ in 0..p.b {
-                    for t in 0..p.t {
-                        out.extend(std::iter::repeat_n(p.count(t) as i32, p.h));
-                    }
-                }
-            }
-            _ => {}
+            INDICES | COUNTS => host_rows(&Params::of(s), seed, tensor, regular_row),
+            _ => Vec::new(),
         }
-        out
     }
     fn outputs(&self, s: &Shape, dtype: Dtype) -> Vec<TensorSpec> {
         let p = Params::of(s);
@@ -536,21 +606,7 @@ impl Family for Nsa {
             + 4.0 * p.h as f64 * (p.s + 1) as f64)
     }
     fn reference(&self, s: &Shape, dtype: Dtype, seed: u64) -> Vec<Expected> {
-        let p = Params::of(s);
-        let src = Generated { p, seed, dtype };
-        let rows = sample_rows(p.b * p.t * p.hq, CHECK_ROWS, seed);
-        let mut bands = std::collections::BTreeMap::<u32, Expected>::new();
-        for r in rows {
-            let (bt, hq) = (r / p.hq, r % p.hq);
-            let (b, t) = (bt / p.t, bt % p.t);
-            let (sel, count) = selected_row(&p, seed, b, t, hq / p.g());
-            let n_slc = selected_keys(&p, t, &sel, count).len();
-            let e = bands.entry(band(n_slc, p.keys_swa(t))).or_default();
-            e.indices.extend(r * p.d..(r + 1) * p.d);
-            e.values
-                .extend(reference_row(&p, &src, b, t, hq, &sel, count));
-        }
-        bands.into_values().collect()
+        reference_rows(s, dtype, seed, regular_row)
     }
     fn tolerance(&self, _: &Shape, dtype: Dtype) -> Tolerance {
         let base = Tolerance::for_dtype(dtype);
@@ -562,5 +618,53 @@ impl Family for Nsa {
             Dtype::Fp16 => Tolerance { atol: 8e-3, ..base },
             Dtype::Fp32 => base,
         }
+    }
+}
+
+impl Family for NsaIrregular {
+    fn name(&self) -> &'static str {
+        "nsa_irregular"
+    }
+    fn about(&self) -> &'static str {
+        "Native Sparse Attention forward on irregular block indices (unsorted, repeated, pads, past the token, odd counts)"
+    }
+    fn dims(&self) -> &'static [&'static str] {
+        Nsa.dims()
+    }
+    fn dtypes(&self) -> &'static [Dtype] {
+        Nsa.dtypes()
+    }
+    fn backends(&self) -> &'static [&'static str] {
+        Nsa.backends()
+    }
+    fn zero_dims(&self) -> &'static [&'static str] {
+        Nsa.zero_dims()
+    }
+    fn validate(&self, shape: &Shape) -> Result<(), String> {
+        Nsa.validate(shape)
+    }
+    fn inputs(&self, s: &Shape, dtype: Dtype) -> Vec<TensorSpec> {
+        Nsa.inputs(s, dtype)
+    }
+    fn host_i32(&self, s: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
+        match tensor {
+            INDICES | COUNTS => host_rows(&Params::of(s), seed, tensor, irregular_row),
+            _ => Vec::new(),
+        }
+    }
+    fn outputs(&self, s: &Shape, dtype: Dtype) -> Vec<TensorSpec> {
+        Nsa.outputs(s, dtype)
+    }
+    fn flops(&self, s: &Shape) -> f64 {
+        Nsa.flops(s)
+    }
+    fn bytes(&self, s: &Shape, dtype: Dtype) -> f64 {
+        Nsa.bytes(s, dtype)
+    }
+    fn reference(&self, s: &Shape, dtype: Dtype, seed: u64) -> Vec<Expected> {
+        reference_rows(s, dtype, seed, irregular_row)
+    }
+    fn tolerance(&self, s: &Shape, dtype: Dtype) -> Tolerance {
+        Nsa.tolerance(s, dtype)
     }
 }

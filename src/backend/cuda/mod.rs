@@ -140,7 +140,7 @@ impl Backend for Cuda {
             "gemm" => gemm::prepare(gpu, case, bind),
             "spin" => spin::prepare(gpu, case, bind, cfg),
             "mha" => mha::prepare(gpu, case, bind),
-            "nsa" => nsa::prepare(gpu, case, bind),
+            "nsa" | "nsa_irregular" => nsa::prepare(gpu, case, bind),
             "rmsnorm" | "rmsnorm_bwd" | "fused_add_rmsnorm" | "layernorm" | "softmax"
             | "softmax_bwd" | "cross_entropy" | "cross_entropy_bwd" | "mse" | "gelu"
             | "gelu_tanh" | "silu" => norms::prepare(gpu, case, bind),
