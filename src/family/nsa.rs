@@ -104,8 +104,34 @@ pub fn regular_row(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> (Vec<
     (row, count as i32)
 }
 
+/// A count generator: `block_counts[b, t, h]` alone, without building the row (the counts
+/// tensor costs one call per row, not a row of slots).
+pub type CountFn = fn(&Params, u64, usize, usize, usize) -> i32;
+
+/// The generator's count, `min(s, t/bs + 1)`, as a [`CountFn`].
+pub fn regular_count(p: &Params, _seed: u64, _b: usize, t: usize, _h: usize) -> i32 {
+    p.count(t) as i32
+}
+
 /// The input id the irregular rows draw their choices with (apart from the indices' own).
 const IRREGULAR_DRAWS: u32 = 100 + INDICES as u32;
+
+/// Choice `k` of row (b, t, h) of the irregular rows: a hashed value below `n`.
+fn irregular_draw(p: &Params, seed: u64, (b, t, h): (usize, usize, usize), k: u64, n: u64) -> u64 {
+    let key = (((b * p.t + t) * p.h + h) as u64) << 8;
+    inputs::index_value(seed, IRREGULAR_DRAWS, key | k, n)
+}
+
+/// The count of [`irregular_row`]: 0 or −1 (the row attends nothing: o = 0) or S + 2 (clamped
+/// to S; the slots past the generated count are pads), each 1 in 16; else the generator's.
+pub fn irregular_count(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> i32 {
+    match irregular_draw(p, seed, (b, t, h), 5, 16) {
+        0 => 0,
+        1 => -1,
+        2 => p.s as i32 + 2,
+        _ => regular_count(p, seed, b, t, h),
+    }
+}
 
 /// [`selected_row`] made irregular by hashed choices per row (each independently):
 /// - the valid slots reversed (1 in 2);
@@ -113,12 +139,10 @@ const IRREGULAR_DRAWS: u32 = 100 + INDICES as u32;
 /// - the middle valid slot set to [`PAD`] (count ≥ 3; 1 in 3);
 /// - slot 1 naming a block after the token's own, up to 3 past it, possibly past the sequence
 ///   (count ≥ 2; 1 in 3): it contributes nothing;
-/// - the count set to 0 or −1 (the row attends nothing: o = 0) or to S + 2 (clamped to S; the
-///   slots past the generated count are pads), each 1 in 16.
+/// - the count from [`irregular_count`].
 pub fn irregular_row(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> (Vec<i32>, i32) {
     let (mut row, count) = selected_row(p, seed, b, t, h);
-    let key = (((b * p.t + t) * p.h + h) as u64) << 8;
-    let draw = |k: u64, n: u64| inputs::index_value(seed, IRREGULAR_DRAWS, key | k, n);
+    let draw = |k: u64, n: u64| irregular_draw(p, seed, (b, t, h), k, n);
     if draw(0, 2) == 1 {
         row[..count].reverse();
     }
@@ -131,25 +155,18 @@ pub fn irregular_row(p: &Params, seed: u64, b: usize, t: usize, h: usize) -> (Ve
     if count >= 2 && draw(3, 3) == 0 {
         row[1] = (t / p.bs + 1 + draw(4, 3) as usize) as i32;
     }
-    let count = match draw(5, 16) {
-        0 => 0,
-        1 => -1,
-        2 => p.s as i32 + 2,
-        _ => count as i32,
-    };
-    (row, count)
+    (row, irregular_count(p, seed, b, t, h))
 }
 
-/// The `block_indices` or `block_counts` of a problem, row by row from `row`.
-fn host_rows(p: &Params, seed: u64, tensor: usize, row: RowFn) -> Vec<i32> {
+/// The `block_indices` (from `row`) or `block_counts` (from `count`) of a problem, row by row.
+fn host_rows(p: &Params, seed: u64, tensor: usize, row: RowFn, count: CountFn) -> Vec<i32> {
     let mut out = Vec::with_capacity(p.b * p.t * p.h * if tensor == INDICES { p.s } else { 1 });
     for b in 0..p.b {
         for t in 0..p.t {
             for h in 0..p.h {
-                let (r, count) = row(p, seed, b, t, h);
                 match tensor {
-                    INDICES => out.extend(r),
-                    _ => out.push(count),
+                    INDICES => out.extend(row(p, seed, b, t, h).0),
+                    _ => out.push(count(p, seed, b, t, h)),
                 }
             }
         }
@@ -578,7 +595,7 @@ impl Family for Nsa {
     }
     fn host_i32(&self, s: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
         match tensor {
-            INDICES | COUNTS => host_rows(&Params::of(s), seed, tensor, regular_row),
+            INDICES | COUNTS => host_rows(&Params::of(s), seed, tensor, regular_row, regular_count),
             _ => Vec::new(),
         }
     }
@@ -648,7 +665,9 @@ impl Family for NsaIrregular {
     }
     fn host_i32(&self, s: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
         match tensor {
-            INDICES | COUNTS => host_rows(&Params::of(s), seed, tensor, irregular_row),
+            INDICES | COUNTS => {
+                host_rows(&Params::of(s), seed, tensor, irregular_row, irregular_count)
+            }
             _ => Vec::new(),
         }
     }

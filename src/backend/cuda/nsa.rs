@@ -458,12 +458,12 @@ pub fn tiled_shared_in_auto(p: &Params) -> bool {
 /// with the selection (S·bs keys a token), at a third to a half of its speed.
 pub fn wgmma_max_density(other: Kernel) -> usize {
     match other {
-        // Both compute the union of a tile's blocks: wgmma at any density.
-        Kernel::Tiled => usize::MAX,
+        // Both compute the union of a tile's blocks: wgmma at any density (`other` is never
+        // wgmma itself; the arm keeps the match whole).
+        Kernel::Tiled | Kernel::Wgmma => usize::MAX,
         Kernel::Pairs => 16,
         Kernel::Local => 8,
         Kernel::Grouped => 4,
-        Kernel::Wgmma => usize::MAX,
     }
 }
 
