@@ -7,7 +7,9 @@
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
 //          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
-//          checked and timed; the harness's pick leaves them out until measured).
+//          checked and timed; the harness's pick leaves them out until measured),
+//          --squares (the squares 2048^3..8192^3 only), --tiles a,b (only these tiles; the
+//          summary's "pick" is then the best of them where the pick was left out).
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
 // cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel (the _c2 entries have compile-time
 // cluster dims and an even grid), then gemm_wgmma_reduce_* when
@@ -26,7 +28,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../gemm_wgmma.cu"
+#include "gemm_pp_dev.cu"  // includes ../gemm_wgmma.cu
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -186,7 +188,8 @@ struct TileCfg {
     bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
-    int threads() const { return (bm / 64 + 1) * 128; }
+    bool pp = false;  // gemm_pp_dev.cu's ping-pong tiles: 2 consumers, one tile each; splits 1
+    int threads() const { return pp ? 384 : (bm / 64 + 1) * 128; }
     unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
     // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
     long tiles(long m, long n) const {
@@ -211,8 +214,10 @@ static const TileCfg TILES[] = {
     {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
     {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
     {"128x128_n2", 128, 128, 6, 1, 390, 6500, 2, true, (const void*)gemm_wgmma_bf16_128x128_n2, (const void*)gemm_wgmma_f16_128x128_n2},
+    {"128x128_pp", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128_pp, (const void*)gemm_wgmma_f16_128x128_pp, true},
+    {"64x256_pp", 64, 256, 5, 1, 560, 6500, 1, false, (const void*)gemm_wgmma_bf16_64x256_pp, (const void*)gemm_wgmma_f16_64x256_pp, true},
 };
-static const int NT = 10;
+static const int NT = 12;
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
 static const long BN64_MIN_KBLOCKS = 16;
@@ -257,6 +262,7 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
             if (!split_ok(s, k)) continue;
+            if (TILES[t].pp) continue;  // experiment: never the pick
             // n_pairs_in_pick: 128x64_n2 only where K % 64 != 0, M >= 128 and K >= 3 blocks
             if (TILES[t].pair_n) {
                 if (TILES[t].bn != 64 || k % 64 == 0 || m < TILES[t].bm || (k + 63) / 64 < 3)
@@ -280,6 +286,13 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
 static int g_num_sms = 0;
 static int g_reps = 15;
 static int g_fail = 0;
+// --tiles a,b,...: only these tile configurations are checked and timed (default: all).
+static std::string g_tiles;
+static bool tile_selected(const char* name) {
+    if (g_tiles.empty()) return true;
+    std::string list = "," + g_tiles + ",";
+    return list.find("," + std::string(name) + ",") != std::string::npos;
+}
 static void* g_flush = nullptr;
 static size_t g_flush_bytes = 0;
 
@@ -373,6 +386,7 @@ static std::vector<Summary> g_sum;
 // blocks and the grid stays within 2 waves.
 static std::vector<long> splits_for(const TileCfg& t, long M, long N, long K, long pick_s, bool is_pick) {
     std::vector<long> v = {1};
+    if (t.pp) return v;
     long num_k = (K + 63) / 64;
     long slots = (long)g_num_sms * t.ctas_per_sm;
     for (long s : {2L, 3L, 4L, 6L, 8L, 12L, 16L}) {
@@ -429,6 +443,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
     int fails_here = 0;
     for (int t = 0; t < NT; ++t) {
         const TileCfg& cfg = TILES[t];
+        if (!tile_selected(cfg.name)) continue;
         CUfunction f;
         CK(cudaGetFuncBySymbol((cudaFunction_t*)&f, KInfo<T>::sym(cfg)));
         CKD(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.smem()));
@@ -479,6 +494,10 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
             if (r.us < best) { best = r.us; best_name = r.what; }
             if (r.pick) { pick_us = r.us; pick_name = r.what; }
         }
+        if (pick_us == 0) {  // the pick's tile was left out by --tiles
+            pick_us = best;
+            pick_name = best_name;
+        }
         for (auto& r : rows)
             printf("  %c %-21s %10.2f us %7.1f TFLOP/s  cuBLAS/this %.3f%s\n", r.pick ? '*' : ' ',
                    r.what.c_str(), r.us, flop / r.us * 1e-6, tcb / r.us,
@@ -497,16 +516,18 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
 }
 
 int main(int argc, char** argv) {
-    bool perf = true, quick = false, do_bf16 = true, do_f16 = true;
+    bool perf = true, quick = false, squares = false, do_bf16 = true, do_f16 = true;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
         else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--squares")) squares = true;
+        else if (!strcmp(argv[i], "--tiles") && i + 1 < argc) g_tiles = argv[++i];
         else if (!strcmp(argv[i], "--bf16")) do_f16 = false;
         else if (!strcmp(argv[i], "--f16")) do_bf16 = false;
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--c2-pick] [--quick] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--c2-pick] [--quick] [--squares] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
@@ -560,6 +581,7 @@ int main(int argc, char** argv) {
     };
     for (auto& s : shapes) {
         if (quick && (s.M > 4096 || s.N > 4096)) continue;
+        if (squares && !(s.M == s.N && s.N == s.K && s.M >= 2048)) continue;
         if (do_bf16) run_case<__nv_bfloat16>(h, s.M, s.N, s.K, s.suite, perf);
         if (do_f16) run_case<__half>(h, s.M, s.N, s.K, s.suite, perf);
     }
