@@ -2,12 +2,13 @@
 # Session 28 (repo root, nvcc and cuBLAS on the machine): issue 12's squares through the dev GEMM
 # bench (kernels/dev/gemm_wgmma_bench.cu). Builds it twice: as is, and with the shipped tiles'
 # epilogue stores cut off ("noepi": a diagnostic of what the epilogue costs; its checks fail by
-# design). Then every bench shape checked on the CHECK_TILES (default: the stream-K tile
-# 128x256_sk, gemm_wgmma_sk.cu; both dtypes, and run-to-run bitwise equality) and ROUNDS
-# (default 2) interleaved timing rounds on the bf16 squares: base (TILES, default 128x256,
-# 128x256_sk, 128x192; cuBLAS) and noepi (128x256). NOEPI=0 leaves the noepi build and rounds
-# out, CHECKS=0 the checks. (Its first version, commit 913cfdb, timed the ping-pong experiment
-# gemm_pp_dev.cu, since removed; docs/kernels/session28/.)
+# design). Then every bench shape checked on the CHECK_TILES (default: every tile; both dtypes,
+# and run-to-run bitwise equality where split) and ROUNDS (default 2) interleaved timing rounds
+# on the bf16 squares: base (TILES, default 128x256, 128x192, 128x256_c2; cuBLAS) and noepi
+# (128x256). NOEPI=0 leaves the noepi build and rounds out, CHECKS=0 the checks. Session 28 ran
+# it with two experiments since removed: the ping-pong tiles of kernels/dev/gemm_pp_dev.cu
+# (commit 913cfdb) and the stream-K tile of kernels/gemm_wgmma_sk.cu (commit 987b631); their
+# results are in docs/kernels/session28/.
 # Under $OUT: log.txt, gemm-bench.txt (everything the bench printed).
 set -u
 OUT=${OUT:-/tmp/kgout}
@@ -32,16 +33,16 @@ build() {  # build NAME [SED-EXPRESSION on gemm_wgmma.cu]
 build base &
 [ "${NOEPI:-1}" = 1 ] && build noepi 's/^\( *\)if (row < M \&\& col < N)$/\1if (row < M \&\& col < N \&\& M < 0)/' &
 wait
-grep -c "M < 0" /tmp/gx-noepi/kernels/gemm_wgmma.cu | sed 's/^/noepi edits: /' | tee -a "$LOG"
+[ "${NOEPI:-1}" = 1 ] && grep -c "M < 0" /tmp/gx-noepi/kernels/gemm_wgmma.cu | sed 's/^/noepi edits: /' | tee -a "$LOG"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
 if [ "${CHECKS:-1}" = 1 ]; then
-  echo "== checks, ${CHECK_TILES:-128x256_sk}, every bench shape" >> "$R"
-  timeout 200 /tmp/gx-base/gwb --no-perf --tiles "${CHECK_TILES:-128x256_sk}" >> "$R" 2>&1
+  echo "== checks, ${CHECK_TILES:-every tile}, every bench shape" >> "$R"
+  timeout 300 /tmp/gx-base/gwb --no-perf ${CHECK_TILES:+--tiles "$CHECK_TILES"} >> "$R" 2>&1
   echo "checks rc=$? $(grep -cE '^  FAIL' "$R") FAIL lines; $(tail -1 "$R")" | tee -a "$LOG"
 fi
 for r in $(seq 1 "${ROUNDS:-2}"); do
   echo "== round $r base" >> "$R"
-  timeout 120 /tmp/gx-base/gwb --squares --bf16 --reps 30 --tiles "${TILES:-128x256,128x256_sk,128x192}" >> "$R" 2>&1
+  timeout 120 /tmp/gx-base/gwb --squares --bf16 --reps 30 --tiles "${TILES:-128x256,128x192,128x256_c2}" >> "$R" 2>&1
   if [ "${NOEPI:-1}" = 1 ]; then
     echo "== round $r noepi" >> "$R"
     timeout 60 /tmp/gx-noepi/gwb --squares --bf16 --reps 30 --tiles 128x256 >> "$R" 2>&1

@@ -28,7 +28,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../gemm_wgmma_sk.cu"  // includes ../gemm_wgmma.cu
+#include "../gemm_wgmma.cu"
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -188,7 +188,6 @@ struct TileCfg {
     bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
-    bool sk = false;  // gemm_wgmma_sk.cu's stream-K tile: splits 1, the stream-K workspace as P
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
     // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
@@ -214,9 +213,8 @@ static const TileCfg TILES[] = {
     {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
     {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
     {"128x128_n2", 128, 128, 6, 1, 390, 6500, 2, true, (const void*)gemm_wgmma_bf16_128x128_n2, (const void*)gemm_wgmma_f16_128x128_n2},
-    {"128x256_sk", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256_sk, (const void*)gemm_wgmma_f16_128x256_sk, true},
 };
-static const int NT = 11;
+static const int NT = 10;
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
 static const long BN64_MIN_KBLOCKS = 16;
@@ -261,7 +259,6 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
             if (!split_ok(s, k)) continue;
-            if (TILES[t].sk) continue;  // measured here, not (yet) in the pick
             // n_pairs_in_pick: 128x64_n2 only where K % 64 != 0, M >= 128 and K >= 3 blocks
             if (TILES[t].pair_n) {
                 if (TILES[t].bn != 64 || k % 64 == 0 || m < TILES[t].bm || (k + 63) / 64 < 3)
@@ -385,7 +382,6 @@ static std::vector<Summary> g_sum;
 // blocks and the grid stays within 2 waves.
 static std::vector<long> splits_for(const TileCfg& t, long M, long N, long K, long pick_s, bool is_pick) {
     std::vector<long> v = {1};
-    if (t.sk) return v;
     long num_k = (K + 63) / 64;
     long slots = (long)g_num_sms * t.ctas_per_sm;
     for (long s : {2L, 3L, 4L, 6L, 8L, 12L, 16L}) {
@@ -431,12 +427,6 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
         for (long s : splits_for(TILES[t], M, N, K, ps, t == pt)) max_s = std::max(max_s, s);
     float* P = nullptr;
     if (max_s > 1) CK(cudaMalloc(&P, (size_t)max_s * M * N * sizeof(float)));
-    // the stream-K tile's workspace: 2 slots of 64 x 256 floats per CTA, then 2 int flags per CTA
-    // that must start at 0 (the kernel leaves them 0)
-    const size_t sk_floats = (size_t)g_num_sms * 2 * 64 * 256;
-    float* Wsk = nullptr;
-    CK(cudaMalloc(&Wsk, sk_floats * sizeof(float) + (size_t)g_num_sms * 2 * sizeof(int)));
-    CK(cudaMemset(Wsk + sk_floats, 0, (size_t)g_num_sms * 2 * sizeof(int)));
 
     CUfunction fr;
     CK(cudaGetFuncBySymbol((cudaFunction_t*)&fr, KInfo<T>::reduce()));
@@ -456,7 +446,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
         CUtensorMap tb = make_map(KInfo<T>::tdt, B, N, K, 64, 64);
         for (long s : splits_for(cfg, M, N, K, ps, t == pt)) {
             long units = cfg.tiles(M, N) * s;
-            Launch<T> L{f, fr, ta, tb, C, cfg.sk ? Wsk : s > 1 ? P : nullptr, M, N, K, (int)s,
+            Launch<T> L{f, fr, ta, tb, C, s > 1 ? P : nullptr, M, N, K, (int)s,
                         (int)cfg.grid(units, g_num_sms), cfg.threads(),
                         cfg.smem()};
             CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN: catches unwritten outputs
@@ -465,13 +455,10 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
             Err e = compare<T>(C, R, (size_t)M * N);
             bool ok = e.nonfinite == 0 && e.rel_l2 < 1e-2 && e.rel_l2 <= 3.0 * eb.rel_l2 + 1e-3;
             bool same = true;
-            if (s > 1 || cfg.sk) {  // run-to-run bitwise determinism
+            if (s > 1) {  // run-to-run bitwise determinism
                 CK(cudaMemcpy(C2, C, (size_t)M * N * sizeof(T), cudaMemcpyDeviceToDevice));
                 CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));
-                if (cfg.sk)  // poison the partial sums' slots (not the flags)
-                    CK(cudaMemset(Wsk, 0x7F, sk_floats * sizeof(float)));
-                else
-                    CK(cudaMemset(P, 0x7F, (size_t)s * M * N * sizeof(float)));
+                CK(cudaMemset(P, 0x7F, (size_t)s * M * N * sizeof(float)));
                 L();
                 CK(cudaDeviceSynchronize());
                 std::vector<unsigned char> h1((size_t)M * N * sizeof(T)), h2(h1.size());
@@ -521,7 +508,6 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
     CK(cudaFree(Cb));
     CK(cudaFree(R));
     if (P) CK(cudaFree(P));
-    CK(cudaFree(Wsk));
 }
 
 int main(int argc, char** argv) {
