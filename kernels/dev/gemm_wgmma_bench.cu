@@ -8,7 +8,8 @@
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
 //          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
 //          checked and timed; the harness's pick leaves them out until measured),
-//          --squares (the squares 2048^3..8192^3 only), --tiles a,b (only these tiles; the
+//          --squares (the squares 2048^3..8192^3 only), --shape MxNxK (that shape only),
+//          --tiles a,b (only these tiles; the
 //          summary's "pick" is then the best of them where the pick was left out).
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
 // cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel (the _c2 entries have compile-time
@@ -512,17 +513,23 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
 
 int main(int argc, char** argv) {
     bool perf = true, quick = false, squares = false, do_bf16 = true, do_f16 = true;
+    struct {
+        int M = 0, N = 0, K = 0;
+    } one;  // --shape MxNxK: only that shape
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--squares")) squares = true;
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%dx%dx%d", &one.M, &one.N, &one.K) == 3)
+            ++i;
         else if (!strcmp(argv[i], "--tiles") && i + 1 < argc) g_tiles = argv[++i];
         else if (!strcmp(argv[i], "--bf16")) do_f16 = false;
         else if (!strcmp(argv[i], "--f16")) do_bf16 = false;
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--c2-pick] [--quick] [--squares] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
@@ -574,6 +581,7 @@ int main(int argc, char** argv) {
         {4096, 4096, 4104, false}, {333, 136, 4104, false},   {129, 4104, 2056, false},
         {200, 1000, 16384, false},
     };
+    if (one.M > 0) shapes = {{one.M, one.N, one.K, true}};
     for (auto& s : shapes) {
         if (quick && (s.M > 4096 || s.N > 4096)) continue;
         if (squares && !(s.M == s.N && s.N == s.K && s.M >= 2048)) continue;
