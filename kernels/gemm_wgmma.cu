@@ -18,9 +18,10 @@
 //   128x128      128 128      2       384     6     197760       1         64
 //   64x256        64 256      1       256     5     205952       1        128
 //   64x128        64 128      1       256     4      99456       2         64
-//   128x192      128 192      2       384     5     205952       1         96  (forced only, see the host)
+//   128x192      128 192      2       384     5     205952       1         96  (3072³ until session 28)
 //   128x256_c2   128 256      2       384     4     197760       1        128  (2-CTA cluster)
 //   128x128_c2   128 128      2       384     6     197760       1         64  (2-CTA cluster)
+//   192x192      192 192      3       512     4     197760       1         96  (session 28)
 //
 //   dyn. smem = stages * (BM*64*2 + 64*BN*2) + 1024 (alignment slack) + 128 (mbarriers).
 //   BM = 64 * consumers: each consumer warpgroup owns 64 rows x BN columns of the CTA tile and
@@ -29,7 +30,8 @@
 // DESIGN (common to all tiles)
 //   * Warp-specialized: warpgroup 0 = producer (one elected thread issues the TMA loads: 1 box
 //     for A, BN/64 boxes for B per stage), warpgroups 1..consumers = consumers. With two
-//     consumers the producer does setmaxnreg.dec to 40 and the consumers setmaxnreg.inc to 232.
+//     consumers the producer does setmaxnreg.dec to 40 and the consumers setmaxnreg.inc to 232;
+//     with three (192x192, 512 threads starting at 128 registers) to 40 and 152.
 //   * mbarriers: full[s] (count 1, producer arrive.expect_tx + TMA complete_tx) and
 //     empty[s] (count = consumers, one arrive per consumer warpgroup after wgmma.wait_group shows
 //     that the stage has been consumed; one wgmma group is kept in flight: wait_group 1).
@@ -164,7 +166,7 @@ struct Cfg {
     static constexpr unsigned STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // tiles + 1024 B alignment slack + 128 B for the 2*STAGES mbarriers
     static constexpr unsigned SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 128;
-    static_assert(NC_ == 1 || NC_ == 2, "one or two consumer warpgroups");
+    static_assert(NC_ >= 1 && NC_ <= 3, "one to three consumer warpgroups");
     static_assert(BN_ == 64 || BN_ == 128 || BN_ == 192 || BN_ == 256,
                   "wgmma n64, n128, n192 or n256");
     static_assert(2 * STAGES_ * 8 <= 128, "mbarriers fit their 128 bytes");
@@ -177,6 +179,7 @@ typedef Cfg<1, 256, 5> Cfg64x256;
 typedef Cfg<1, 128, 4> Cfg64x128;
 typedef Cfg<2, 192, 5> Cfg128x192;
 typedef Cfg<2, 64, 8> Cfg128x64;
+typedef Cfg<3, 192, 4> Cfg192x192;
 // The host (src/backend/cuda/gemm_wgmma.rs, kernels/dev/gemm_wgmma_bench.cu) uses these sizes.
 static_assert(Cfg128x256::SMEM_BYTES == 197760, "host recipe: 128x256 uses 197760 bytes");
 static_assert(Cfg128x128::SMEM_BYTES == 197760, "host recipe: 128x128 uses 197760 bytes");
@@ -184,6 +187,7 @@ static_assert(Cfg64x256::SMEM_BYTES == 205952, "host recipe: 64x256 uses 205952 
 static_assert(Cfg64x128::SMEM_BYTES == 99456, "host recipe: 64x128 uses 99456 bytes");
 static_assert(Cfg128x192::SMEM_BYTES == 205952, "host recipe: 128x192 uses 205952 bytes");
 static_assert(Cfg128x64::SMEM_BYTES == 197760, "host recipe: 128x64 uses 197760 bytes");
+static_assert(Cfg192x192::SMEM_BYTES == 197760, "host recipe: 192x192 uses 197760 bytes");
 
 // B (MN-major, SW128) descriptor strides: LBO = byte distance between 64-element N atoms
 // (the 4 TMA boxes, 8 KiB apart), SBO = byte distance between groups of 8 K rows (1 KiB).
@@ -517,7 +521,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
 
     if (wg == 0) {
         // ------------------------------ producer ------------------------------
-        if constexpr (NC == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if constexpr (NC >= 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (tid == 0) {
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmA))
                          : "memory");
@@ -586,7 +590,10 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         }
     } else {
         // ------------------------------ consumers ------------------------------
+        // 512 threads (NC = 3) start at 128 registers each: the producer's 88 x 128 freed
+        // registers allow the 384 consumer threads 152 (a multiple of 8 below 128 + 88 / 3).
         if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        if constexpr (NC == 3) asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
         const int cw = wg - 1;  // which 64-row slab of the CTA tile
         const int warp = (tid >> 5) & 3;
         const int lane = tid & 31;
@@ -781,6 +788,8 @@ GW_ENTRY_N2(gemm_wgmma_bf16_128x64_n2, __nv_bfloat16, true, Cfg128x64)
 GW_ENTRY_N2(gemm_wgmma_f16_128x64_n2, __half, false, Cfg128x64)
 GW_ENTRY_N2(gemm_wgmma_bf16_128x128_n2, __nv_bfloat16, true, Cfg128x128)
 GW_ENTRY_N2(gemm_wgmma_f16_128x128_n2, __half, false, Cfg128x128)
+GW_ENTRY(gemm_wgmma_bf16_192x192, __nv_bfloat16, true, Cfg192x192, 1)
+GW_ENTRY(gemm_wgmma_f16_192x192, __half, false, Cfg192x192, 1)
 #undef GW_ENTRY
 #undef GW_ENTRY_C2
 #undef GW_ENTRY_N2

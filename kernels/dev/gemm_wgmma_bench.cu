@@ -189,6 +189,7 @@ struct TileCfg {
     bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
+    bool no_pick = false;  // timed and checked, never the pick (a tile not yet in the host's pick)
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
     // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
@@ -214,11 +215,14 @@ static const TileCfg TILES[] = {
     {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
     {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
     {"128x128_n2", 128, 128, 6, 1, 390, 6500, 2, true, (const void*)gemm_wgmma_bf16_128x128_n2, (const void*)gemm_wgmma_f16_128x128_n2},
+    {"192x192", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192, (const void*)gemm_wgmma_f16_192x192},
 };
-static const int NT = 10;
+static const int NT = 11;
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
 static const long BN64_MIN_KBLOCKS = 16;
+// Mirror of WIDE_MIN_KBLOCKS: the pick takes 192x192 only for at least this many K blocks.
+static const long WIDE_MIN_KBLOCKS = 16;
 // Mirror of CLUSTER_IN_PICK in the Rust file (false: the _c2 tiles are timed and checked but the
 // pick leaves them out); --c2-pick turns them on here to show what the model would choose.
 static bool g_cluster_pick = false;
@@ -260,11 +264,13 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
             if (!split_ok(s, k)) continue;
+            if (TILES[t].no_pick) continue;
             // n_pairs_in_pick: 128x64_n2 only where K % 64 != 0, M >= 128 and K >= 3 blocks
             if (TILES[t].pair_n) {
                 if (TILES[t].bn != 64 || k % 64 == 0 || m < TILES[t].bm || (k + 63) / 64 < 3)
                     continue;
             } else {
+                if (TILES[t].bm == 192 && std::max(1L, (k + 63) / 64) < WIDE_MIN_KBLOCKS) continue;
                 if (TILES[t].bn == 64 &&
                     (std::max(1L, (k + 63) / 64) < BN64_MIN_KBLOCKS || m < TILES[t].bm))
                     continue;

@@ -13,8 +13,9 @@ use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable that forces the CTA tile: `128x256`, `128x128`, `64x256`, `64x128`,
-/// `128x192`, `128x64`, a 2-CTA cluster tile paired along M `128x256_c2` / `128x128_c2` or one
-/// paired along N `128x64_n2` / `128x128_n2` (unset or empty: chosen by shape).
+/// `128x192`, `128x64`, `192x192`, a 2-CTA cluster tile paired along M `128x256_c2` /
+/// `128x128_c2` or one paired along N `128x64_n2` / `128x128_n2` (unset or empty: chosen by
+/// shape).
 pub const TILE_ENV: &str = "KERNELGATE_GEMM_TILE";
 /// Environment variable that forces the number of K splits, `1` to `16` (unset or empty: chosen
 /// by shape; `1` turns split-K off).
@@ -126,9 +127,9 @@ const T128X128: WgTile = plain(128, 128, 6, 1, 390, 6500);
 const T128X64: WgTile = plain(128, 64, 8, 1, 250, 4500);
 
 /// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
-/// then the 2-CTA cluster versions of the two 128-row tiles paired along M, 128x192, 128x64, and
-/// the clusters paired along N (picked only as [`n_pairs_in_pick`] says).
-pub const TILES: [WgTile; 10] = [
+/// then the 2-CTA cluster versions of the two 128-row tiles paired along M, 128x192, 128x64, the
+/// clusters paired along N (picked only as [`n_pairs_in_pick`] says), and 192x192.
+pub const TILES: [WgTile; 11] = [
     T128X256,
     T128X128,
     plain(64, 256, 5, 1, 560, 6500),
@@ -143,6 +144,15 @@ pub const TILES: [WgTile; 10] = [
     T128X64,
     cluster2(T128X64, true),
     cluster2(T128X128, true),
+    // 192x192 (session 28): three consumer warpgroups of 64 rows × 192 columns, 4 stages, 512
+    // threads; cuBLAS's tile at 3072³ (Nsight Compute, H100 GPU-386d7cbc:
+    // nvjet_sm90_tst_192x192_64x3_2x1, 256 tiles on 132 SMs). Forced on the squares in the dev
+    // bench (H100 GPU-042aa07b, two rounds, bf16 µs): 3072³ 77.9–78.0 against 81.3–81.5 for
+    // 128x192 (0.98× cuBLAS's time against 0.94×); 2048³ 31.3 (128x256: 28.3–28.6), 4096³
+    // 195.2 (176.5), 6144³ 657–691 (582–583), 8192³ 1729 (1388–1410). Its constants: 128x256's
+    // time per FLOP (760 ns × 192·192 / (128·256), rounded up) and its wave cost, with which the
+    // pick takes it at 3072³ and nowhere else in the suites.
+    plain(192, 192, 4, 1, 860, 8000),
 ];
 
 /// Whether [`pick`] considers the 2-CTA clusters paired along N (`_n2`, A multicast) for an
@@ -173,11 +183,18 @@ pub const N_PAIRS_MIN_KBLOCKS: u64 = 3;
 /// separate; picked at 5×3000×1000 it took 9.8 µs against 7.7 for 64x128 (GPU-3ea44b83).
 pub const BN64_MIN_KBLOCKS: u64 = 16;
 
+/// Fewest 64-wide K blocks for which [`pick`] considers the 192x192 tile: it was measured on the
+/// squares only (32 to 128 K blocks). With one K block (4095×4097×64, 8192×8192×8) the model
+/// would take it for its fewer waves, untimed.
+pub const WIDE_MIN_KBLOCKS: u64 = 16;
+
 /// Whether [`pick`] considers `t` without being forced to, for `m` rows and `k` columns of A.
 fn in_pick(t: WgTile, m: u64, k: u64) -> bool {
     let num_k = k.div_ceil(BK).max(1);
     if t.pair_n {
         n_pairs_in_pick(t, m, k)
+    } else if t.bm == 192 {
+        num_k >= WIDE_MIN_KBLOCKS
     } else if t.bn == 64 {
         num_k >= BN64_MIN_KBLOCKS && m >= t.bm
     } else {
@@ -273,7 +290,7 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
 /// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 512³),
 /// 128x64 where K is long (1024³, 2048×512×4096), 128x64_n2 where A's rows are misaligned
-/// ([`n_pairs_in_pick`]: 1000³, 777×1000×136), 128x192 at 3072³, 128x256 from 2048³ on;
+/// ([`n_pairs_in_pick`]: 1000³, 777×1000×136), 192x192 at 3072³, 128x256 from 2048³ on;
 /// split-K where even the small tiles leave the machine mostly idle and K is long. Mirrored
 /// by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu`.
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
@@ -307,7 +324,7 @@ pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Opti
 }
 
 /// The values of [`TILE_ENV`]: every tile of [`TILES`] under its name.
-const TILE_CHOICES: [(&str, WgTile); 10] = [
+const TILE_CHOICES: [(&str, WgTile); 11] = [
     ("128x256", TILES[0]),
     ("128x128", TILES[1]),
     ("64x256", TILES[2]),
@@ -318,6 +335,7 @@ const TILE_CHOICES: [(&str, WgTile); 10] = [
     ("128x64", TILES[7]),
     ("128x64_n2", TILES[8]),
     ("128x128_n2", TILES[9]),
+    ("192x192", TILES[10]),
 ];
 
 /// The values of [`SPLITK_ENV`].
@@ -658,11 +676,11 @@ mod tests {
             smem,
             [
                 197_760, 197_760, 205_952, 99_456, 197_760, 197_760, 205_952, 197_760, 197_760,
-                197_760
+                197_760, 197_760
             ]
         );
         let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
-        assert_eq!(threads, [384, 384, 256, 256, 384, 384, 384, 384, 384, 384]);
+        assert_eq!(threads, [384, 384, 256, 256, 384, 384, 384, 384, 384, 384, 512]);
         for t in TILES {
             assert!(t.smem() <= 232_448, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
@@ -818,8 +836,9 @@ mod tests {
             (5, 3000, 1000, "64x128", 4),
             (2048, 2048, 2048, "128x256", 1),
             // 128x192 (added later, forced on H100 GPU-cb034f80): 83.1 µs against 95.8 for
-            // 128x128 in the same run; it loses on every other shape of this list.
-            (3072, 3072, 3072, "128x192", 1),
+            // 128x128 in the same run; then 192x192 (session 28, H100 GPU-042aa07b): 77.9
+            // against 81.3 for 128x192; both lose on every other square.
+            (3072, 3072, 3072, "192x192", 1),
             (4096, 4096, 4096, "128x256", 1),
             (4096, 1000, 4096, "128x256", 1),
             (6144, 6144, 6144, "128x256", 1),
@@ -828,6 +847,38 @@ mod tests {
         ] {
             assert_eq!(p(m, n, k), (tile.into(), splits), "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn the_192_tile_is_picked_at_3072_cubed_alone_in_every_fixture() {
+        // 192x192 is measured ahead only at 3072³ (session 28); every other bf16/fp16 GEMM
+        // case of every committed suite keeps a measured tile. Same padding as `prepare`.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut at = Vec::new();
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let Ok(suite) = crate::suite::Suite::load(&path) else {
+                continue;
+            };
+            for case in suite.cases.iter().filter(|c| {
+                c.kernel == "gemm" && matches!(c.dtype, Dtype::Bf16 | Dtype::Fp16)
+            }) {
+                let (m, n, k) = (case.shape.get("m"), case.shape.get("n"), case.shape.get("k"));
+                let pad = Padding::of(m, n, k, parse_align(None).unwrap());
+                seen += 1;
+                if pick(m, pad.np, pad.kp, 132, None, None).tile.name() == "192x192" {
+                    at.push((m, n, k));
+                }
+            }
+        }
+        assert!(seen > 50, "only {seen} GEMM cases found under {}", dir.display());
+        at.sort_unstable();
+        at.dedup();
+        assert_eq!(at, [(3072, 3072, 3072)]);
     }
 
     #[test]
