@@ -680,7 +680,10 @@ mod tests {
             ]
         );
         let threads: Vec<u32> = TILES.iter().map(|t| t.threads()).collect();
-        assert_eq!(threads, [384, 384, 256, 256, 384, 384, 384, 384, 384, 384, 512]);
+        assert_eq!(
+            threads,
+            [384, 384, 256, 256, 384, 384, 384, 384, 384, 384, 512]
+        );
         for t in TILES {
             assert!(t.smem() <= 232_448, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
@@ -864,10 +867,16 @@ mod tests {
             let Ok(suite) = crate::suite::Suite::load(&path) else {
                 continue;
             };
-            for case in suite.cases.iter().filter(|c| {
-                c.kernel == "gemm" && matches!(c.dtype, Dtype::Bf16 | Dtype::Fp16)
-            }) {
-                let (m, n, k) = (case.shape.get("m"), case.shape.get("n"), case.shape.get("k"));
+            for case in suite
+                .cases
+                .iter()
+                .filter(|c| c.kernel == "gemm" && matches!(c.dtype, Dtype::Bf16 | Dtype::Fp16))
+            {
+                let (m, n, k) = (
+                    case.shape.get("m"),
+                    case.shape.get("n"),
+                    case.shape.get("k"),
+                );
                 let pad = Padding::of(m, n, k, parse_align(None).unwrap());
                 seen += 1;
                 if pick(m, pad.np, pad.kp, 132, None, None).tile.name() == "192x192" {
@@ -875,7 +884,11 @@ mod tests {
                 }
             }
         }
-        assert!(seen > 50, "only {seen} GEMM cases found under {}", dir.display());
+        assert!(
+            seen > 50,
+            "only {seen} GEMM cases found under {}",
+            dir.display()
+        );
         at.sort_unstable();
         at.dedup();
         assert_eq!(at, [(3072, 3072, 3072)]);
