@@ -182,14 +182,13 @@ static CUtensorMap make_map(CUtensorMapDataType dt, const void* ptr, unsigned lo
 
 // ------------------------------------------------------------------------------------------
 // Tile table and plan: mirror of TILES / plan_cost / pick in src/backend/cuda/gemm_wgmma.rs
-// (keep the two in step).
+// (keep the two in step; a unit test there compares the table and the constants with this file).
 struct TileCfg {
     const char* name;
     int bm, bn, stages, ctas_per_sm, kblock_ns, wave_ns, cluster;
     bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
-    bool no_pick = false;  // timed and checked, never the pick (a tile not yet in the host's pick)
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
     // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
@@ -264,7 +263,6 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
             if (!split_ok(s, k)) continue;
-            if (TILES[t].no_pick) continue;
             // n_pairs_in_pick: 128x64_n2 only where K % 64 != 0, M >= 128 and K >= 3 blocks
             if (TILES[t].pair_n) {
                 if (TILES[t].bn != 64 || k % 64 == 0 || m < TILES[t].bm || (k + 63) / 64 < 3)

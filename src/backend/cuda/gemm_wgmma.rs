@@ -895,6 +895,64 @@ mod tests {
     }
 
     #[test]
+    fn the_dev_bench_mirrors_the_tile_table_and_the_pick_constants() {
+        // kernels/dev/gemm_wgmma_bench.cu times every tile and marks the pick with its own copy
+        // of the table and cost model; a tile or constant changed on one side only would make the
+        // bench's "pick" column lie.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels/dev/gemm_wgmma_bench.cu");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let start = text
+            .find("static const TileCfg TILES[] = {")
+            .expect("the bench's table");
+        let end = start + text[start..].find("};").unwrap();
+        let rows: Vec<(String, Vec<u64>, bool)> = text[start..end]
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.trim().strip_prefix("{\"")?.split_once('"')?;
+                let f: Vec<&str> = rest.split(',').map(str::trim).skip(1).collect();
+                let nums = f[..7].iter().map(|x| x.parse().unwrap()).collect();
+                Some((name.to_string(), nums, f[7] == "true"))
+            })
+            .collect();
+        assert_eq!(rows.len(), TILES.len());
+        assert!(text.contains(&format!("static const int NT = {};", TILES.len())));
+        for ((name, nums, pair_n), t) in rows.iter().zip(TILES) {
+            let want = [
+                t.bm,
+                t.bn,
+                t.stages as u64,
+                t.ctas_per_sm,
+                t.kblock_ns,
+                t.wave_ns,
+                t.cluster,
+            ];
+            assert_eq!(
+                (name.as_str(), nums.as_slice(), *pair_n),
+                (t.name().as_str(), &want[..], t.pair_n)
+            );
+        }
+        for (c, v) in [
+            ("BN64_MIN_KBLOCKS", BN64_MIN_KBLOCKS),
+            ("WIDE_MIN_KBLOCKS", WIDE_MIN_KBLOCKS),
+            ("MAX_SPLITS", MAX_SPLITS),
+            ("MIN_KBLOCKS_PER_SPLIT", MIN_KBLOCKS_PER_SPLIT),
+        ] {
+            assert!(
+                text.contains(&format!("{c} = {v}")),
+                "{c} = {v} in the bench"
+            );
+        }
+        assert!(text.contains(&format!("L2_BYTES_PER_US = {:.1}e6", L2_BYTES_PER_US / 1e6)));
+        assert!(text.contains(&format!("MISALIGNED_TRAFFIC = {MISALIGNED_TRAFFIC:?}")));
+        assert!(text.contains(&format!("REDUCE_LAUNCH_US = {REDUCE_LAUNCH_US:?}")));
+        assert!(text.contains(&format!(
+            "PARTIAL_BYTES_PER_US = {:.1}e6",
+            PARTIAL_BYTES_PER_US / 1e6
+        )));
+    }
+
+    #[test]
     fn padding_rounds_n_and_k_up_to_whole_16_byte_rows() {
         const A: Option<u64> = Some(ALIGN_MIN_OTHER);
         // K = 100: A copied into rows of 104 (N = 1000 too small for 128-byte rows).
