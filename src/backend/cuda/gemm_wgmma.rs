@@ -864,9 +864,8 @@ mod tests {
             if path.extension().is_none_or(|e| e != "json") {
                 continue;
             }
-            let Ok(suite) = crate::suite::Suite::load(&path) else {
-                continue;
-            };
+            let suite = crate::suite::Suite::load(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             for case in suite
                 .cases
                 .iter()
