@@ -5,8 +5,11 @@
 // in L2), the harness's batch (flush, then ceil(20 us / about the kernel's time) launches, time
 // per launch; the harness batches kernels under 20 us) and that batch replayed from a CUDA graph
 // (as the harness replays it). For each shape it times
-//   read    the grid-stride read-only ceiling (as rows_bench's rb_read);
+//   read    the grid-stride read-only ceiling (as rows_bench's rb_read: ld.global.nc);
+//   readp   the same with plain loads (the harness's kg_l2_sweep run over the input), whose lines
+//           stay in the L2 for the later launches of a batch;
 //   xor/T/R the row kernels below with the arithmetic removed (loads only, same layout);
+//   xorp/T/R, cep/T/R  xor and ce (below) with ld.global.cg loads instead of ld.global.nc;
 //   ce/T/R  the same layout computing the loss: each thread's own max over its vectors, its sum of
 //           exp2((x - own max) log2e) right after (no barrier between max and sum), then one
 //           combine of (max, sum) pairs over the row (butterfly, then one slot per warp);
@@ -18,7 +21,11 @@
 //   two/T/R each thread group takes two rows (the second half of the rows second): both rows'
 //           loads issued, the first row finished while the second's bytes are on their way.
 // T threads a row (each loading all of its n / 8 / T vectors before use), R rows a block.
-// --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). It checks every CE variant's lse against a
+// --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). The flush is the harness's own kg_l2_sweep
+// (plain loads); --nc-flush uses rd_read (ld.global.nc.L1::no_allocate) instead, as this probe did
+// until session 29, which found that flush leaves most of the input in the L2 (its "cold" launches
+// were warm: H100 GPU-d7a4ece8, product _r at 4096 x 3072 cold 11.0 us after it, 15.4 after the
+// harness's flush, which the harness itself measures). It checks every CE variant's lse against a
 // float64 reference on sampled rows. Last, per shape, the product's own entry points (`_r` of
 // rows_p.cu, the default at 4096 x 3072, and the register rows `_w4/_w6/_w8`) launched as the
 // harness launches them, timed the same four ways. Build: kernels/dev/run_ce_probe.sh.
@@ -31,6 +38,8 @@
 #include "cross_entropy_rows.cu"
 // The product's default forward at 4096 x 3072 (`kg_cross_entropy_*_r`, bulk-staged rows).
 #include "rows_p.cu"
+// The harness's own L2 flush (`kg_l2_sweep`, plain loads), for --harness-flush.
+#include "probe.cu"
 
 #include <algorithm>
 #include <cmath>
@@ -154,7 +163,9 @@ __device__ __forceinline__ void row_combine(float& mx, float& s, float (*red)[32
     }
 }
 
-// MODE 0 xor (loads only), 1 ce, 2 on (online), 3 h2, 4 poly (a quarter of the exps on FMA).
+// MODE 0 xor (loads only), 1 ce, 2 on (online), 3 h2, 4 poly (a quarter of the exps on FMA);
+// 6 cep and 7 xorp: ce and xor with ld.global.cg (allocating in L2 as plain loads do) instead of
+// kg_cew_ld's ld.global.nc.L1::no_allocate, whose lines a later launch of a batch does not find.
 template <int VPT, int MODE>
 __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__ x, const int* __restrict__ tgt,
                                                float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
@@ -168,12 +179,12 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
     uint4 q[VPT];
 #pragma unroll
     for (int k = 0; k < VPT; ++k)
-        if (live) q[k] = kg_cew_ld(xr + tx + k * tpr);
+        if (live) q[k] = MODE >= 6 ? __ldcg(xr + tx + k * tpr) : kg_cew_ld(xr + tx + k * tpr);
         else q[k] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
     float xt = 0.f;
     if (live && tx == 0 && t >= 0 && t < n) xt = __bfloat162float(x[row * (long long)n + t]);
     float mx, s;
-    if (MODE == 0) {
+    if (MODE == 0 || MODE == 7) {
         unsigned a = 0;
 #pragma unroll
         for (int k = 0; k < VPT; ++k) a ^= q[k].x ^ q[k].y ^ q[k].z ^ q[k].w;
@@ -195,7 +206,7 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
         mx = row_max<VPT>(q);
         s = row_sum<VPT, MODE == 3 ? 1 : MODE == 4 ? 2 : 0>(q, mx * KG_CEW_LOG2E);
     }
-    row_combine<MODE == 0>(mx, s, red[threadIdx.y], 0, tpr);
+    row_combine<MODE == 0 || MODE == 7>(mx, s, red[threadIdx.y], 0, tpr);
     if (live && tx == 0) {
         const float l = mx + logf(s);
         lse[row] = l;
@@ -328,7 +339,15 @@ static cudaStream_t g_s;
 static void* g_flush;
 static unsigned* g_sink;
 
-static void flush() { rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)g_flush, g_sink, (long long)(2LL * g_l2 / 16)); }
+// The harness's kg_l2_sweep (plain loads), or with --nc-flush rd_read (ld.global.nc with
+// L1::no_allocate), same grid and buffer (see the head of the file).
+static bool g_harness_flush = true;
+static void flush() {
+    if (g_harness_flush)
+        kg_l2_sweep<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)g_flush, (unsigned long long)(2LL * g_l2 / 16), (unsigned*)g_flush);
+    else
+        rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)g_flush, g_sink, (long long)(2LL * g_l2 / 16));
+}
 
 // How a sample is taken: 0 cold (flush, one launch), 1 warm (no flush, one launch), 2 the
 // harness's batch for a kernel of this length (flush, then g_batch launches; time per launch),
@@ -384,6 +403,8 @@ static RowK pick(int vpt, int mode) {
         case 2: return ce_rows<V, 2>;                       \
         case 3: return ce_rows<V, 3>;                       \
         case 4: return ce_rows<V, 4>;                       \
+        case 6: return ce_rows<V, 6>;                       \
+        case 7: return ce_rows<V, 7>;                       \
         default: return ce_two<V>;                          \
         }
     P(2) P(3) P(4) P(6) P(8) P(12)
@@ -407,6 +428,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
         if (!strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mufu")) g_mufu = true;
+        else if (!strcmp(argv[i], "--nc-flush")) g_harness_flush = false;
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     g_sms = p.multiProcessorCount;
@@ -488,6 +510,7 @@ int main(int argc, char** argv) {
         };
         g_batch = std::max(1, (int)ceil(20.0 / (ideal * 1.3)));
         report("read", [&] { rd_read<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)dx, g_sink, (long long)(cnt / 8)); }, "grid-stride read-only ceiling");
+        report("readp", [&] { kg_l2_sweep<<<g_sms * 8, 256, 0, g_s>>>((const uint4*)dx, (unsigned long long)(cnt / 8), g_sink); }, "the same with plain loads (kg_l2_sweep over the input)");
         // Reference lse on sampled rows.
         std::vector<int> rows;
         for (int r = 0; r < m; r += std::max(1, m / 61)) rows.push_back(r);
@@ -518,20 +541,20 @@ int main(int argc, char** argv) {
             snprintf(note, len, "lse max |err| %.2e %s", err, err <= tol ? "ok" : "FAIL");
         };
         const int tprs[] = {32, 64, 96, 128};
-        const char* mname[6] = {"xor", "ce", "on", "h2", "poly", "two"};
+        const char* mname[8] = {"xor", "ce", "on", "h2", "poly", "two", "cep", "xorp"};
         for (int tpr : tprs) {
             if (nv % tpr) continue;
             const int vpt = nv / tpr;
             if (!pick(vpt, 0)) continue;
             for (int rpb : {1, 2, 4}) {
                 if (tpr * rpb > 512 || tpr * rpb < 64 || (rpb > 2 && tpr > 32) || (rpb > 1 && tpr > 64)) continue;
-                for (int mode : {0, 1}) {
+                for (int mode : {0, 1, 7, 6}) {
                     RowK k = pick(vpt, mode);
                     const int nrows = mode == 5 ? (m + 1) / 2 : m;
                     dim3 blk(tpr, rpb), grd((nrows + rpb - 1) / rpb);
                     auto L = [&] { k<<<grd, blk, 0, g_s>>>(dx, dt, dl, dlse, m, n); };
                     char note[160] = "";
-                    if (mode) {
+                    if (mode && mode != 7) {
                         check_lse(L, note, sizeof note, mode == 3 ? 2e-2 : 2e-4);  // h2: f16 exponentials
                     } else {
                         L();
