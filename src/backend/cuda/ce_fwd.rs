@@ -1,5 +1,7 @@
 //! The forward cross-entropy kernels of their own modules and the choice between them
-//! ([`CE_FWD_ENV`]): the register-row kernel of `kernels/cross_entropy_rows.cu` (`_w4`/`_w6`/
+//! ([`CE_FWD_ENV`]): the warp-row kernel of `kernels/cross_entropy_l2rows.cu` (`_c12`, loads
+//! that allocate in the L2; the default where [`cec_auto`] says), the register-row kernel of
+//! `kernels/cross_entropy_rows.cu` (`_w4`/`_w6`/
 //! `_w8`/`_w`, the default where [`cew_auto`] says), and the register-resident (`_g`, the default
 //! where [`ceg_auto`] says) and second bulk-staged (`_b`/`_bp`, opt-in) kernels of
 //! `kernels/cross_entropy_bulk.cu`. Each module's source hash is its own, so changing one
@@ -14,9 +16,11 @@ use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable choosing `cross_entropy`'s forward kernels of
-/// `kernels/cross_entropy_rows.cu` and `kernels/cross_entropy_bulk.cu`: unset, empty or `auto`
-/// runs the register-row `_w*` where [`cew_auto`] says, else the register-resident `_g` where
-/// [`ceg_auto`] says, and the bulk-staged `_b` nowhere; `rows` forces `_w*`, `regs` forces `_g`,
+/// `kernels/cross_entropy_l2rows.cu`, `kernels/cross_entropy_rows.cu` and
+/// `kernels/cross_entropy_bulk.cu`: unset, empty or `auto` runs the warp-row `_c12` where
+/// [`cec_auto`] says, else the register-row `_w*` where [`cew_auto`] says, else the
+/// register-resident `_g` where [`ceg_auto`] says, and the bulk-staged `_b` nowhere; `l2rows`
+/// forces `_c12` (rows [`cec_layout`] takes), `rows` forces `_w*`, `regs` forces `_g`,
 /// `bulk[:W:S[:C][:poly]]` forces `_b`/`_bp`; `off` runs none of them (rows_p.cu's kernels).
 /// Forcing one where it cannot run (below compute capability 9.0, rows that are not 16-byte
 /// multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b`, than
@@ -38,6 +42,9 @@ pub enum CeFwd {
     /// The register-row kernel with one combine (`kg_cross_entropy_*_w` of [`CEW_FILE`])
     /// wherever it can run.
     Rows,
+    /// The warp-row kernel reading through the L2 (`kg_cross_entropy_*_c12` of [`CEC_FILE`])
+    /// wherever it can run.
+    L2Rows,
 }
 
 /// The forward cross-entropy kernel of `kernels/cross_entropy_bulk.cu` a case runs.
@@ -49,6 +56,8 @@ pub enum CeKernel {
     Regs(RowLayout),
     /// The register-row kernel with one combine (`_w`, [`CEW_FILE`]) with this row layout.
     Rows(RowLayout),
+    /// The warp-row kernel reading through the L2 (`_c12`, [`CEC_FILE`]) with this row layout.
+    Warp(RowLayout),
 }
 
 /// The layout of the register-resident forward cross-entropy (`kg_cross_entropy_*_g`) for rows
@@ -72,11 +81,12 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
         "bulk" => return Ok(CeFwd::Force(CEB_DEFAULT)),
         "regs" => return Ok(CeFwd::Regs),
         "rows" => return Ok(CeFwd::Rows),
+        "l2rows" => return Ok(CeFwd::L2Rows),
         _ => {}
     }
     let bad = || {
         format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `rows`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `l2rows`, `rows`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
         )
     };
     let parts: Vec<&str> = v.split(':').collect();
@@ -157,6 +167,36 @@ pub fn cew_auto(m: usize, n: usize, elem: usize) -> bool {
     let bytes = m * row_bytes;
     let exact = cew_layout(n, elem).is_some_and(|l| cew_suffix(n / l.vec, l.tpr) != "w");
     exact && row_bytes >= 6144 && bytes >= 1 << 25 && !(row_bytes < 8192 && bytes < 1 << 26)
+}
+
+/// The module of the warp-row forward cross-entropy that reads through the L2
+/// (`kg_cross_entropy_*_c12`, [`CE_FWD_ENV`] `l2rows`).
+pub const CEC_FILE: &str = "cross_entropy_l2rows.cu";
+
+/// Vectors a lane of `kg_cross_entropy_*_c12` holds (its `KG_CEC_VPT`).
+pub const CEC_VPT: usize = 12;
+
+/// The layout of the warp-row forward cross-entropy (`kg_cross_entropy_*_c12`): 16-bit rows of
+/// exactly 32 × [`CEC_VPT`] 16-byte vectors (6 KB, N = 3072), a warp a row, two rows a block
+/// (64 threads, the probe's fastest with four); `None` for any other row.
+pub fn cec_layout(n: usize, elem: usize) -> Option<RowLayout> {
+    (elem == 2 && n * elem == 32 * CEC_VPT * 16).then_some(RowLayout {
+        vec: 8,
+        tpr: 32,
+        rpb: 2,
+    })
+}
+
+/// Whether `auto` runs the warp-row forward cross-entropy that reads through the L2 (`_c12`) on
+/// `m` rows of `n` elements of `elem` bytes: rows [`cec_layout`] takes in inputs under 2^26
+/// bytes, the short grid [`cew_auto`] and [`ceg_auto`] leave to the bulk-staged `_r`. Measured
+/// in session 29 with `kernels/dev/ce_probe.cu` timing as the harness does, its own L2 flush
+/// included (H200 GPU-1a8e9d52, 4096 × 3072 bf16, three launches replayed from a graph after
+/// the flush, per launch): this layout 8.25 µs against `_r`'s 9.67, `_w6`'s 10.5; one cold
+/// launch 11.4–11.6 against 13.1–13.3 and 11.9–12.0. At 16384 × 3072 (one launch a sample) it
+/// ties `_w6` (28.0 µs), which keeps that shape.
+pub fn cec_auto(m: usize, n: usize, elem: usize) -> bool {
+    cec_layout(n, elem).is_some() && m * n * elem < 1 << 26
 }
 
 /// The module of the second bulk-staged cross-entropy forward ([`CE_FWD_ENV`]).
@@ -275,6 +315,7 @@ impl CeKernel {
     pub fn file(&self) -> &'static str {
         match self {
             CeKernel::Rows(_) => CEW_FILE,
+            CeKernel::Warp(_) => CEC_FILE,
             CeKernel::Regs(_) | CeKernel::Bulk(_) => CEB_FILE,
         }
     }
@@ -290,7 +331,8 @@ impl CeKernel {
 pub fn choose(case: &Case, gpu: &Gpu, m: usize, n: usize, elem: usize) -> Result<Option<CeKernel>> {
     let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
     let rows_present = gpu.kernel_set.dir.join(CEW_FILE).is_file();
-    let d = decide(ce_fwd, m, n, elem, rows_present);
+    let l2rows_present = gpu.kernel_set.dir.join(CEC_FILE).is_file();
+    let d = decide(ce_fwd, m, n, elem, rows_present, l2rows_present);
     own_kernel(case, gpu, d.pick, CE_FWD_ENV, d.file, d.kernel, d.auto)
 }
 
@@ -310,15 +352,26 @@ pub struct Decision {
 }
 
 /// The pure part of [`choose`]: `ce_fwd` on `m` rows of `n` elements of `elem` bytes, with or
-/// without [`CEW_FILE`] in the kernel set.
-pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, rows_present: bool) -> Decision {
+/// without [`CEW_FILE`] and [`CEC_FILE`] in the kernel set (a `KERNELGATE_BASE` revision from
+/// before them gets the rule it had).
+pub fn decide(
+    ce_fwd: CeFwd,
+    m: usize,
+    n: usize,
+    elem: usize,
+    rows_present: bool,
+    l2rows_present: bool,
+) -> Decision {
     let regs = ceg_layout(n, elem);
+    let warp = cec_layout(n, elem).filter(|_| cec_auto(m, n, elem) && l2rows_present);
     let (pick, kernel, auto) = match ce_fwd {
         CeFwd::Off => (Pick::Off, None, false),
+        CeFwd::Auto if warp.is_some() => (Pick::Auto, warp.map(CeKernel::Warp), true),
         CeFwd::Auto => match cew_layout(n, elem).filter(|_| cew_auto(m, n, elem) && rows_present) {
             Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
             None => (Pick::Auto, regs.map(CeKernel::Regs), ceg_auto(m, n * elem)),
         },
+        CeFwd::L2Rows => (Pick::Force, cec_layout(n, elem).map(CeKernel::Warp), false),
         CeFwd::Force(c) => (
             Pick::Force,
             ceb_applies(n, elem).then_some(CeKernel::Bulk(c)),
@@ -331,6 +384,7 @@ pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, rows_present: bool
     let file = match (ce_fwd, kernel) {
         (_, Some(k)) => k.file(),
         (CeFwd::Rows, None) => CEW_FILE,
+        (CeFwd::L2Rows, None) => CEC_FILE,
         _ => CEB_FILE,
     };
     Decision {
@@ -378,6 +432,11 @@ pub fn launch(
             name: format!("kg_cross_entropy_{tn}_g"),
             dims: rows(g),
             scheme: "registers (cross_entropy_bulk.cu): the whole row loaded before use, max then sum reductions (1 barrier each), FFMA+EX2 per element, the target's logit loaded by the row's first thread".to_string(),
+        },
+        CeKernel::Warp(g) => CeLaunch {
+            name: format!("kg_cross_entropy_{tn}_c12"),
+            dims: rows(g),
+            scheme: "warp rows read through the L2 (cross_entropy_l2rows.cu): 12 vectors a lane loaded with ld.global.cg before use, each lane's max then its sum of exp(x - its max) (FFMA+EX2), one butterfly of (max, sum) pairs, the target's logit loaded by lane 0".to_string(),
         },
         CeKernel::Rows(g) => CeLaunch {
             name: format!("kg_cross_entropy_{tn}_{}", cew_suffix(n / g.vec, g.tpr)),
@@ -571,64 +630,109 @@ mod tests {
     }
 
     #[test]
+    fn the_l2_warp_rows_take_6_kb_rows_of_16_bit_types_in_short_grids() {
+        let l = cec_layout(3072, 2).expect("6 KB rows");
+        assert_eq!((l.vec, l.tpr, l.rpb), (8, 32, 2));
+        assert_eq!(
+            l.vec * l.tpr as usize * CEC_VPT,
+            3072,
+            "every lane holds exactly CEC_VPT"
+        );
+        assert!(
+            cec_layout(3072, 4).is_none() && cec_layout(1536, 4).is_none(),
+            "fp32"
+        );
+        assert!(
+            cec_layout(3064, 2).is_none()
+                && cec_layout(4096, 2).is_none()
+                && cec_layout(0, 2).is_none()
+        );
+        assert!(cec_auto(4096, 3072, 2) && cec_auto(1, 3072, 2) && cec_auto(10_922, 3072, 2));
+        assert!(!cec_auto(10_923, 3072, 2), "2^26 bytes and over");
+        assert!(!cec_auto(16_384, 3072, 2) && !cec_auto(65_536, 3072, 2));
+        assert!(!cec_auto(4096, 6144, 2) && !cec_auto(4096, 2048, 2));
+        assert_eq!(parse_ce_fwd(Some("l2rows")), Ok(CeFwd::L2Rows));
+    }
+
+    #[test]
     fn the_choice_before_the_gpu() {
         let kind = |d: Decision| match d.kernel {
             Some(CeKernel::Rows(l)) => format!("rows{}", l.tpr),
+            Some(CeKernel::Warp(l)) => format!("warp{}x{}", l.tpr, l.rpb),
             Some(CeKernel::Regs(_)) => "regs".to_string(),
             Some(CeKernel::Bulk(_)) => "bulk".to_string(),
             None => "none".to_string(),
         };
-        // auto: the register rows where cew_auto says, with their file; else `_g` under
-        // ceg_auto's say; the bulk kernel never.
-        let d = decide(CeFwd::Auto, 16_384, 3072, 2, true);
+        // auto: the warp rows read through the L2 where cec_auto says, then the register rows
+        // where cew_auto says, with their files; else `_g` under ceg_auto's say; the bulk
+        // kernel never.
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, true, true);
+        assert_eq!(
+            (d.pick, kind(d), d.auto, d.file),
+            (Pick::Auto, "warp32x2".into(), true, CEC_FILE)
+        );
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, true, true);
         assert_eq!(
             (d.pick, kind(d), d.auto, d.file),
             (Pick::Auto, "rows64".into(), true, CEW_FILE)
         );
-        let d = decide(CeFwd::Auto, 4096, 3072, 2, true);
+        // A kernel set without cross_entropy_l2rows.cu: 4096 x 3072 keeps the rule it had, the
+        // bulk-staged `_r` of rows_p.cu (`_g` is there but not wanted).
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, true, false);
         assert_eq!(
             (kind(d), d.auto, d.file),
             ("regs".into(), false, CEB_FILE),
             "4096 x 3072 keeps _r"
         );
-        let d = decide(CeFwd::Auto, 4096, 1000, 2, true);
+        // Forced: 6 KB rows of 16-bit types at any length; fp32 rows are not taken.
+        let d = decide(CeFwd::L2Rows, 65_536, 3072, 2, true, true);
+        assert_eq!(
+            (d.pick, kind(d), d.auto, d.file),
+            (Pick::Force, "warp32x2".into(), false, CEC_FILE)
+        );
+        let d = decide(CeFwd::L2Rows, 4096, 3072, 4, true, true);
+        assert_eq!(
+            (d.pick, kind(d), d.file),
+            (Pick::Force, "none".into(), CEC_FILE)
+        );
+        let d = decide(CeFwd::Auto, 4096, 1000, 2, true, false);
         assert_eq!((kind(d), d.auto, d.file), ("regs".into(), true, CEB_FILE));
-        let d = decide(CeFwd::Auto, 65_536, 12_288, 2, true);
+        let d = decide(CeFwd::Auto, 65_536, 12_288, 2, true, false);
         assert_eq!((kind(d), d.auto), ("rows256".into(), true));
         // A kernel set from before the register rows: the rule it had (here `_g` is not wanted
         // at 2^29 bytes, so rows_p.cu's kernels run).
-        let d = decide(CeFwd::Auto, 16_384, 3072, 2, false);
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, false, false);
         assert_eq!((kind(d), d.auto, d.file), ("regs".into(), true, CEB_FILE));
-        let d = decide(CeFwd::Auto, 65_536, 8192, 2, false);
+        let d = decide(CeFwd::Auto, 65_536, 8192, 2, false, false);
         assert_eq!((kind(d), d.auto), ("regs".into(), false));
         // Forced: the kernel where it can run, else none (the launcher's error names the file).
-        let d = decide(CeFwd::Rows, 3, 1001, 2, true);
+        let d = decide(CeFwd::Rows, 3, 1001, 2, true, false);
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "none".into(), CEW_FILE)
         );
-        let d = decide(CeFwd::Rows, 3, 1000, 2, true);
+        let d = decide(CeFwd::Rows, 3, 1000, 2, true, false);
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "rows32".into(), CEW_FILE)
         );
-        let d = decide(CeFwd::Regs, 4096, 3072, 2, true);
+        let d = decide(CeFwd::Regs, 4096, 3072, 2, true, false);
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "regs".into(), CEB_FILE)
         );
-        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 3072, 2, true);
+        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 3072, 2, true, false);
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "bulk".into(), CEB_FILE)
         );
-        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 32_768, 2, true);
+        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 32_768, 2, true, false);
         assert_eq!(
             kind(d),
             "none",
             "64 KB rows are over the bulk kernel's longest"
         );
-        let d = decide(CeFwd::Off, 16_384, 3072, 2, true);
+        let d = decide(CeFwd::Off, 16_384, 3072, 2, true, false);
         assert_eq!((d.pick, kind(d)), (Pick::Off, "none".into()));
     }
 }
