@@ -154,8 +154,8 @@ pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
 /// Whether `auto` runs the register-row forward cross-entropy (`kg_cross_entropy_*_w4/6/8`,
 /// [`CEW_FILE`]) on `m` rows of `n` elements of `elem` bytes: rows of at least 6 KB that
 /// [`cew_layout`] splits exactly (no predicated loads) in inputs of at least 2^25 bytes, except
-/// rows under 8 KB in inputs under 2^26 bytes (4096 × 3072 bf16). It takes precedence over
-/// [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
+/// rows under 8 KB in inputs under 2^26 bytes (4096 × 3072 bf16, which [`cec_auto`] gives the
+/// warp rows read through the L2 since session 29). It takes precedence over [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
 /// interleaved rounds per kernel, `docs/kernels/session17/`), `_w*` against the kernel the
 /// previous rule ran, same run, on the 21 measured cases the rule switches:
 /// - H200 GPU-6f871e6f: 1.02–1.12× faster on every one (4096 × 6144 0.71 → 0.77 of copy
