@@ -655,6 +655,27 @@ mod tests {
     }
 
     #[test]
+    fn the_l2_warp_rows_file_matches_the_host() {
+        // The kernel holds CEC_VPT vectors a lane and has an entry per 16-bit dtype the layout
+        // takes; the launcher's names and the file agree.
+        let src = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("kernels")
+                .join(CEC_FILE),
+        )
+        .unwrap();
+        assert!(src.contains(&format!("#define KG_CEC_VPT {CEC_VPT}\n")));
+        for tn in ["bf16", "fp16"] {
+            assert!(
+                src.contains(&format!("KG_CEC({tn}, ")),
+                "{tn} entry missing"
+            );
+        }
+        assert!(src.contains("kg_cross_entropy_##TN##_c12("));
+        assert!(!src.contains("KG_CEC(fp32, "), "fp32 rows are not taken");
+    }
+
+    #[test]
     fn the_choice_before_the_gpu() {
         let kind = |d: Decision| match d.kernel {
             Some(CeKernel::Rows(l)) => format!("rows{}", l.tpr),
