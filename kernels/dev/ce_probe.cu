@@ -10,6 +10,7 @@
 //           stay in the L2 for the later launches of a batch;
 //   xor/T/R the row kernels below with the arithmetic removed (loads only, same layout);
 //   xorp/T/R, cep/T/R  xor and ce (below) with ld.global.cg loads instead of ld.global.nc;
+//   cepp/T/R cep with a quarter of the exponentials by polynomial on the FMA pipe;
 //   ce/T/R  the same layout computing the loss: each thread's own max over its vectors, its sum of
 //           exp2((x - own max) log2e) right after (no barrier between max and sum), then one
 //           combine of (max, sum) pairs over the row (butterfly, then one slot per warp);
@@ -165,7 +166,8 @@ __device__ __forceinline__ void row_combine(float& mx, float& s, float (*red)[32
 
 // MODE 0 xor (loads only), 1 ce, 2 on (online), 3 h2, 4 poly (a quarter of the exps on FMA);
 // 6 cep and 7 xorp: ce and xor with ld.global.cg (allocating in L2 as plain loads do) instead of
-// kg_cew_ld's ld.global.nc.L1::no_allocate, whose lines a later launch of a batch does not find.
+// kg_cew_ld's ld.global.nc.L1::no_allocate, whose lines a later launch of a batch does not find;
+// 8 cepp: cep with a quarter of the exponentials on the FMA pipe (as poly).
 template <int VPT, int MODE>
 __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__ x, const int* __restrict__ tgt,
                                                float* __restrict__ loss, float* __restrict__ lse, int m, int n) {
@@ -204,7 +206,7 @@ __global__ void __launch_bounds__(512) ce_rows(const __nv_bfloat16* __restrict__
         }
     } else {
         mx = row_max<VPT>(q);
-        s = row_sum<VPT, MODE == 3 ? 1 : MODE == 4 ? 2 : 0>(q, mx * KG_CEW_LOG2E);
+        s = row_sum<VPT, MODE == 3 ? 1 : (MODE == 4 || MODE == 8) ? 2 : 0>(q, mx * KG_CEW_LOG2E);
     }
     row_combine<MODE == 0 || MODE == 7>(mx, s, red[threadIdx.y], 0, tpr);
     if (live && tx == 0) {
@@ -405,6 +407,7 @@ static RowK pick(int vpt, int mode) {
         case 4: return ce_rows<V, 4>;                       \
         case 6: return ce_rows<V, 6>;                       \
         case 7: return ce_rows<V, 7>;                       \
+        case 8: return ce_rows<V, 8>;                       \
         default: return ce_two<V>;                          \
         }
     P(2) P(3) P(4) P(6) P(8) P(12)
@@ -541,14 +544,14 @@ int main(int argc, char** argv) {
             snprintf(note, len, "lse max |err| %.2e %s", err, err <= tol ? "ok" : "FAIL");
         };
         const int tprs[] = {32, 64, 96, 128};
-        const char* mname[8] = {"xor", "ce", "on", "h2", "poly", "two", "cep", "xorp"};
+        const char* mname[9] = {"xor", "ce", "on", "h2", "poly", "two", "cep", "xorp", "cepp"};
         for (int tpr : tprs) {
             if (nv % tpr) continue;
             const int vpt = nv / tpr;
             if (!pick(vpt, 0)) continue;
             for (int rpb : {1, 2, 4}) {
                 if (tpr * rpb > 512 || tpr * rpb < 64 || (rpb > 2 && tpr > 32) || (rpb > 1 && tpr > 64)) continue;
-                for (int mode : {0, 1, 7, 6}) {
+                for (int mode : {0, 1, 7, 6, 8}) {
                     RowK k = pick(vpt, mode);
                     const int nrows = mode == 5 ? (m + 1) / 2 : m;
                     dim3 blk(tpr, rpb), grd((nrows + rpb - 1) / rpb);
