@@ -1,9 +1,9 @@
 //! The forward cross-entropy kernels of their own modules and the choice between them
 //! ([`CE_FWD_ENV`]): the warp-row kernel of `kernels/cross_entropy_l2rows.cu` (`_c12`, loads
 //! that allocate in the L2; the default where [`cec_auto`] says), the register-row kernel of
-//! `kernels/cross_entropy_rows.cu` (`_w4`/`_w6`/
-//! `_w8`/`_w`, the default where [`cew_auto`] says), and the register-resident (`_g`, the default
-//! where [`ceg_auto`] says) and second bulk-staged (`_b`/`_bp`, opt-in) kernels of
+//! `kernels/cross_entropy_rows.cu` (`_w4`/`_w6`/`_w8`/`_w`, the default where [`cew_auto`]
+//! says), and the register-resident (`_g`, the default where [`ceg_auto`] says) and second
+//! bulk-staged (`_b`/`_bp`, opt-in) kernels of
 //! `kernels/cross_entropy_bulk.cu`. Each module's source hash is its own, so changing one
 //! restarts only its cases' baselines. Where none of them runs, `cross_entropy` runs the row
 //! kernels of `rows_p.cu` chosen in [`super::norms`]. (The kernel files' launch comments name
