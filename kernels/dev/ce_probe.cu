@@ -22,7 +22,8 @@
 //   two/T/R each thread group takes two rows (the second half of the rows second): both rows'
 //           loads issued, the first row finished while the second's bytes are on their way.
 // T threads a row (each loading all of its n / 8 / T vectors before use), R rows a block.
-// --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). The flush is the harness's own kg_l2_sweep
+// --quick keeps the 6 KB-row cases that matter (see g_quick); --cubin FILE times the product's
+// warp-row modules built apart. --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). The flush is the harness's own kg_l2_sweep
 // (plain loads); --nc-flush uses rd_read (ld.global.nc.L1::no_allocate) instead, as this probe did
 // until session 29, which found that flush leaves most of the input in the L2 (its "cold" launches
 // were warm: H100 GPU-d7a4ece8, product _r at 4096 x 3072 cold 11.0 us after it, 15.4 after the
@@ -30,6 +31,7 @@
 // float64 reference on sampled rows. Last, per shape, the product's own entry points (`_r` of
 // rows_p.cu, the default at 4096 x 3072, and the register rows `_w4/_w6/_w8`) launched as the
 // harness launches them, timed the same four ways. Build: kernels/dev/run_ce_probe.sh.
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -357,6 +359,15 @@ static void flush() {
 // graph of g_batch launches, end event; time per launch). Modes 2 and 3 differ only in how the
 // launches reach the GPU, so their gap is what graph replay adds to a harness sample.
 static int g_mode = 0, g_batch = 3;
+// --cubin FILE (repeatable): product kernel modules built apart (kernels/dev/run_ce_probe.sh
+// builds cross_entropy_l2rows.cu and cross_entropy_l2online.cu with nvcc -cubin; they cannot
+// share this translation unit, each including cross_entropy_rows.cu). Their bf16 warp-row
+// entry points found in them are timed on 6 KB rows as the harness launches them (block
+// (32, 2), one row a warp).
+static std::vector<const char*> g_cubins;
+// --quick: the layouts that matter at 6 KB rows only (a warp a row, two rows a block; loads-only,
+// cep and cepp with ld.global.cg), no staggered kernel, shapes 4096 x 3072 and 16384 x 3072.
+static bool g_quick = false;
 template <class F> static double time_us(F launch) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
@@ -432,6 +443,8 @@ int main(int argc, char** argv) {
         if (!strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mufu")) g_mufu = true;
         else if (!strcmp(argv[i], "--nc-flush")) g_harness_flush = false;
+        else if (!strcmp(argv[i], "--cubin") && i + 1 < argc) g_cubins.push_back(argv[++i]);
+        else if (!strcmp(argv[i], "--quick")) g_quick = true;
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     g_sms = p.multiProcessorCount;
@@ -482,6 +495,7 @@ int main(int argc, char** argv) {
     const Shape shapes[] = {{4096, 3072}, {4096, 2048}, {16384, 3072}};
     int bad = 0;
     for (const Shape& sh : shapes) {
+        if (g_quick && sh.n != 3072) continue;
         const int m = sh.m, n = sh.n, nv = n / 8;
         const size_t cnt = (size_t)m * n;
         std::vector<unsigned short> hx(cnt);
@@ -546,12 +560,14 @@ int main(int argc, char** argv) {
         const int tprs[] = {32, 64, 96, 128};
         const char* mname[9] = {"xor", "ce", "on", "h2", "poly", "two", "cep", "xorp", "cepp"};
         for (int tpr : tprs) {
-            if (nv % tpr) continue;
+            if (nv % tpr || (g_quick && tpr != 32)) continue;
             const int vpt = nv / tpr;
             if (!pick(vpt, 0)) continue;
             for (int rpb : {1, 2, 4}) {
+                if (g_quick && rpb != 2) continue;
                 if (tpr * rpb > 512 || tpr * rpb < 64 || (rpb > 2 && tpr > 32) || (rpb > 1 && tpr > 64)) continue;
                 for (int mode : {0, 1, 7, 6, 8}) {
+                    if (g_quick && (mode == 0 || mode == 1)) continue;
                     RowK k = pick(vpt, mode);
                     const int nrows = mode == 5 ? (m + 1) / 2 : m;
                     dim3 blk(tpr, rpb), grd((nrows + rpb - 1) / rpb);
@@ -570,7 +586,7 @@ int main(int argc, char** argv) {
                 }
             }
         }
-        if (nv == 32 * 12 || nv == 32 * 8) {
+        if (!g_quick && (nv == 32 * 12 || nv == 32 * 8)) {
             for (int K : {4, 8, 12, 16, 24, 32}) {
                 const int grid = std::min(g_sms, (m + 31) / 32);
                 auto L = [&] {
@@ -623,6 +639,35 @@ int main(int argc, char** argv) {
                 check_lse(L, note, sizeof note, 2e-4);
                 snprintf(name, sizeof name, "product _w%d", vpt);
                 report(name, L, note);
+            }
+        }
+        // The product's warp-row entry points from --cubin modules (6 KB rows only).
+        if (nv == 32 * 12) {
+            const char* names[] = {"kg_cross_entropy_bf16_c12", "kg_cross_entropy_bf16_o12",
+                                   "kg_cross_entropy_bf16_o12p1", "kg_cross_entropy_bf16_o12p2"};
+            for (const char* path : g_cubins) {
+                CUmodule mod;
+                if (cuModuleLoad(&mod, path) != CUDA_SUCCESS) {
+                    printf("  cannot load %s\n", path);
+                    ++bad;
+                    continue;
+                }
+                for (const char* nm : names) {
+                    CUfunction fn;
+                    if (cuModuleGetFunction(&fn, mod, nm) != CUDA_SUCCESS) continue;
+                    int mm = m, nn = n;
+                    void* args[] = {&dx, &dt, &dl, &dlse, &mm, &nn};
+                    auto L = [&] {
+                        if (cuLaunchKernel(fn, (m + 1) / 2, 1, 1, 32, 2, 1, 0, g_s, args, nullptr) != CUDA_SUCCESS) {
+                            fprintf(stderr, "launch of %s failed\n", nm);
+                            exit(2);
+                        }
+                    };
+                    char note[160], name[64];
+                    check_lse(L, note, sizeof note, 2e-4);
+                    snprintf(name, sizeof name, "product _%s", nm + strlen("kg_cross_entropy_bf16_"));
+                    report(name, L, note);
+                }
             }
         }
         CK(cudaFree(dx));

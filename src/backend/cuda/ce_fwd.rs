@@ -1,6 +1,7 @@
 //! The forward cross-entropy kernels of their own modules and the choice between them
-//! ([`CE_FWD_ENV`]): the warp-row kernel of `kernels/cross_entropy_l2rows.cu` (`_c12`, loads
-//! that allocate in the L2; the default where [`cec_auto`] says), the register-row kernel of
+//! ([`CE_FWD_ENV`]): the warp-row kernel of `kernels/cross_entropy_l2online.cu` (`_o12*`, loads
+//! that allocate in the L2, each vector summed as it lands; the default where [`cec_auto`]
+//! says), its predecessor of `kernels/cross_entropy_l2rows.cu` (`_c12`), the register-row kernel of
 //! `kernels/cross_entropy_rows.cu` (`_w4`/`_w6`/`_w8`/`_w`, the default where [`cew_auto`]
 //! says), and the register-resident (`_g`, the default where [`ceg_auto`] says) and second
 //! bulk-staged (`_b`/`_bp`, opt-in) kernels of
@@ -17,10 +18,12 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// Environment variable choosing `cross_entropy`'s forward kernels of
 /// `kernels/cross_entropy_l2rows.cu`, `kernels/cross_entropy_rows.cu` and
-/// `kernels/cross_entropy_bulk.cu`: unset, empty or `auto` runs the warp-row `_c12` where
+/// `kernels/cross_entropy_bulk.cu`: unset, empty or `auto` runs the warp-row `_o12*` of
+/// [`CEO_FILE`] (with [`CEO_POLY`]; `_c12` of [`CEC_FILE`] in a kernel set without it) where
 /// [`cec_auto`] says, else the register-row `_w*` where [`cew_auto`] says, else the
-/// register-resident `_g` where [`ceg_auto`] says, and the bulk-staged `_b` nowhere; `l2rows`
-/// forces `_c12` (rows [`cec_layout`] takes), `rows` forces `_w*`, `regs` forces `_g`,
+/// register-resident `_g` where [`ceg_auto`] says, and the bulk-staged `_b` nowhere;
+/// `l2online[:pP]` forces `_o12` with P of every 8 exponentials on the FMA pipe (0–2, default
+/// [`CEO_POLY`]), `l2rows` forces `_c12` (both on rows [`cec_layout`] takes), `rows` forces `_w*`, `regs` forces `_g`,
 /// `bulk[:W:S[:C][:poly]]` forces `_b`/`_bp`; `off` runs none of them (rows_p.cu's kernels).
 /// Forcing one where it cannot run (below compute capability 9.0, rows that are not 16-byte
 /// multiples, longer than [`CEB_MAX_ROW_BYTES`] for `_b`, than
@@ -45,6 +48,10 @@ pub enum CeFwd {
     /// The warp-row kernel reading through the L2 (`kg_cross_entropy_*_c12` of [`CEC_FILE`])
     /// wherever it can run.
     L2Rows,
+    /// The warp-row kernel reading through the L2 and summing each vector as it lands
+    /// (`kg_cross_entropy_*_o12*` of [`CEO_FILE`]) with this many of every 8 exponentials on
+    /// the FMA pipe, wherever it can run.
+    L2Online(u8),
 }
 
 /// The forward cross-entropy kernel of `kernels/cross_entropy_bulk.cu` a case runs.
@@ -58,6 +65,9 @@ pub enum CeKernel {
     Rows(RowLayout),
     /// The warp-row kernel reading through the L2 (`_c12`, [`CEC_FILE`]) with this row layout.
     Warp(RowLayout),
+    /// The warp-row kernel summing each vector as it lands (`_o12*`, [`CEO_FILE`]) with this
+    /// row layout and this many of every 8 exponentials on the FMA pipe.
+    Online(RowLayout, u8),
 }
 
 /// The layout of the register-resident forward cross-entropy (`kg_cross_entropy_*_g`) for rows
@@ -82,11 +92,15 @@ pub fn parse_ce_fwd(value: Option<&str>) -> std::result::Result<CeFwd, String> {
         "regs" => return Ok(CeFwd::Regs),
         "rows" => return Ok(CeFwd::Rows),
         "l2rows" => return Ok(CeFwd::L2Rows),
+        "l2online" => return Ok(CeFwd::L2Online(CEO_POLY)),
+        "l2online:p0" => return Ok(CeFwd::L2Online(0)),
+        "l2online:p1" => return Ok(CeFwd::L2Online(1)),
+        "l2online:p2" => return Ok(CeFwd::L2Online(2)),
         _ => {}
     }
     let bad = || {
         format!(
-            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `l2rows`, `rows`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
+            "{CE_FWD_ENV}={v:?} is not a choice: use `auto`, `off`, `l2online[:p0|:p1|:p2]`, `l2rows`, `rows`, `regs`, `bulk` or `bulk:W:S[:C][:gB][:poly]` (W warps a block, 1-32; S row buffers a warp, 1-{CEB_MAX_STAGES}; C pieces a row's copy, 1-{CEB_MAX_CHUNKS}; gB at most B blocks an SM, 1-32)"
         )
     };
     let parts: Vec<&str> = v.split(':').collect();
@@ -187,7 +201,29 @@ pub fn cec_layout(n: usize, elem: usize) -> Option<RowLayout> {
     })
 }
 
-/// Whether `auto` runs the warp-row forward cross-entropy that reads through the L2 (`_c12`) on
+/// The module of the warp-row forward cross-entropy that reads through the L2 and sums each
+/// vector as it lands (`kg_cross_entropy_*_o12`, `_o12p1`, `_o12p2`; [`CE_FWD_ENV`]
+/// `l2online`). It takes the rows [`cec_layout`] takes, with the same launch.
+pub const CEO_FILE: &str = "cross_entropy_l2online.cu";
+
+/// Vectors a lane of `kg_cross_entropy_*_o12*` holds (its `KG_CEO_VPT`).
+pub const CEO_VPT: usize = 12;
+
+/// How many of every 8 exponentials `auto` puts on the FMA pipe in `kg_cross_entropy_*_o12*`
+/// (0: `_o12`, 1: `_o12p1`, 2: `_o12p2`).
+pub const CEO_POLY: u8 = 0;
+
+/// The entry-point suffix of `kg_cross_entropy_*_o12*` with `poly` of every 8 exponentials on
+/// the FMA pipe (0–2).
+pub fn ceo_suffix(poly: u8) -> &'static str {
+    match poly {
+        0 => "o12",
+        1 => "o12p1",
+        _ => "o12p2",
+    }
+}
+
+/// Whether `auto` runs the warp-row forward cross-entropy that reads through the L2 (`_o12*`, else `_c12`) on
 /// `m` rows of `n` elements of `elem` bytes: rows [`cec_layout`] takes in inputs under 2^26
 /// bytes, the short grid [`cew_auto`] and [`ceg_auto`] leave to the bulk-staged `_r`. Measured
 /// in session 29 with `kernels/dev/ce_probe.cu` timing as the harness does, its own L2 flush
@@ -316,6 +352,7 @@ impl CeKernel {
         match self {
             CeKernel::Rows(_) => CEW_FILE,
             CeKernel::Warp(_) => CEC_FILE,
+            CeKernel::Online(..) => CEO_FILE,
             CeKernel::Regs(_) | CeKernel::Bulk(_) => CEB_FILE,
         }
     }
@@ -331,8 +368,12 @@ impl CeKernel {
 pub fn choose(case: &Case, gpu: &Gpu, m: usize, n: usize, elem: usize) -> Result<Option<CeKernel>> {
     let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
     let rows_present = gpu.kernel_set.dir.join(CEW_FILE).is_file();
-    let l2rows_present = gpu.kernel_set.dir.join(CEC_FILE).is_file();
-    let d = decide(ce_fwd, m, n, elem, rows_present, l2rows_present);
+    let present = Present {
+        rows: rows_present,
+        l2rows: gpu.kernel_set.dir.join(CEC_FILE).is_file(),
+        l2online: gpu.kernel_set.dir.join(CEO_FILE).is_file(),
+    };
+    let d = decide(ce_fwd, m, n, elem, present);
     own_kernel(case, gpu, d.pick, CE_FWD_ENV, d.file, d.kernel, d.auto)
 }
 
@@ -351,27 +392,51 @@ pub struct Decision {
     pub file: &'static str,
 }
 
-/// The pure part of [`choose`]: `ce_fwd` on `m` rows of `n` elements of `elem` bytes, with or
-/// without [`CEW_FILE`] and [`CEC_FILE`] in the kernel set (a `KERNELGATE_BASE` revision from
-/// before them gets the rule it had).
-pub fn decide(
-    ce_fwd: CeFwd,
-    m: usize,
-    n: usize,
-    elem: usize,
-    rows_present: bool,
-    l2rows_present: bool,
-) -> Decision {
+/// Which of the forward cross-entropy's own modules a kernel set holds (a `KERNELGATE_BASE`
+/// revision from before one of them gets the rule it had).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Present {
+    /// [`CEW_FILE`] (session 17).
+    pub rows: bool,
+    /// [`CEC_FILE`] (session 29).
+    pub l2rows: bool,
+    /// [`CEO_FILE`] (session 30).
+    pub l2online: bool,
+}
+
+impl Present {
+    /// Every module present (a kernel set of this revision).
+    pub const ALL: Present = Present {
+        rows: true,
+        l2rows: true,
+        l2online: true,
+    };
+}
+
+/// The pure part of [`choose`]: `ce_fwd` on `m` rows of `n` elements of `elem` bytes in a
+/// kernel set holding the modules `present` names.
+pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, present: Present) -> Decision {
+    let rows_present = present.rows;
     let regs = ceg_layout(n, elem);
-    let warp = cec_layout(n, elem).filter(|_| cec_auto(m, n, elem) && l2rows_present);
+    let short = cec_layout(n, elem).filter(|_| cec_auto(m, n, elem));
+    let warp = match short {
+        Some(l) if present.l2online => Some(CeKernel::Online(l, CEO_POLY)),
+        Some(l) if present.l2rows => Some(CeKernel::Warp(l)),
+        _ => None,
+    };
     let (pick, kernel, auto) = match ce_fwd {
         CeFwd::Off => (Pick::Off, None, false),
-        CeFwd::Auto if warp.is_some() => (Pick::Auto, warp.map(CeKernel::Warp), true),
+        CeFwd::Auto if warp.is_some() => (Pick::Auto, warp, true),
         CeFwd::Auto => match cew_layout(n, elem).filter(|_| cew_auto(m, n, elem) && rows_present) {
             Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
             None => (Pick::Auto, regs.map(CeKernel::Regs), ceg_auto(m, n * elem)),
         },
         CeFwd::L2Rows => (Pick::Force, cec_layout(n, elem).map(CeKernel::Warp), false),
+        CeFwd::L2Online(p) => (
+            Pick::Force,
+            cec_layout(n, elem).map(|l| CeKernel::Online(l, p)),
+            false,
+        ),
         CeFwd::Force(c) => (
             Pick::Force,
             ceb_applies(n, elem).then_some(CeKernel::Bulk(c)),
@@ -385,6 +450,7 @@ pub fn decide(
         (_, Some(k)) => k.file(),
         (CeFwd::Rows, None) => CEW_FILE,
         (CeFwd::L2Rows, None) => CEC_FILE,
+        (CeFwd::L2Online(_), None) => CEO_FILE,
         _ => CEB_FILE,
     };
     Decision {
@@ -437,6 +503,17 @@ pub fn launch(
             name: format!("kg_cross_entropy_{tn}_c12"),
             dims: rows(g),
             scheme: "warp rows read through the L2 (cross_entropy_l2rows.cu): 12 vectors a lane loaded with ld.global.cg before use, each lane's max then its sum of exp(x - its max) (FFMA+EX2), one butterfly of (max, sum) pairs, the target's logit loaded by lane 0".to_string(),
+        },
+        CeKernel::Online(g, p) => CeLaunch {
+            name: format!("kg_cross_entropy_{tn}_{}", ceo_suffix(p)),
+            dims: rows(g),
+            scheme: format!(
+                "warp rows read through the L2, summed as they land (cross_entropy_l2online.cu): 12 vectors a lane loaded with ld.global.cg, each lane's reference the max of its first vector, every vector's exp(x - reference) (FFMA+EX2{}) summed once it lands, a lane whose max is far above its reference summed again against it, one butterfly of (reference, sum) pairs, the target's logit loaded by lane 0",
+                match p {
+                    0 => String::new(),
+                    p => format!(", {p} of every 8 by polynomial on the FMA pipe"),
+                }
+            ),
         },
         CeKernel::Rows(g) => CeLaunch {
             name: format!("kg_cross_entropy_{tn}_{}", cew_suffix(n / g.vec, g.tpr)),
@@ -675,85 +752,186 @@ mod tests {
         assert!(!src.contains("KG_CEC(fp32, "), "fp32 rows are not taken");
     }
 
+    /// The modules a kernel set holds.
+    fn pr(rows: bool, l2rows: bool, l2online: bool) -> Present {
+        Present {
+            rows,
+            l2rows,
+            l2online,
+        }
+    }
+
+    #[test]
+    fn the_online_warp_rows_parse_and_name_their_entries() {
+        assert_eq!(
+            parse_ce_fwd(Some("l2online")),
+            Ok(CeFwd::L2Online(CEO_POLY))
+        );
+        for (v, p) in [("l2online:p0", 0), ("l2online:p1", 1), (" l2online:p2 ", 2)] {
+            assert_eq!(parse_ce_fwd(Some(v)), Ok(CeFwd::L2Online(p)), "{v}");
+        }
+        for v in ["l2online:p3", "l2online:", "l2online:1", "l2onlinep1"] {
+            let e = parse_ce_fwd(Some(v)).unwrap_err();
+            assert!(e.contains(CE_FWD_ENV) && e.contains("l2online"), "{v}: {e}");
+        }
+        assert_eq!(
+            (ceo_suffix(0), ceo_suffix(1), ceo_suffix(2)),
+            ("o12", "o12p1", "o12p2")
+        );
+        assert!(CEO_POLY <= 2);
+        let l = cec_layout(3072, 2).unwrap();
+        assert_eq!(
+            (CeKernel::Online(l, 0).file(), CeKernel::Warp(l).file()),
+            (CEO_FILE, CEC_FILE)
+        );
+        assert_eq!(
+            l.vec * l.tpr as usize * CEO_VPT,
+            3072,
+            "CEO_VPT vectors a lane"
+        );
+    }
+
+    #[test]
+    fn the_online_warp_rows_file_matches_the_host() {
+        // The kernel holds CEO_VPT vectors a lane and has an entry per 16-bit dtype and poly
+        // count; the launcher's names and the file agree.
+        let src = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("kernels")
+                .join(CEO_FILE),
+        )
+        .unwrap();
+        assert!(src.contains(&format!("#define KG_CEO_VPT {CEO_VPT}\n")));
+        assert!(src.contains("kg_cross_entropy_##TN##_##SUF("));
+        for p in 0..=2u8 {
+            for (tn, ty) in [("bf16", "__nv_bfloat16"), ("fp16", "__half")] {
+                let entry = format!("KG_CEO({tn}, {ty}, {}, {p})", ceo_suffix(p));
+                assert!(src.contains(&entry), "{entry} missing");
+            }
+        }
+        assert!(!src.contains("KG_CEO(fp32, "), "fp32 rows are not taken");
+    }
+
     #[test]
     fn the_choice_before_the_gpu() {
         let kind = |d: Decision| match d.kernel {
+            Some(CeKernel::Online(l, p)) => format!("online{}x{}p{p}", l.tpr, l.rpb),
             Some(CeKernel::Rows(l)) => format!("rows{}", l.tpr),
             Some(CeKernel::Warp(l)) => format!("warp{}x{}", l.tpr, l.rpb),
             Some(CeKernel::Regs(_)) => "regs".to_string(),
             Some(CeKernel::Bulk(_)) => "bulk".to_string(),
             None => "none".to_string(),
         };
-        // auto: the warp rows read through the L2 where cec_auto says, then the register rows
-        // where cew_auto says, with their files; else `_g` under ceg_auto's say; the bulk
-        // kernel never.
-        let d = decide(CeFwd::Auto, 4096, 3072, 2, true, true);
+        // auto: the warp rows summed as they land where cec_auto says (with CEO_POLY), in a
+        // kernel set of this revision; nowhere else.
+        let online = format!("online32x2p{CEO_POLY}");
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, Present::ALL);
+        assert_eq!(
+            (d.pick, kind(d), d.auto, d.file),
+            (Pick::Auto, online.clone(), true, CEO_FILE)
+        );
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, pr(false, false, true));
+        assert_eq!((kind(d), d.file), (online.clone(), CEO_FILE));
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, Present::ALL);
+        assert_eq!((kind(d), d.file), ("rows64".into(), CEW_FILE));
+        let d = decide(CeFwd::Auto, 4096, 2048, 2, Present::ALL);
+        assert_eq!(kind(d), "regs", "only 6 KB rows");
+        // Forced: each poly count, at any length, 16-bit types only; the file is named when it
+        // cannot run.
+        for p in 0..=2u8 {
+            let d = decide(CeFwd::L2Online(p), 65_536, 3072, 2, Present::ALL);
+            assert_eq!(
+                (d.pick, kind(d), d.auto, d.file),
+                (Pick::Force, format!("online32x2p{p}"), false, CEO_FILE)
+            );
+        }
+        let d = decide(CeFwd::L2Online(0), 4096, 3072, 4, Present::ALL);
+        assert_eq!((kind(d), d.file), ("none".into(), CEO_FILE));
+        // l2rows still forces `_c12` beside it.
+        let d = decide(CeFwd::L2Rows, 4096, 3072, 2, Present::ALL);
+        assert_eq!((kind(d), d.file), ("warp32x2".into(), CEC_FILE));
+        // A kernel set of session 29 (no cross_entropy_l2online.cu): the warp rows read through
+        // the L2 where cec_auto says, then the register rows where cew_auto says, with their
+        // files; else `_g` under ceg_auto's say; the bulk kernel never.
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, pr(true, true, false));
         assert_eq!(
             (d.pick, kind(d), d.auto, d.file),
             (Pick::Auto, "warp32x2".into(), true, CEC_FILE)
         );
-        let d = decide(CeFwd::Auto, 16_384, 3072, 2, true, true);
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, pr(true, true, false));
         assert_eq!(
             (d.pick, kind(d), d.auto, d.file),
             (Pick::Auto, "rows64".into(), true, CEW_FILE)
         );
         // A kernel set without cross_entropy_l2rows.cu: 4096 x 3072 keeps the rule it had, the
         // bulk-staged `_r` of rows_p.cu (`_g` is there but not wanted).
-        let d = decide(CeFwd::Auto, 4096, 3072, 2, true, false);
+        let d = decide(CeFwd::Auto, 4096, 3072, 2, pr(true, false, false));
         assert_eq!(
             (kind(d), d.auto, d.file),
             ("regs".into(), false, CEB_FILE),
             "4096 x 3072 keeps _r"
         );
         // Forced: 6 KB rows of 16-bit types at any length; fp32 rows are not taken.
-        let d = decide(CeFwd::L2Rows, 65_536, 3072, 2, true, true);
+        let d = decide(CeFwd::L2Rows, 65_536, 3072, 2, pr(true, true, false));
         assert_eq!(
             (d.pick, kind(d), d.auto, d.file),
             (Pick::Force, "warp32x2".into(), false, CEC_FILE)
         );
-        let d = decide(CeFwd::L2Rows, 4096, 3072, 4, true, true);
+        let d = decide(CeFwd::L2Rows, 4096, 3072, 4, pr(true, true, false));
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "none".into(), CEC_FILE)
         );
-        let d = decide(CeFwd::Auto, 4096, 1000, 2, true, false);
+        let d = decide(CeFwd::Auto, 4096, 1000, 2, pr(true, false, false));
         assert_eq!((kind(d), d.auto, d.file), ("regs".into(), true, CEB_FILE));
-        let d = decide(CeFwd::Auto, 65_536, 12_288, 2, true, false);
+        let d = decide(CeFwd::Auto, 65_536, 12_288, 2, pr(true, false, false));
         assert_eq!((kind(d), d.auto), ("rows256".into(), true));
         // A kernel set from before the register rows: the rule it had (here `_g` is not wanted
         // at 2^29 bytes, so rows_p.cu's kernels run).
-        let d = decide(CeFwd::Auto, 16_384, 3072, 2, false, false);
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, pr(false, false, false));
         assert_eq!((kind(d), d.auto, d.file), ("regs".into(), true, CEB_FILE));
-        let d = decide(CeFwd::Auto, 65_536, 8192, 2, false, false);
+        let d = decide(CeFwd::Auto, 65_536, 8192, 2, pr(false, false, false));
         assert_eq!((kind(d), d.auto), ("regs".into(), false));
         // Forced: the kernel where it can run, else none (the launcher's error names the file).
-        let d = decide(CeFwd::Rows, 3, 1001, 2, true, false);
+        let d = decide(CeFwd::Rows, 3, 1001, 2, pr(true, false, false));
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "none".into(), CEW_FILE)
         );
-        let d = decide(CeFwd::Rows, 3, 1000, 2, true, false);
+        let d = decide(CeFwd::Rows, 3, 1000, 2, pr(true, false, false));
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "rows32".into(), CEW_FILE)
         );
-        let d = decide(CeFwd::Regs, 4096, 3072, 2, true, false);
+        let d = decide(CeFwd::Regs, 4096, 3072, 2, pr(true, false, false));
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "regs".into(), CEB_FILE)
         );
-        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 3072, 2, true, false);
+        let d = decide(
+            CeFwd::Force(CEB_DEFAULT),
+            4096,
+            3072,
+            2,
+            pr(true, false, false),
+        );
         assert_eq!(
             (d.pick, kind(d), d.file),
             (Pick::Force, "bulk".into(), CEB_FILE)
         );
-        let d = decide(CeFwd::Force(CEB_DEFAULT), 4096, 32_768, 2, true, false);
+        let d = decide(
+            CeFwd::Force(CEB_DEFAULT),
+            4096,
+            32_768,
+            2,
+            pr(true, false, false),
+        );
         assert_eq!(
             kind(d),
             "none",
             "64 KB rows are over the bulk kernel's longest"
         );
-        let d = decide(CeFwd::Off, 16_384, 3072, 2, true, false);
+        let d = decide(CeFwd::Off, 16_384, 3072, 2, pr(true, false, false));
         assert_eq!((d.pick, kind(d)), (Pick::Off, "none".into()));
     }
 }
