@@ -404,6 +404,7 @@ pub struct Present {
     pub l2online: bool,
 }
 
+#[cfg(test)]
 impl Present {
     /// Every module present (a kernel set of this revision).
     pub const ALL: Present = Present {
@@ -505,7 +506,11 @@ pub fn launch(
             scheme: "warp rows read through the L2 (cross_entropy_l2rows.cu): 12 vectors a lane loaded with ld.global.cg before use, each lane's max then its sum of exp(x - its max) (FFMA+EX2), one butterfly of (max, sum) pairs, the target's logit loaded by lane 0".to_string(),
         },
         CeKernel::Online(g, p) => CeLaunch {
-            name: format!("kg_cross_entropy_{tn}_{}", ceo_suffix(p)),
+            // cec_layout's rows: every lane holds exactly CEO_VPT vectors.
+            name: {
+                debug_assert_eq!(n, g.vec * g.tpr as usize * CEO_VPT);
+                format!("kg_cross_entropy_{tn}_{}", ceo_suffix(p))
+            },
             dims: rows(g),
             scheme: format!(
                 "warp rows read through the L2, summed as they land (cross_entropy_l2online.cu): 12 vectors a lane loaded with ld.global.cg, each lane's reference the max of its first vector, every vector's exp(x - reference) (FFMA+EX2{}) summed once it lands, a lane whose max is far above its reference summed again against it, one butterfly of (reference, sum) pairs, the target's logit loaded by lane 0",
@@ -778,7 +783,6 @@ mod tests {
             (ceo_suffix(0), ceo_suffix(1), ceo_suffix(2)),
             ("o12", "o12p1", "o12p2")
         );
-        assert!(CEO_POLY <= 2);
         let l = cec_layout(3072, 2).unwrap();
         assert_eq!(
             (CeKernel::Online(l, 0).file(), CeKernel::Warp(l).file()),
