@@ -5,7 +5,7 @@
 # QUACK=1 first runs the quack suite (its largest cases need more than 78 GiB: why an H200 is
 # asked for). Then the probe (kernels/dev/run_ce_probe.sh --quick: cold, warm, batch and graph
 # timings of the probe's layouts and of the product modules built apart), then ROUNDS (default 2)
-# interleaved `kernelgate run`s of scripts/suites/ce-gap.json under KERNELGATE_CE_FWD = each of
+# interleaved `kernelgate run`s of CE_SUITE (default scripts/suites/ce-gap.json) under KERNELGATE_CE_FWD = each of
 # MODES (default: auto, l2online:p1, l2online:p2, l2rows), ranked case by case. GATE=1 last
 # gates SUITES (default dsv3) through the test binary.
 # Under $OUT: log.txt, quack.json, probe.txt, ce-runs.tar.gz, ce-rank.md, gate.tgz.
@@ -22,7 +22,7 @@ if [ "${PROBE:-1}" = 1 ]; then
 fi
 mode_env() { [ "$1" = auto ] && echo "" || echo "KERNELGATE_CE_FWD=$1"; }
 # shellcheck disable=SC2086 # the modes are words
-interleave ce scripts/suites/ce-gap.json ${MODES:-auto l2online:p1 l2online:p2 l2rows}
+interleave ce "${CE_SUITE:-scripts/suites/ce-gap.json}" ${MODES:-auto l2online:p1 l2online:p2 l2rows}
 python3 - "$OUT" <<'PY' | tee -a "$DEV_LOG"
 import glob, json, os, sys
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "ce-*.json"))):

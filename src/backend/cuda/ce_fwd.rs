@@ -210,8 +210,13 @@ pub const CEO_FILE: &str = "cross_entropy_l2online.cu";
 pub const CEO_VPT: usize = 12;
 
 /// How many of every 8 exponentials `auto` puts on the FMA pipe in `kg_cross_entropy_*_o12*`
-/// (0: `_o12`, 1: `_o12p1`, 2: `_o12p2`).
-pub const CEO_POLY: u8 = 0;
+/// (0: `_o12`, 1: `_o12p1`, 2: `_o12p2`). Two: through the harness at 4096 × 3072 bf16 on H200
+/// GPU-7491fca1 (session 30, two interleaved rounds each, `docs/kernels/session30/`), `_o12p2`
+/// 7.53–7.58 µs (0.79–0.80 of the copy bandwidth), `_o12p1` 7.66–7.69, `_o12` 7.80–7.82 and
+/// `_c12` 8.41–8.46 (0.71): once the batch's later launches find the logits in the L2, MUFU.EX2
+/// (16 a clock per SM) bounds the kernel, and a quarter of the exponentials on the FMA pipe
+/// relieves it.
+pub const CEO_POLY: u8 = 2;
 
 /// The entry-point suffix of `kg_cross_entropy_*_o12*` with `poly` of every 8 exponentials on
 /// the FMA pipe (0–2).
