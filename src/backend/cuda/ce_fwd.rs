@@ -1,6 +1,6 @@
 //! The forward cross-entropy kernels of their own modules and the choice between them
 //! ([`CE_FWD_ENV`]): the warp-row kernel of `kernels/cross_entropy_l2online.cu` (`_o12*`, loads
-//! that allocate in the L2, each vector summed as it lands; the default where [`cec_auto`]
+//! that allocate in the L2, each vector summed as it lands; the default where [`ceo_auto`]
 //! says), its predecessor of `kernels/cross_entropy_l2rows.cu` (`_c12`), the register-row kernel of
 //! `kernels/cross_entropy_rows.cu` (`_w4`/`_w6`/`_w8`/`_w`, the default where [`cew_auto`]
 //! says), and the register-resident (`_g`, the default where [`ceg_auto`] says) and second
@@ -19,8 +19,8 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 /// Environment variable choosing `cross_entropy`'s forward kernels of
 /// `kernels/cross_entropy_l2rows.cu`, `kernels/cross_entropy_rows.cu` and
 /// `kernels/cross_entropy_bulk.cu`: unset, empty or `auto` runs the warp-row `_o12*` of
-/// [`CEO_FILE`] (with [`CEO_POLY`]; `_c12` of [`CEC_FILE`] in a kernel set without it) where
-/// [`cec_auto`] says, else the register-row `_w*` where [`cew_auto`] says, else the
+/// [`CEO_FILE`] (with [`CEO_POLY`]) where [`ceo_auto`] says (in a kernel set without it, `_c12`
+/// of [`CEC_FILE`] where [`cec_auto`] says), else the register-row `_w*` where [`cew_auto`] says, else the
 /// register-resident `_g` where [`ceg_auto`] says, and the bulk-staged `_b` nowhere;
 /// `l2online[:pP]` forces `_o12` with P of every 8 exponentials on the FMA pipe (0–2, default
 /// [`CEO_POLY`]), `l2rows` forces `_c12` (both on rows [`cec_layout`] takes), `rows` forces `_w*`, `regs` forces `_g`,
@@ -169,7 +169,8 @@ pub fn ceg_auto(m: usize, row_bytes: usize) -> bool {
 /// [`CEW_FILE`]) on `m` rows of `n` elements of `elem` bytes: rows of at least 6 KB that
 /// [`cew_layout`] splits exactly (no predicated loads) in inputs of at least 2^25 bytes, except
 /// rows under 8 KB in inputs under 2^26 bytes (4096 × 3072 bf16, which [`cec_auto`] gives the
-/// warp rows read through the L2 since session 29). It takes precedence over [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
+/// warp rows read through the L2 since session 29). Since session 30 [`ceo_auto`] takes 6 KB
+/// rows in inputs under 2^27 bytes before it (16384 × 3072 too). It takes precedence over [`ceg_auto`]. Measured in session 17 through the harness (`scripts/session17-ce.sh`, two
 /// interleaved rounds per kernel, `docs/kernels/session17/`), `_w*` against the kernel the
 /// previous rule ran, same run, on the 21 measured cases the rule switches:
 /// - H200 GPU-6f871e6f: 1.02–1.12× faster on every one (4096 × 6144 0.71 → 0.77 of copy
@@ -228,7 +229,24 @@ pub fn ceo_suffix(poly: u8) -> &'static str {
     }
 }
 
-/// Whether `auto` runs the warp-row forward cross-entropy that reads through the L2 (`_o12*`, else `_c12`) on
+/// Whether `auto` runs the warp-row forward cross-entropy that sums each vector as it lands
+/// (`_o12*`, [`CEO_FILE`]) on `m` rows of `n` elements of `elem` bytes: rows [`cec_layout`]
+/// takes in inputs under 2^27 bytes (M ≤ 21845 at N = 3072), which it takes from `_c12` (under
+/// 2^26 bytes) and from `_w6` (2^26 up to 2^27). Measured in session 30 through the harness,
+/// two interleaved rounds each (`docs/kernels/session30/`), `_o12p2` against the kernel the
+/// previous rule ran:
+/// - 4096 × 3072 bf16 against `_c12`: H200 GPU-7491fca1 7.53–7.58 µs against 8.41–8.46,
+///   GPU-5893c750 7.50–7.51 against 8.39; H100 GPU-41500cde 8.43–8.45 against 9.35 (fp16 and
+///   M = 1, 4097, 10922 alike or better);
+/// - 16384 × 3072 bf16 against `_w6`: H200 26.58–26.80 µs against 27.54–27.58 (GPU-7491fca1),
+///   26.67 against 27.42 (GPU-5893c750); H100 36.42 against 37.15 (fp16 alike);
+/// - 65536 × 3072 (2^28.6 bytes, left out): 0.3–0.6% slower than `_w6` on both.
+pub fn ceo_auto(m: usize, n: usize, elem: usize) -> bool {
+    cec_layout(n, elem).is_some() && m * n * elem < 1 << 27
+}
+
+/// Whether `auto` runs the warp-row forward cross-entropy that reads through the L2 (`_c12`) in a
+/// kernel set without [`CEO_FILE`] (session 29's rule) on
 /// `m` rows of `n` elements of `elem` bytes: rows [`cec_layout`] takes in inputs under 2^26
 /// bytes, the short grid [`cew_auto`] and [`ceg_auto`] leave to the bulk-staged `_r`. Measured
 /// in session 29 with `kernels/dev/ce_probe.cu` timing as the harness does, its own L2 flush
@@ -424,10 +442,9 @@ impl Present {
 pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, present: Present) -> Decision {
     let rows_present = present.rows;
     let regs = ceg_layout(n, elem);
-    let short = cec_layout(n, elem).filter(|_| cec_auto(m, n, elem));
-    let warp = match short {
-        Some(l) if present.l2online => Some(CeKernel::Online(l, CEO_POLY)),
-        Some(l) if present.l2rows => Some(CeKernel::Warp(l)),
+    let warp = match cec_layout(n, elem) {
+        Some(l) if present.l2online && ceo_auto(m, n, elem) => Some(CeKernel::Online(l, CEO_POLY)),
+        Some(l) if present.l2rows && cec_auto(m, n, elem) => Some(CeKernel::Warp(l)),
         _ => None,
     };
     let (pick, kernel, auto) = match ce_fwd {
@@ -841,8 +858,21 @@ mod tests {
         );
         let d = decide(CeFwd::Auto, 4096, 3072, 2, pr(false, false, true));
         assert_eq!((kind(d), d.file), (online.clone(), CEO_FILE));
-        let d = decide(CeFwd::Auto, 16_384, 3072, 2, Present::ALL);
+        for m in [1, 16_384, 21_845] {
+            let d = decide(CeFwd::Auto, m, 3072, 2, Present::ALL);
+            assert_eq!((kind(d), d.file), (online.clone(), CEO_FILE), "m {m}");
+        }
+        let d = decide(CeFwd::Auto, 21_846, 3072, 2, Present::ALL);
+        assert_eq!(
+            (kind(d), d.file),
+            ("rows64".into(), CEW_FILE),
+            "2^27 bytes and over"
+        );
+        let d = decide(CeFwd::Auto, 65_536, 3072, 2, Present::ALL);
         assert_eq!((kind(d), d.file), ("rows64".into(), CEW_FILE));
+        // A kernel set with both warp-row modules but not the register rows: the same.
+        let d = decide(CeFwd::Auto, 16_384, 3072, 2, pr(false, true, true));
+        assert_eq!(kind(d), online);
         let d = decide(CeFwd::Auto, 4096, 2048, 2, Present::ALL);
         assert_eq!(kind(d), "regs", "only 6 KB rows");
         // Forced: each poly count, at any length, 16-bit types only; the file is named when it
