@@ -22,7 +22,8 @@
 //   two/T/R each thread group takes two rows (the second half of the rows second): both rows'
 //           loads issued, the first row finished while the second's bytes are on their way.
 // T threads a row (each loading all of its n / 8 / T vectors before use), R rows a block.
-// --quick keeps the 6 KB-row cases that matter (see g_quick); --cubin FILE times the product's
+// --quick keeps the 6 KB-row cases that matter (see g_quick); --edge checks the 6 KB-row kernels on
+// rows the harness never makes (spikes, -inf padding; see edge_rows); --cubin FILE times the product's
 // warp-row modules built apart. --mufu also times MUFU.EX2 alone (f32, f16x2, bf16x2). The flush is the harness's own kg_l2_sweep
 // (plain loads); --nc-flush uses rd_read (ld.global.nc.L1::no_allocate) instead, as this probe did
 // until session 29, which found that flush leaves most of the input in the L2 (its "cold" launches
@@ -438,6 +439,26 @@ static float bf2f(unsigned short h) {
     return f;
 }
 
+// --edge: rows the harness's logits (uniform in [-4, 4)) never hold, four kinds by row % 4:
+// 0 a spike of 60 in each lane's last vector (for the 6 KB warp rows: 56+ above the lane's
+// first-vector max, past `_o12`'s 64/log2e, so its fallback runs); 1 vocabulary padding (every
+// element from 200 on is -inf: most lanes and threads hold only -inf); 2 the first 256 elements
+// -inf (every lane's first vector of the warp rows); 3 unchanged. Each kernel's lse is checked
+// against float64 per kind: rows whose lse is NaN, and the largest error of the others.
+static bool g_edge = false;
+static const char* edge_kind[4] = {"spike 60", "padding -inf from 200", "first 256 -inf", "plain"};
+static void edge_rows(std::vector<unsigned short>& hx, int m, int n) {
+    for (int r = 0; r < m; ++r) {
+        unsigned short* xr = &hx[(size_t)r * n];
+        if (r % 4 == 0)
+            for (int l = 0; l < 32 && 8 * (l + 32 * 11) < n; ++l) xr[8 * (l + 32 * 11) + r % 8] = f2bf(60.f);
+        else if (r % 4 == 1)
+            for (int j = 200; j < n; ++j) xr[j] = 0xff80;
+        else if (r % 4 == 2)
+            for (int j = 0; j < 256 && j < n; ++j) xr[j] = 0xff80;
+    }
+}
+
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
         if (!strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = atoi(argv[++i]);
@@ -445,6 +466,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--nc-flush")) g_harness_flush = false;
         else if (!strcmp(argv[i], "--cubin") && i + 1 < argc) g_cubins.push_back(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) g_quick = true;
+        else if (!strcmp(argv[i], "--edge")) g_edge = true;
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     g_sms = p.multiProcessorCount;
@@ -669,6 +691,72 @@ int main(int argc, char** argv) {
                     report(name, L, note);
                 }
             }
+        }
+        // --edge: the same kernels on rows the harness never generates (see edge_rows).
+        if (g_edge && nv == 32 * 12) {
+            std::vector<unsigned short> he = hx;
+            edge_rows(he, m, n);
+            CK(cudaMemcpy(dx, he.data(), cnt * 2, cudaMemcpyHostToDevice));
+            std::vector<double> eref(m);
+            for (int r = 0; r < m; ++r) {
+                const unsigned short* xr = &he[(size_t)r * n];
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j < n; ++j) mx = std::max(mx, (double)bf2f(xr[j]));
+                for (int j = 0; j < n; ++j) sum += exp((double)bf2f(xr[j]) - mx);
+                eref[r] = mx + log(sum);
+            }
+            printf("\n  edge rows (--edge), lse against float64 per kind [%s | %s | %s | %s]:\n", edge_kind[0],
+                   edge_kind[1], edge_kind[2], edge_kind[3]);
+            auto edge = [&](const char* name, auto L) {
+                CK(cudaMemset(dlse, 0xff, m * 4));
+                L();
+                CK(cudaStreamSynchronize(g_s));
+                CK(cudaGetLastError());
+                std::vector<float> hl(m);
+                CK(cudaMemcpy(hl.data(), dlse, m * 4, cudaMemcpyDeviceToHost));
+                int nan[4] = {0, 0, 0, 0};
+                double err[4] = {0, 0, 0, 0};
+                for (int r = 0; r < m; ++r) {
+                    if (std::isnan(hl[r])) ++nan[r % 4];
+                    else err[r % 4] = std::max(err[r % 4], fabs(hl[r] - eref[r]));
+                }
+                const bool ok = !nan[0] && !nan[1] && !nan[2] && !nan[3] && err[0] <= 2e-4 && err[1] <= 2e-4 &&
+                                err[2] <= 2e-4 && err[3] <= 2e-4;
+                printf("  %-16s NaN rows %4d %4d %4d %4d of %d each; max |err| %.1e %.1e %.1e %.1e  %s\n", name, nan[0],
+                       nan[1], nan[2], nan[3], m / 4, err[0], err[1], err[2], err[3], ok ? "ok" : "WRONG");
+                // Not counted in `bad`: the product's kernels are known to give NaN where a thread
+                // holds only -inf (session 30); this reports, the harness gates.
+            };
+            {
+                const int row_bytes = n * 2, stage = (row_bytes + 127) / 128 * 128;
+                const int smem = 128 + 4 * (row_bytes <= 8192 ? 2 : 1) * stage;
+                int per_sm = 0;
+                CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kg_cross_entropy_bf16_r, 128, smem));
+                const int blocks = std::max(1, std::min((m + 3) / 4, g_sms * per_sm));
+                edge("product _r", [&] { kg_cross_entropy_bf16_r<<<blocks, 128, smem, g_s>>>(dx, dt, dl, dlse, m, n); });
+            }
+            edge("product _w6", [&] { kg_cross_entropy_bf16_w6<<<m, 64, 0, g_s>>>(dx, dt, dl, dlse, m, n); });
+            const char* names[] = {"kg_cross_entropy_bf16_c12", "kg_cross_entropy_bf16_o12",
+                                   "kg_cross_entropy_bf16_o12p1", "kg_cross_entropy_bf16_o12p2"};
+            for (const char* path : g_cubins) {
+                CUmodule mod;
+                if (cuModuleLoad(&mod, path) != CUDA_SUCCESS) continue;
+                for (const char* nm : names) {
+                    CUfunction fn;
+                    if (cuModuleGetFunction(&fn, mod, nm) != CUDA_SUCCESS) continue;
+                    int mm = m, nn = n;
+                    void* args[] = {&dx, &dt, &dl, &dlse, &mm, &nn};
+                    char name[64];
+                    snprintf(name, sizeof name, "product _%s", nm + strlen("kg_cross_entropy_bf16_"));
+                    edge(name, [&] {
+                        if (cuLaunchKernel(fn, (m + 1) / 2, 1, 1, 32, 2, 1, 0, g_s, args, nullptr) != CUDA_SUCCESS) {
+                            fprintf(stderr, "launch of %s failed\n", nm);
+                            exit(2);
+                        }
+                    });
+                }
+            }
+            CK(cudaMemcpy(dx, hx.data(), cnt * 2, cudaMemcpyHostToDevice));
         }
         CK(cudaFree(dx));
         CK(cudaFree(dt));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs kernels/dev/ce_probe.cu (cross-entropy forward on short grids: read ceiling,
 # loads-only and computing row kernels, MUFU rates) on the GPU of this machine.
-# Run from anywhere: bash kernels/dev/run_ce_probe.sh [--samples N] [--quick] [--mufu].
+# Run from anywhere: bash kernels/dev/run_ce_probe.sh [--samples N] [--quick] [--mufu] [--edge].
 # NVCC=... overrides nvcc; EXTRA_NVCC_FLAGS adds build options.
 set -u
 cd "$(dirname "$0")/../.."
