@@ -839,6 +839,67 @@ mod tests {
     }
 
     #[test]
+    fn the_online_kernels_fma_pipe_exp2_is_accurate_and_finite() {
+        // kg_ceo_ex2_fma of the kernel file, its coefficients read from the file and its f32
+        // arithmetic emulated step for step (fmaf = mul_add, the exponent added to the bits):
+        // relative error under 3e-6 against 2^max(x, -126) and a finite positive float for every
+        // x up to 127, -inf included. (At the clamp, p(0) = 0.9999993 < 1 makes the result a
+        // subnormal just under 2^-126, not the normal float the kernel's comment says: harmless
+        // beside the reference's 1 in the sum.) A changed coefficient or step fails here.
+        let src = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("kernels")
+                .join(CEO_FILE),
+        )
+        .unwrap();
+        let body = &src[src
+            .find("float kg_ceo_ex2_fma(float x)")
+            .expect("kg_ceo_ex2_fma")..];
+        let body = &body[..body.find("\n}").unwrap()];
+        let num = |s: &str| s.trim().trim_end_matches('f').parse::<f32>().unwrap();
+        let lead = body
+            .split("float p = ")
+            .nth(1)
+            .and_then(|r| r.split(';').next())
+            .map(num)
+            .expect("the leading coefficient");
+        let rest: Vec<f32> = body
+            .split("p = fmaf(p, f, ")
+            .skip(1)
+            .map(|r| num(r.split(')').next().unwrap()))
+            .collect();
+        assert_eq!(rest.len(), 4, "a degree-4 polynomial");
+        assert!(body.contains("x = fmaxf(x, -126.f);"), "the clamp");
+        assert!(body.contains("(__float_as_int(t) << 23)"), "the exponent");
+        let ex2 = |x: f32| -> f32 {
+            let x = x.max(-126.0);
+            let t = x + 12_582_912.0;
+            let j = t - 12_582_912.0;
+            let f = x - j;
+            let p = rest.iter().fold(lead, |p, &c| p.mul_add(f, c));
+            f32::from_bits((p.to_bits() as i32).wrapping_add((t.to_bits() as i32) << 23) as u32)
+        };
+        let mut worst = 0f64;
+        let mut x = -140.0f32;
+        while x <= 127.0 {
+            let y = ex2(x);
+            assert!(y.is_finite() && y > 0.0, "exp2({x}) = {y}");
+            assert!(x <= -126.0 || y.is_normal(), "exp2({x}) = {y}");
+            let want = 2f64.powf(f64::from(x.max(-126.0)));
+            worst = worst.max((f64::from(y) - want).abs() / want);
+            x += 1.0 / 1024.0;
+        }
+        assert!(worst < 3e-6, "worst relative error {worst:e}");
+        assert_eq!(ex2(f32::NEG_INFINITY), ex2(-126.0));
+        assert!((f64::from(ex2(-126.0)) / 2f64.powi(-126) - 1.0).abs() < 3e-6);
+        assert_eq!(
+            ex2(0.0).to_bits(),
+            0.999_999_3_f32.to_bits(),
+            "p(0) is the constant term"
+        );
+    }
+
+    #[test]
     fn the_choice_before_the_gpu() {
         let kind = |d: Decision| match d.kernel {
             Some(CeKernel::Online(l, p)) => format!("online{}x{}p{p}", l.tpr, l.rpb),
