@@ -366,6 +366,14 @@ static int g_mode = 0, g_batch = 3;
 // entry points found in them are timed on 6 KB rows as the harness launches them (block
 // (32, 2), one row a warp).
 static std::vector<const char*> g_cubins;
+// The bf16 warp-row entry points found in the --cubin modules (loaded once in main).
+struct ProductFn {
+    char name[32];  // "product _c12" ...
+    CUfunction fn;
+};
+static std::vector<ProductFn> g_product;
+// Launches a --cubin entry point as the harness does (block (32, 2), a warp a row).
+static void launch_product(const ProductFn& p, __nv_bfloat16* x, int* t, float* l, float* lse, int m, int n);
 // --quick: the layouts that matter at 6 KB rows only (a warp a row, two rows a block; loads-only,
 // cep and cepp with ld.global.cg), no staggered kernel, shapes 4096 x 3072 and 16384 x 3072.
 static bool g_quick = false;
@@ -459,6 +467,14 @@ static void edge_rows(std::vector<unsigned short>& hx, int m, int n) {
     }
 }
 
+static void launch_product(const ProductFn& p, __nv_bfloat16* x, int* t, float* l, float* lse, int m, int n) {
+    void* args[] = {&x, &t, &l, &lse, &m, &n};
+    if (cuLaunchKernel(p.fn, (m + 1) / 2, 1, 1, 32, 2, 1, 0, g_s, args, nullptr) != CUDA_SUCCESS) {
+        fprintf(stderr, "launch of %s failed\n", p.name);
+        exit(2);
+    }
+}
+
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
         if (!strcmp(argv[i], "--samples") && i + 1 < argc) g_samples = atoi(argv[++i]);
@@ -513,9 +529,28 @@ int main(int argc, char** argv) {
         }
         CK(cudaFree(o));
     }
+    int load_bad = 0;  // --cubin modules that did not load: counted as failed checks
+    {
+        const char* names[] = {"kg_cross_entropy_bf16_c12", "kg_cross_entropy_bf16_o12",
+                               "kg_cross_entropy_bf16_o12p1", "kg_cross_entropy_bf16_o12p2"};
+        for (const char* path : g_cubins) {
+            CUmodule mod;
+            if (cuModuleLoad(&mod, path) != CUDA_SUCCESS) {
+                printf("cannot load %s\n", path);
+                ++load_bad;
+                continue;
+            }
+            for (const char* nm : names) {
+                ProductFn p;
+                if (cuModuleGetFunction(&p.fn, mod, nm) != CUDA_SUCCESS) continue;
+                snprintf(p.name, sizeof p.name, "product _%s", nm + strlen("kg_cross_entropy_bf16_"));
+                g_product.push_back(p);
+            }
+        }
+    }
     struct Shape { int m, n; };
     const Shape shapes[] = {{4096, 3072}, {4096, 2048}, {16384, 3072}};
-    int bad = 0;
+    int bad = load_bad;
     for (const Shape& sh : shapes) {
         if (g_quick && sh.n != 3072) continue;
         const int m = sh.m, n = sh.n, nv = n / 8;
@@ -664,34 +699,13 @@ int main(int argc, char** argv) {
             }
         }
         // The product's warp-row entry points from --cubin modules (6 KB rows only).
-        if (nv == 32 * 12) {
-            const char* names[] = {"kg_cross_entropy_bf16_c12", "kg_cross_entropy_bf16_o12",
-                                   "kg_cross_entropy_bf16_o12p1", "kg_cross_entropy_bf16_o12p2"};
-            for (const char* path : g_cubins) {
-                CUmodule mod;
-                if (cuModuleLoad(&mod, path) != CUDA_SUCCESS) {
-                    printf("  cannot load %s\n", path);
-                    ++bad;
-                    continue;
-                }
-                for (const char* nm : names) {
-                    CUfunction fn;
-                    if (cuModuleGetFunction(&fn, mod, nm) != CUDA_SUCCESS) continue;
-                    int mm = m, nn = n;
-                    void* args[] = {&dx, &dt, &dl, &dlse, &mm, &nn};
-                    auto L = [&] {
-                        if (cuLaunchKernel(fn, (m + 1) / 2, 1, 1, 32, 2, 1, 0, g_s, args, nullptr) != CUDA_SUCCESS) {
-                            fprintf(stderr, "launch of %s failed\n", nm);
-                            exit(2);
-                        }
-                    };
-                    char note[160], name[64];
-                    check_lse(L, note, sizeof note, 2e-4);
-                    snprintf(name, sizeof name, "product _%s", nm + strlen("kg_cross_entropy_bf16_"));
-                    report(name, L, note);
-                }
+        if (nv == 32 * 12)
+            for (const ProductFn& p : g_product) {
+                auto L = [&] { launch_product(p, dx, dt, dl, dlse, m, n); };
+                char note[160];
+                check_lse(L, note, sizeof note, 2e-4);
+                report(p.name, L, note);
             }
-        }
         // --edge: the same kernels on rows the harness never generates (see edge_rows).
         if (g_edge && nv == 32 * 12) {
             std::vector<unsigned short> he = hx;
@@ -736,26 +750,7 @@ int main(int argc, char** argv) {
                 edge("product _r", [&] { kg_cross_entropy_bf16_r<<<blocks, 128, smem, g_s>>>(dx, dt, dl, dlse, m, n); });
             }
             edge("product _w6", [&] { kg_cross_entropy_bf16_w6<<<m, 64, 0, g_s>>>(dx, dt, dl, dlse, m, n); });
-            const char* names[] = {"kg_cross_entropy_bf16_c12", "kg_cross_entropy_bf16_o12",
-                                   "kg_cross_entropy_bf16_o12p1", "kg_cross_entropy_bf16_o12p2"};
-            for (const char* path : g_cubins) {
-                CUmodule mod;
-                if (cuModuleLoad(&mod, path) != CUDA_SUCCESS) continue;
-                for (const char* nm : names) {
-                    CUfunction fn;
-                    if (cuModuleGetFunction(&fn, mod, nm) != CUDA_SUCCESS) continue;
-                    int mm = m, nn = n;
-                    void* args[] = {&dx, &dt, &dl, &dlse, &mm, &nn};
-                    char name[64];
-                    snprintf(name, sizeof name, "product _%s", nm + strlen("kg_cross_entropy_bf16_"));
-                    edge(name, [&] {
-                        if (cuLaunchKernel(fn, (m + 1) / 2, 1, 1, 32, 2, 1, 0, g_s, args, nullptr) != CUDA_SUCCESS) {
-                            fprintf(stderr, "launch of %s failed\n", nm);
-                            exit(2);
-                        }
-                    });
-                }
-            }
+            for (const ProductFn& p : g_product) edge(p.name, [&] { launch_product(p, dx, dt, dl, dlse, m, n); });
             CK(cudaMemcpy(dx, hx.data(), cnt * 2, cudaMemcpyHostToDevice));
         }
         CK(cudaFree(dx));

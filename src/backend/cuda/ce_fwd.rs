@@ -390,9 +390,8 @@ impl CeKernel {
 /// a kernel where it cannot run is an error naming the case, the variable and the reason.
 pub fn choose(case: &Case, gpu: &Gpu, m: usize, n: usize, elem: usize) -> Result<Option<CeKernel>> {
     let ce_fwd = super::from_env(case, CE_FWD_ENV, parse_ce_fwd)?;
-    let rows_present = gpu.kernel_set.dir.join(CEW_FILE).is_file();
     let present = Present {
-        rows: rows_present,
+        rows: gpu.kernel_set.dir.join(CEW_FILE).is_file(),
         l2rows: gpu.kernel_set.dir.join(CEC_FILE).is_file(),
         l2online: gpu.kernel_set.dir.join(CEO_FILE).is_file(),
     };
@@ -440,7 +439,6 @@ impl Present {
 /// The pure part of [`choose`]: `ce_fwd` on `m` rows of `n` elements of `elem` bytes in a
 /// kernel set holding the modules `present` names.
 pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, present: Present) -> Decision {
-    let rows_present = present.rows;
     let regs = ceg_layout(n, elem);
     let warp = match cec_layout(n, elem) {
         Some(l) if present.l2online && ceo_auto(m, n, elem) => Some(CeKernel::Online(l, CEO_POLY)),
@@ -450,7 +448,7 @@ pub fn decide(ce_fwd: CeFwd, m: usize, n: usize, elem: usize, present: Present) 
     let (pick, kernel, auto) = match ce_fwd {
         CeFwd::Off => (Pick::Off, None, false),
         CeFwd::Auto if warp.is_some() => (Pick::Auto, warp, true),
-        CeFwd::Auto => match cew_layout(n, elem).filter(|_| cew_auto(m, n, elem) && rows_present) {
+        CeFwd::Auto => match cew_layout(n, elem).filter(|_| cew_auto(m, n, elem) && present.rows) {
             Some(l) => (Pick::Auto, Some(CeKernel::Rows(l)), true),
             None => (Pick::Auto, regs.map(CeKernel::Regs), ceg_auto(m, n * elem)),
         },
@@ -511,6 +509,11 @@ pub fn launch(
     sms: usize,
     args: &mut Vec<KernelArg>,
 ) -> Result<CeLaunch> {
+    // cec_layout's rows: every lane of the online kernel holds exactly CEO_VPT vectors.
+    debug_assert!(
+        !matches!(kernel, CeKernel::Online(..)) || n * elem == 32 * CEO_VPT * 16,
+        "the online kernel's rows are 32 x CEO_VPT vectors"
+    );
     let rows = |g: RowLayout| Dims {
         grid: (m.div_ceil(g.rpb as usize) as u32, 1, 1),
         block: (g.tpr, g.rpb, 1),
@@ -528,11 +531,7 @@ pub fn launch(
             scheme: "warp rows read through the L2 (cross_entropy_l2rows.cu): 12 vectors a lane loaded with ld.global.cg before use, each lane's max then its sum of exp(x - its max) (FFMA+EX2), one butterfly of (max, sum) pairs, the target's logit loaded by lane 0".to_string(),
         },
         CeKernel::Online(g, p) => CeLaunch {
-            // cec_layout's rows: every lane holds exactly CEO_VPT vectors.
-            name: {
-                debug_assert_eq!(n, g.vec * g.tpr as usize * CEO_VPT);
-                format!("kg_cross_entropy_{tn}_{}", ceo_suffix(p))
-            },
+            name: format!("kg_cross_entropy_{tn}_{}", ceo_suffix(p)),
             dims: rows(g),
             scheme: format!(
                 "warp rows read through the L2, summed as they land (cross_entropy_l2online.cu): 12 vectors a lane loaded with ld.global.cg, each lane's reference the max of its first vector, every vector's exp(x - reference) (FFMA+EX2{}) summed once it lands, a lane whose max is far above its reference summed again against it, one butterfly of (reference, sum) pairs, the target's logit loaded by lane 0",
