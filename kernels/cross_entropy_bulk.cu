@@ -211,7 +211,10 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
                 }
                 lm = cm;
             }
-            const float mb = lm * KG_CEB_LOG2E;
+            // Only -inf so far in this lane (masked logits): shift by 0, not -inf (NaN); the
+            // terms are 0 and lm stays -inf for the combine.
+            const float lr = lm == __int_as_float(0xff800000) ? 0.f : lm;
+            const float mb = lr * KG_CEB_LOG2E;
             v = v0 + lane;
             if (KG_CEB_UNROLL == 2) {
                 for (; v + 32 < v1; v += 64) {
@@ -220,8 +223,8 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
                     kg_ceb_unpack<T, V>(sr[v + 32], g);
 #pragma unroll
                     for (int j = 0; j < V; ++j) {
-                        acc[0][j] += ex(f[j], lm, mb, j);
-                        acc[1][j] += ex(g[j], lm, mb, j);
+                        acc[0][j] += ex(f[j], lr, mb, j);
+                        acc[1][j] += ex(g[j], lr, mb, j);
                     }
                 }
             }
@@ -229,7 +232,7 @@ __device__ __forceinline__ void ce_fwd_warp(const T* __restrict__ x, const int* 
                 float f[V];
                 kg_ceb_unpack<T, V>(sr[v], f);
 #pragma unroll
-                for (int j = 0; j < V; ++j) acc[0][j] += ex(f[j], lm, mb, j);
+                for (int j = 0; j < V; ++j) acc[0][j] += ex(f[j], lr, mb, j);
             }
         }
         phase ^= 1u << st;

@@ -110,7 +110,8 @@ __device__ __forceinline__ void ce_fwd_online_rows(const T* __restrict__ x, cons
         // Rare: a term far above the reference (or no finite reference). Sum again against the
         // lane's own max, from the L2, as `_c12` does.
         r = mx;
-        rb = mx * KG_CEW_LOG2E;
+        // A lane of only -inf (masked logits) sums against 0 (exp2(-inf) = 0), not -inf (NaN).
+        rb = mx == __int_as_float(0xff800000) ? 0.f : mx * KG_CEW_LOG2E;
         s = 0.f;
         for (int k = 0; k < KG_CEO_VPT; ++k) {
             float f[V];

@@ -42,7 +42,8 @@ __device__ __forceinline__ void ce_fwd_warp_rows(const T* __restrict__ x, const 
     float mx = __int_as_float(0xff800000);
 #pragma unroll
     for (int k = 0; k < KG_CEC_VPT; ++k) mx = fmaxf(mx, kg_cew_max<T>(q[k]));
-    const float mb = mx * KG_CEW_LOG2E;
+    // A lane of only -inf (masked logits) sums against 0 (exp2(-inf) = 0), not -inf (NaN).
+    const float mb = mx == __int_as_float(0xff800000) ? 0.f : mx * KG_CEW_LOG2E;
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
     for (int k = 0; k < KG_CEC_VPT; ++k) {

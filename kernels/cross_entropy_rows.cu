@@ -119,7 +119,11 @@ __device__ __forceinline__ void ce_fwd_rows(const T* __restrict__ x, const int* 
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if (has(k)) mx = fmaxf(mx, kg_cew_max<T>(q[k]));
-    const float mb = mx * KG_CEW_LOG2E;
+    // A thread whose elements are all -inf (masked logits) sums exp2(-inf) = 0 against 0 instead
+    // of -inf, whose fmaf(-inf, log2e, +inf) would be NaN: it keeps (-inf, 0), which the merge
+    // takes.
+    const float mz = mx == __int_as_float(0xff800000) ? 0.f : mx;
+    const float mb = mz * KG_CEW_LOG2E;
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
     for (int k = 0; k < K; ++k)
@@ -131,7 +135,7 @@ __device__ __forceinline__ void ce_fwd_rows(const T* __restrict__ x, const int* 
             for (int j = 0; j < V; ++j)
                 // 16-bit inputs: one FFMA (its rounding is far below the input's own); fp32:
                 // subtract first (exact near the max), then scale.
-                a += kg_cew_ex2(sizeof(T) == 4 ? (f[j] - mx) * KG_CEW_LOG2E : fmaf(f[j], KG_CEW_LOG2E, -mb));
+                a += kg_cew_ex2(sizeof(T) == 4 ? (f[j] - mz) * KG_CEW_LOG2E : fmaf(f[j], KG_CEW_LOG2E, -mb));
             if (k & 1) s1 += a;
             else s0 += a;
         }

@@ -275,7 +275,9 @@ __device__ __forceinline__ void kg_p_exp_row(const KgSlots<1>& sl, int st, bool 
             q[k] = *sl.at(st, 0, k);
             lm = fmaxf(lm, kg_max16<T>(q[k]));
         }
-    const float mb = lm * KG_LOG2E;
+    // A thread of only -inf (masked logits) shifts by 0, not -inf (-inf - -inf = NaN): p = 0.
+    const float lr = lm == __int_as_float(0xff800000) ? 0.f : lm;
+    const float mb = lr * KG_LOG2E;
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
     for (int k = 0; k < KG_P_CACHE; ++k) {
@@ -284,7 +286,7 @@ __device__ __forceinline__ void kg_p_exp_row(const KgSlots<1>& sl, int st, bool 
             kg_unpack16<T, V>(q[k], f);
 #pragma unroll
             for (int j = 0; j < V; ++j) {
-                p[k][j] = kg_exp_shift<T>(f[j], lm, mb);
+                p[k][j] = kg_exp_shift<T>(f[j], lr, mb);
                 if (j & 1) s1 += p[k][j];
                 else s0 += p[k][j];
             }
@@ -434,7 +436,9 @@ __device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __r
             s1 *= r;
             mx = cm;
         }
-        const float mb = mx * KG_LOG2E;
+        // Only -inf so far (masked logits): shift by 0, not -inf (NaN); the terms are 0.
+        const float mr = mx == __int_as_float(0xff800000) ? 0.f : mx;
+        const float mb = mr * KG_LOG2E;
 #pragma unroll
         for (int u = 0; u < U; ++u)
             if (v + u * tpr < nv) {
@@ -442,8 +446,8 @@ __device__ __forceinline__ void ce_fwd_p(const T* __restrict__ x, const int* __r
                 kg_unpack16<T, V>(q[u], f);
 #pragma unroll
                 for (int j = 0; j < V; ++j) {
-                    if (j & 1) s1 += kg_exp_shift<T>(f[j], mx, mb);
-                    else s0 += kg_exp_shift<T>(f[j], mx, mb);
+                    if (j & 1) s1 += kg_exp_shift<T>(f[j], mr, mb);
+                    else s0 += kg_exp_shift<T>(f[j], mr, mb);
                 }
             }
     }

@@ -37,13 +37,16 @@ __device__ __forceinline__ void lse_stream(const T* __restrict__ xr, int v0, int
             st[1] *= kg_exp(st[0] - cm);  // st[0] = -inf: the sum is 0 and exp(-inf) = 0
             st[0] = cm;
         }
+        // Only -inf so far (masked logits): sum against 0, as -inf - -inf would be NaN; the
+        // terms are exp(-inf) = 0 and the state stays {-inf, 0}.
+        const float ref = st[0] == __int_as_float(0xff800000) ? 0.f : st[0];
 #pragma unroll
         for (int u = 0; u < U; ++u)
             if (v + u * tpr < nv) {
                 float f[V];
                 kg_unpack<V>(p[u], f);
 #pragma unroll
-                for (int j = 0; j < V; ++j) st[1] += kg_exp(f[j] - st[0]);
+                for (int j = 0; j < V; ++j) st[1] += kg_exp(f[j] - ref);
             }
     }
 }
@@ -71,6 +74,9 @@ __device__ __forceinline__ void row_lse(const T* __restrict__ xr, KgPack<T, V> (
         }
     }
     float st[2] = {lm, 0.f};
+    // A thread whose cached elements are all -inf (masked logits) sums against 0, not -inf
+    // (-inf - -inf = NaN): its terms are 0 and its state stays {-inf, 0}, which the combine takes.
+    const float ref = lm == __int_as_float(0xff800000) ? 0.f : lm;
 #pragma unroll
     for (int k = 0; k < C; ++k) {
         const int v = tid + k * tpr;
@@ -78,7 +84,7 @@ __device__ __forceinline__ void row_lse(const T* __restrict__ xr, KgPack<T, V> (
             float f[V];
             kg_unpack<V>(c[k], f);
 #pragma unroll
-            for (int j = 0; j < V; ++j) st[1] += kg_exp(f[j] - lm);
+            for (int j = 0; j < V; ++j) st[1] += kg_exp(f[j] - ref);
         }
     }
     if (live) lse_stream<T, V, 4>(xr, tid + C * tpr, nv, tpr, st);

@@ -67,6 +67,56 @@ pub fn value(seed: u64, tensor: u32, index: u64, gen: Uniform, dtype: Dtype) -> 
     dtype.round(value_f32(seed, tensor, index, gen))
 }
 
+/// Columns of a row-major input that are set to −inf after the uniform fill: the first
+/// `lead` and the last `pad` of each row of `row` elements (vocabulary padding, masked logits).
+/// The device applies it with `kernels/mask.cu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColMask {
+    /// Row length in elements.
+    pub row: usize,
+    /// Leading masked columns of each row.
+    pub lead: usize,
+    /// Trailing masked columns of each row.
+    pub pad: usize,
+}
+
+impl ColMask {
+    /// Whether column `col` (`0 ≤ col < row`) is masked.
+    #[inline]
+    pub fn masks_col(&self, col: usize) -> bool {
+        col < self.lead || col + self.pad >= self.row
+    }
+
+    /// Whether flat element `index` is masked.
+    #[inline]
+    pub fn masks(&self, index: u64) -> bool {
+        self.row > 0 && self.masks_col((index % self.row as u64) as usize)
+    }
+
+    /// The unmasked columns `[lead, row − pad)` (empty when the masks cover the row).
+    pub fn kept(&self) -> std::ops::Range<usize> {
+        let end = self.row.saturating_sub(self.pad);
+        self.lead.min(end)..end
+    }
+}
+
+/// [`value`], or −inf where `mask` covers element `index`.
+#[inline]
+pub fn masked_value(
+    seed: u64,
+    tensor: u32,
+    index: u64,
+    gen: Uniform,
+    dtype: Dtype,
+    mask: ColMask,
+) -> f64 {
+    if mask.masks(index) {
+        f64::NEG_INFINITY
+    } else {
+        value(seed, tensor, index, gen, dtype)
+    }
+}
+
 /// A uniform integer in `[0, n)` for index-like inputs (targets, block indices).
 #[inline]
 pub fn index_value(seed: u64, tensor: u32, index: u64, n: u64) -> u64 {

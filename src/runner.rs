@@ -414,7 +414,7 @@ fn fill_inputs(
         fns.push(module.function(name)?);
     }
     for (tensor, ((spec, buf), f)) in bufs.iter().zip(fns).enumerate() {
-        let Init::Uniform(u) = spec.init else {
+        let (Init::Uniform(u) | Init::Masked(u, _)) = spec.init else {
             continue;
         };
         let blocks = (spec.len as u64).div_ceil(256).clamp(1, sm as u64 * 8) as u32;
@@ -435,8 +435,58 @@ fn fill_inputs(
                 KernelArg::F32(u.hi),
             ],
         )?;
+        if let Init::Masked(_, mk) = spec.init {
+            mask_columns(gpu, spec, buf, mk)?;
+        }
     }
     Ok(())
+}
+
+/// Sets the columns `mk` names to −inf in every row of `buf` (`kernels/mask.cu`), after its fill
+/// on the same stream.
+fn mask_columns(
+    gpu: &mut Gpu,
+    spec: &crate::family::TensorSpec,
+    buf: &crate::gpu::DeviceBuffer,
+    mk: crate::inputs::ColMask,
+) -> Result<()> {
+    if mk.row == 0 || spec.len % mk.row != 0 || mk.lead + mk.pad > mk.row {
+        return Err(Error::Case {
+            case: spec.name.to_string(),
+            message: format!(
+                "column mask (row {}, lead {}, pad {}) does not fit input {} of {} elements",
+                mk.row, mk.lead, mk.pad, spec.name, spec.len
+            ),
+        });
+    }
+    let rows = (spec.len / mk.row) as u64;
+    let masked = rows * (mk.lead + mk.pad) as u64;
+    if masked == 0 {
+        return Ok(());
+    }
+    let name = match spec.dtype {
+        crate::case::Dtype::Bf16 => "kg_mask_cols_bf16",
+        crate::case::Dtype::Fp16 => "kg_mask_cols_fp16",
+        crate::case::Dtype::Fp32 => "kg_mask_cols_fp32",
+    };
+    let f = gpu.module("mask.cu")?.function(name)?;
+    let blocks = masked.div_ceil(256).clamp(1, gpu.info.sm_count as u64 * 8) as u32;
+    let dims = Dims {
+        grid: (blocks, 1, 1),
+        block: (256, 1, 1),
+        smem: 0,
+    };
+    gpu.launch(
+        f,
+        dims,
+        &[
+            KernelArg::Ptr(buf.ptr()),
+            KernelArg::U64(rows),
+            KernelArg::U64(mk.row as u64),
+            KernelArg::U64(mk.lead as u64),
+            KernelArg::U64(mk.pad as u64),
+        ],
+    )
 }
 
 fn nan_pattern(dtype: crate::case::Dtype) -> (usize, u32) {

@@ -246,9 +246,14 @@ pub fn make_shape(
     raw: &BTreeMap<String, u64>,
 ) -> std::result::Result<Shape, String> {
     for k in raw.keys() {
-        if !fam.dims().contains(&k.as_str()) {
+        if !fam.dims().contains(&k.as_str()) && !fam.optional_dims().contains(&k.as_str()) {
+            let optional = if fam.optional_dims().is_empty() {
+                String::new()
+            } else {
+                format!(" (optional: {})", fam.optional_dims().join(", "))
+            };
             return Err(format!(
-                "unknown dimension {k:?} for {}; its dimensions are {}",
+                "unknown dimension {k:?} for {}; its dimensions are {}{optional}",
                 fam.name(),
                 fam.dims().join(", ")
             ));
@@ -269,6 +274,12 @@ pub fn make_shape(
             return Err(format!("dimension {d} is {v}; it is a flag: 0 or 1"));
         }
         dims.push((d.to_string(), v));
+    }
+    // Optional dimensions: only those given, after the required ones, 0 allowed.
+    for d in fam.optional_dims() {
+        if let Some(v) = raw.get(*d) {
+            dims.push((d.to_string(), *v));
+        }
     }
     let shape = Shape::new(dims);
     fam.validate(&shape)?;

@@ -549,3 +549,119 @@ proptest! {
         }
     }
 }
+
+mod masked_logits {
+    use super::*;
+    use kernelgate::family::norms::{col_mask, target_in};
+    use kernelgate::inputs::{masked_value, ColMask};
+
+    fn masked(m: u64, n: u64, lead: Option<u64>, pad: Option<u64>) -> Shape {
+        let mut d = vec![("m", m), ("n", n)];
+        if let Some(l) = lead {
+            d.push(("lead", l));
+        }
+        if let Some(p) = pad {
+            d.push(("pad", p));
+        }
+        Shape::new(d)
+    }
+
+    #[test]
+    fn col_mask_columns() {
+        let mk = ColMask {
+            row: 10,
+            lead: 2,
+            pad: 3,
+        };
+        let cols: Vec<bool> = (0..10).map(|j| mk.masks_col(j)).collect();
+        assert_eq!(
+            cols,
+            [true, true, false, false, false, false, false, true, true, true]
+        );
+        assert_eq!(mk.kept(), 2..7);
+        // Flat indices wrap by row.
+        assert!(mk.masks(10) && mk.masks(19) && !mk.masks(12));
+        let g = Uniform { lo: -4.0, hi: 4.0 };
+        assert_eq!(
+            masked_value(1, 0, 11, g, Dtype::Bf16, mk),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(
+            masked_value(1, 0, 12, g, Dtype::Bf16, mk),
+            value(1, 0, 12, g, Dtype::Bf16)
+        );
+    }
+
+    #[test]
+    fn inputs_are_masked_only_when_asked() {
+        for fam in [
+            &norms::SOFTMAX,
+            &norms::CROSS_ENTROPY,
+            &norms::CROSS_ENTROPY_BWD,
+        ] {
+            let plain = fam.inputs(&mn(4, 300), Dtype::Bf16);
+            assert!(matches!(plain[0].init, Init::Uniform(_)), "{}", fam.name());
+            // lead = pad = 0 is the plain input too.
+            let zero = fam.inputs(&masked(4, 300, Some(0), Some(0)), Dtype::Bf16);
+            assert_eq!(zero[0].init, plain[0].init);
+            let m = fam.inputs(&masked(4, 300, Some(5), Some(7)), Dtype::Bf16);
+            let Init::Masked(_, mk) = m[0].init else {
+                panic!("{}: {:?}", fam.name(), m[0].init)
+            };
+            assert_eq!(
+                mk,
+                ColMask {
+                    row: 300,
+                    lead: 5,
+                    pad: 7
+                }
+            );
+            assert_eq!(col_mask(&masked(4, 300, None, Some(7))).unwrap().lead, 0);
+        }
+        assert!(col_mask(&mn(4, 300)).is_none());
+    }
+
+    #[test]
+    fn targets_stay_in_the_finite_columns() {
+        let s = masked(2000, 300, Some(40), Some(250));
+        let t = norms::CROSS_ENTROPY.host_i32(&s, 3, 1);
+        assert!(t
+            .iter()
+            .all(|v| *v == r::IGNORE_INDEX || (40..50).contains(v)));
+        // The same rows are ignored as without the mask, and a full range is `target`.
+        let plain = norms::CROSS_ENTROPY.host_i32(&mn(2000, 300), 3, 1);
+        for (a, b) in t.iter().zip(&plain) {
+            assert_eq!(*a == r::IGNORE_INDEX, *b == r::IGNORE_INDEX);
+        }
+        for i in 0..50 {
+            assert_eq!(target_in(9, 50, 0..300, i), target(9, 50, 300, i));
+        }
+    }
+
+    #[test]
+    fn references_of_masked_rows_are_finite_and_zero_where_masked() {
+        let s = masked(8, 64, Some(3), Some(50));
+        let fin = |e: &kernelgate::verify::Expected| e.values.iter().all(|v| v.is_finite());
+        let ce = norms::CROSS_ENTROPY.reference(&s, Dtype::Bf16, 5);
+        assert!(ce.iter().all(fin), "{ce:?}");
+        for fam in [&norms::SOFTMAX, &norms::CROSS_ENTROPY_BWD] {
+            let e = &fam.reference(&s, Dtype::Bf16, 5)[0];
+            assert!(fin(e), "{}", fam.name());
+            for (i, v) in e.indices.iter().zip(&e.values) {
+                let col = i % 64;
+                if !(3..14).contains(&col) {
+                    assert_eq!(*v, 0.0, "{} column {col}", fam.name());
+                }
+            }
+        }
+        // The lse of a masked row is the logsumexp of its finite columns only.
+        let lse = &ce[1];
+        for (i, v) in lse.indices.iter().zip(&lse.values) {
+            let g = Uniform { lo: -4.0, hi: 4.0 };
+            let fin: Vec<f64> = (3..14)
+                .map(|j| value(5, 0, (i * 64 + j) as u64, g, Dtype::Bf16))
+                .collect();
+            assert!((r::logsumexp(&fin) - v).abs() < 1e-12, "row {i}");
+        }
+    }
+}

@@ -529,3 +529,69 @@ fn suite_path_resolution() {
         ("mine", vec!["gemm::cublas::m1_n1_k1_bf16".to_string()])
     );
 }
+
+#[test]
+fn optional_dimensions_masked_logits() {
+    // `lead` and `pad` are optional for softmax and cross-entropy: named after m and n when
+    // given (0 allowed), absent otherwise (the case keeps its old name).
+    let g = r#"{ "kernel": "cross_entropy", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 4, "n": 3072}, {"m": 4, "n": 3072, "pad": 2872}, {"m": 4, "n": 3072, "lead": 0, "pad": 8}, {"m": 4, "n": 3072, "lead": 256, "pad": 100}] }"#;
+    let s = parse(&format!(r#"{{ "description": "t", "groups": [ {g} ] }}"#)).unwrap();
+    assert_eq!(
+        names(&s),
+        [
+            "cross_entropy::cuda::m4_n3072_bf16",
+            "cross_entropy::cuda::m4_n3072_lead0_pad8_bf16",
+            "cross_entropy::cuda::m4_n3072_lead256_pad100_bf16",
+            "cross_entropy::cuda::m4_n3072_pad2872_bf16",
+        ]
+    );
+    // The names parse back to the same dimensions.
+    for c in &s.cases {
+        let n = CaseName::parse(&c.name()).unwrap();
+        assert_eq!(n.shape, c.shape, "{}", c.name());
+    }
+    // A mask over every column is refused, naming the dimensions.
+    let g = r#"{ "kernel": "softmax", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 4, "n": 300, "lead": 100, "pad": 200}] }"#;
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "softmax") shape 0 {"lead": 100, "m": 4, "n": 300, "pad": 200}"#,
+        "lead=100 + pad=200 masks every one of the n=300 columns",
+    );
+    // Families without optional dimensions still refuse them; those with them list them.
+    let g = r#"{ "kernel": "rmsnorm", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 4, "n": 300, "w": 32, "pad": 2}] }"#;
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "rmsnorm") shape 0 {"m": 4, "n": 300, "pad": 2, "w": 32}"#,
+        r#"unknown dimension "pad" for rmsnorm; its dimensions are m, n, w"#,
+    );
+    let g = r#"{ "kernel": "softmax", "backends": ["cuda"], "dtypes": ["bf16"], "shapes": [{"m": 4, "n": 300, "tail": 2}] }"#;
+    assert_err(
+        &with_group(g),
+        r#"group 1 (kernel "softmax") shape 0 {"m": 4, "n": 300, "tail": 2}"#,
+        r#"unknown dimension "tail" for softmax; its dimensions are m, n (optional: lead, pad)"#,
+    );
+}
+
+#[test]
+fn masked_suite_reaches_every_mask_and_family() {
+    let s = fixture("masked");
+    for fam in ["softmax", "cross_entropy", "cross_entropy_bwd"] {
+        let of: Vec<_> = s.cases.iter().filter(|c| c.kernel == fam).collect();
+        assert!(
+            of.iter().any(|c| c.shape.try_get("lead").is_some()),
+            "{fam}"
+        );
+        assert!(
+            of.iter().any(|c| c.shape.try_get("lead").is_none()),
+            "{fam}"
+        );
+        assert!(of.iter().all(|c| c.shape.try_get("pad").is_some()), "{fam}");
+        for dt in [Dtype::Bf16, Dtype::Fp16, Dtype::Fp32] {
+            assert!(
+                of.iter().any(|c| c.backend == "cuda" && c.dtype == dt),
+                "{fam} {dt}"
+            );
+        }
+        assert!(of.iter().any(|c| c.backend == "torch"), "{fam}");
+    }
+}

@@ -2,7 +2,7 @@
 //! reference, and its FLOP and byte counts. One module per family.
 
 use crate::case::{Dtype, Shape};
-use crate::inputs::Uniform;
+use crate::inputs::{ColMask, Uniform};
 use crate::verify::{Expected, Tolerance};
 
 pub mod gemm;
@@ -18,6 +18,10 @@ pub enum Init {
     /// An input of counter-based uniform values in the tensor's dtype (device-generated,
     /// CPU-reproducible through [`crate::inputs::value`]).
     Uniform(Uniform),
+    /// As [`Init::Uniform`], then the columns [`ColMask`] names set to −inf in every row
+    /// (vocabulary padding, masked logits): CPU-reproducible through
+    /// [`crate::inputs::masked_value`].
+    Masked(Uniform, ColMask),
     /// An input of 32-bit integers (indices, targets) made on the host by
     /// [`Family::host_i32`] and uploaded; the tensor's `dtype` is ignored (4 bytes each).
     HostI32,
@@ -59,6 +63,11 @@ pub trait Family: Send + Sync {
     fn about(&self) -> &'static str;
     /// Dimension names, in case-name order.
     fn dims(&self) -> &'static [&'static str];
+    /// Dimensions a case may leave out (its name then does not carry them); present ones
+    /// follow [`Family::dims`] in the name, may be 0, and the family validates them.
+    fn optional_dims(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Dimensions that are 0/1 flags (e.g. `causal`): these may be 0, all others must be ≥ 1.
     fn flag_dims(&self) -> &'static [&'static str] {
         &[]

@@ -26,6 +26,11 @@
 //! `m > 1`, so every check sees an ignored row. Its backward takes the per-row gradient
 //! `dloss` (reduction 'none'; the mean reduction is `dloss = 1/count`) and recomputes the
 //! row statistics from the logits (which it reads anyway) instead of taking the saved lse.
+//! `softmax`, `cross_entropy` and `cross_entropy_bwd` take two optional dimensions, `lead` and
+//! `pad`: the first `lead` and the last `pad` columns of every row of their logits are −inf
+//! (vocabulary padding, masked logits; [`ColMask`]), at least one column stays finite, and
+//! cross-entropy targets fall in the finite columns. A case without them is unchanged (same
+//! name, same inputs).
 //! `fused_add_rmsnorm` follows vLLM: the residual is stored in the input dtype and the
 //! statistics use the stored value. It runs in place, so timed repeats keep adding into the
 //! residual (its values grow; the checked run is the first one).
@@ -38,7 +43,7 @@
 use super::norms_ref as r;
 use super::{Family, Init, TensorSpec};
 use crate::case::{Dtype, Shape};
-use crate::inputs::{self, Uniform};
+use crate::inputs::{self, ColMask, Uniform};
 use crate::verify::{self, sample_rows, Expected, Tolerance};
 
 pub use r::{EPS, IGNORE_INDEX};
@@ -152,11 +157,41 @@ const DLOSS: Uniform = Uniform { lo: 0.5, hi: 1.5 };
 
 /// The target of row `i` of a cross-entropy case (see the module doc).
 pub fn target(seed: u64, m: usize, n: usize, i: usize) -> i32 {
+    target_in(seed, m, 0..n, i)
+}
+
+/// The target of row `i` when only the columns `kept` are finite: uniform in `kept`, or
+/// [`IGNORE_INDEX`] (the same rows as [`target`]). `target_in(.., 0..n, ..)` is [`target`].
+pub fn target_in(seed: u64, m: usize, kept: std::ops::Range<usize>, i: usize) -> i32 {
     if (m > 1 && i == m - 1) || inputs::index_value(seed, 0x7a11_0001, i as u64, 16) == 0 {
         IGNORE_INDEX
     } else {
-        inputs::index_value(seed, 0x7a11_0002, i as u64, n as u64) as i32
+        let len = kept.len() as u64;
+        (kept.start as u64 + inputs::index_value(seed, 0x7a11_0002, i as u64, len)) as i32
     }
+}
+
+/// The −inf columns of a case's logits: `Some` when it gives `lead` or `pad` above 0.
+pub fn col_mask(s: &Shape) -> Option<ColMask> {
+    let (lead, pad) = (
+        s.try_get("lead").unwrap_or(0),
+        s.try_get("pad").unwrap_or(0),
+    );
+    (lead > 0 || pad > 0).then(|| ColMask {
+        row: s.us("n"),
+        lead: lead as usize,
+        pad: pad as usize,
+    })
+}
+
+/// The finite columns of a case's logits (all `n` without a mask).
+fn kept_cols(s: &Shape) -> std::ops::Range<usize> {
+    col_mask(s).map_or(0..s.us("n"), |mk| mk.kept())
+}
+
+/// How a case's logits are made: uniform on `g`, masked where [`col_mask`] says.
+fn logits_init(s: &Shape, g: Uniform) -> Init {
+    col_mask(s).map_or(Init::Uniform(g), |mk| Init::Masked(g, mk))
 }
 
 /// The dtype of the norm weights of a case (`w32` = fp32; `w16` = the input dtype when it
@@ -182,6 +217,20 @@ fn row(seed: u64, tensor: u32, i: usize, n: usize, g: Uniform, d: Dtype) -> Vec<
     (0..n)
         .map(|j| inputs::value(seed, tensor, (i * n + j) as u64, g, d))
         .collect()
+}
+
+/// Row `i` of a logits input, −inf where the case's mask says.
+fn logits_row(s: &Shape, seed: u64, i: usize, g: Uniform, d: Dtype) -> Vec<f64> {
+    let n = s.us("n");
+    let mut v = row(seed, 0, i, n, g, d);
+    if let Some(mk) = col_mask(s) {
+        for (j, x) in v.iter_mut().enumerate() {
+            if mk.masks_col(j) {
+                *x = f64::NEG_INFINITY;
+            }
+        }
+    }
+    v
 }
 
 fn vector(seed: u64, tensor: u32, n: usize, g: Uniform, d: Dtype) -> Vec<f64> {
@@ -294,6 +343,12 @@ impl Family for RowFamily {
             _ => &["m", "n"],
         }
     }
+    fn optional_dims(&self) -> &'static [&'static str] {
+        match self.0 {
+            Kind::Softmax | Kind::CrossEntropy | Kind::CrossEntropyBwd => &["lead", "pad"],
+            _ => &[],
+        }
+    }
     fn dtypes(&self) -> &'static [Dtype] {
         &[Dtype::Bf16, Dtype::Fp16, Dtype::Fp32]
     }
@@ -312,6 +367,16 @@ impl Family for RowFamily {
         if let Some(w) = s.try_get("w") {
             if w != 16 && w != 32 {
                 return Err(format!("w={w}: the weight width is 16 or 32 bits"));
+            }
+        }
+        let (lead, pad) = (s.try_get("lead"), s.try_get("pad"));
+        if lead.is_some() || pad.is_some() {
+            let (lead, pad) = (lead.unwrap_or(0), pad.unwrap_or(0));
+            if lead.saturating_add(pad) >= n {
+                return Err(format!(
+                    "lead={lead} + pad={pad} masks every one of the n={n} columns; at least one \
+                     must stay finite"
+                ));
             }
         }
         if matches!(self.0, Kind::Mse | Kind::RmsNormBwd)
@@ -347,17 +412,17 @@ impl Family for RowFamily {
                 spec("w", wd, n, u(WEIGHT)),
                 spec("b", wd, n, u(SYM)),
             ],
-            Kind::Softmax => vec![spec("x", dtype, mn, u(LOGITS))],
+            Kind::Softmax => vec![spec("x", dtype, mn, logits_init(s, LOGITS))],
             Kind::SoftmaxBwd => vec![
                 spec("y", dtype, mn, u(probs(n, dtype))),
                 spec("dy", dtype, mn, u(SYM)),
             ],
             Kind::CrossEntropy => vec![
-                spec("logits", dtype, mn, u(LOGITS)),
+                spec("logits", dtype, mn, logits_init(s, LOGITS)),
                 spec("targets", Dtype::Fp32, m, Init::HostI32),
             ],
             Kind::CrossEntropyBwd => vec![
-                spec("logits", dtype, mn, u(LOGITS)),
+                spec("logits", dtype, mn, logits_init(s, LOGITS)),
                 spec("targets", Dtype::Fp32, m, Init::HostI32),
                 spec("dloss", Dtype::Fp32, m, u(DLOSS)),
             ],
@@ -368,8 +433,10 @@ impl Family for RowFamily {
     fn host_i32(&self, s: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
         match (self.0, tensor) {
             (Kind::CrossEntropy | Kind::CrossEntropyBwd, 1) => {
-                let (m, n) = (s.us("m"), s.us("n"));
-                (0..m).map(|i| target(seed, m, n, i)).collect()
+                let m = s.us("m");
+                (0..m)
+                    .map(|i| target_in(seed, m, kept_cols(s), i))
+                    .collect()
             }
             _ => Vec::new(),
         }
@@ -493,7 +560,7 @@ impl Family for RowFamily {
                 })
             }
             Kind::Softmax => self.rows_reference(s, seed, 1, |i| {
-                vec![r::softmax(&row(seed, 0, i, n, LOGITS, dtype))]
+                vec![r::softmax(&logits_row(s, seed, i, LOGITS, dtype))]
             }),
             Kind::SoftmaxBwd => self.rows_reference_slack(s, seed, 1, |i| {
                 let y = row(seed, 0, i, n, probs(n, dtype), dtype);
@@ -505,15 +572,17 @@ impl Family for RowFamily {
                 vec![(r::softmax_bwd(&y, &dy), slack)]
             }),
             Kind::CrossEntropy => self.rows_reference(s, seed, 2, |i| {
-                let (loss, lse) =
-                    r::cross_entropy(&row(seed, 0, i, n, LOGITS, dtype), target(seed, m, n, i));
+                let (loss, lse) = r::cross_entropy(
+                    &logits_row(s, seed, i, LOGITS, dtype),
+                    target_in(seed, m, kept_cols(s), i),
+                );
                 vec![vec![loss], vec![lse]]
             }),
             Kind::CrossEntropyBwd => self.rows_reference(s, seed, 1, |i| {
                 let g = inputs::value(seed, 2, i as u64, DLOSS, Dtype::Fp32);
                 vec![r::cross_entropy_bwd(
-                    &row(seed, 0, i, n, LOGITS, dtype),
-                    target(seed, m, n, i),
+                    &logits_row(s, seed, i, LOGITS, dtype),
+                    target_in(seed, m, kept_cols(s), i),
                     g,
                 )]
             }),
