@@ -399,6 +399,7 @@ fn reset_device(ordinal: usize) {
 
 fn fill_inputs(
     gpu: &mut Gpu,
+    case: &str,
     bufs: &[(crate::family::TensorSpec, crate::gpu::DeviceBuffer)],
     seed: u64,
 ) -> Result<()> {
@@ -436,23 +437,25 @@ fn fill_inputs(
             ],
         )?;
         if let Init::Masked(_, mk) = spec.init {
-            mask_columns(gpu, spec, buf, mk)?;
+            mask_columns(gpu, case, spec, buf, mk)?;
         }
     }
     Ok(())
 }
 
 /// Sets the columns `mk` names to −inf in every row of `buf` (`kernels/mask.cu`), after its fill
-/// on the same stream.
+/// on the same stream. A mask that does not fit the tensor (a family bug: suites validate
+/// shapes on load) is an error naming `case` and the input.
 fn mask_columns(
     gpu: &mut Gpu,
+    case: &str,
     spec: &crate::family::TensorSpec,
     buf: &crate::gpu::DeviceBuffer,
     mk: crate::inputs::ColMask,
 ) -> Result<()> {
-    if mk.row == 0 || spec.len % mk.row != 0 || mk.lead + mk.pad > mk.row {
+    if mk.row == 0 || !spec.len.is_multiple_of(mk.row) || mk.lead + mk.pad > mk.row {
         return Err(Error::Case {
-            case: spec.name.to_string(),
+            case: case.to_string(),
             message: format!(
                 "column mask (row {}, lead {}, pad {}) does not fit input {} of {} elements",
                 mk.row, mk.lead, mk.pad, spec.name, spec.len
@@ -651,7 +654,7 @@ fn round(
         };
         outputs.push((spec, buf));
     }
-    fill_inputs(gpu, &inputs, seed)?;
+    fill_inputs(gpu, &name, &inputs, seed)?;
     for (k, (spec, buf)) in inputs.iter().enumerate() {
         if spec.init == Init::HostI32 {
             let vals = fam.host_i32(&case.shape, seed, k);
