@@ -576,12 +576,7 @@ impl Gpu {
         let out = self.alloc(16, "the non-finite count")?;
         let init: Vec<u8> = [0u64.to_le_bytes(), u64::MAX.to_le_bytes()].concat();
         self.upload(&out, &init)?;
-        let blocks = n.div_ceil(256).clamp(1, self.info.sm_count as usize * 8);
-        let dims = Dims {
-            grid: (blocks as u32, 1, 1),
-            block: (256, 1, 1),
-            smem: 0,
-        };
+        let dims = self.grid_stride_dims(n as u64);
         let args = [
             KernelArg::Ptr(buf.ptr),
             KernelArg::U64(n as u64),
@@ -594,6 +589,17 @@ impl Gpu {
         let count = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes")) as usize;
         let first = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
         Ok((count, (count > 0).then_some(first as usize)))
+    }
+
+    /// The launch of a grid-stride kernel over `n` elements: 256 threads a block, at most eight
+    /// blocks an SM, at least one block.
+    pub fn grid_stride_dims(&self, n: u64) -> Dims {
+        let blocks = n.div_ceil(256).clamp(1, self.info.sm_count as u64 * 8);
+        Dims {
+            grid: (blocks as u32, 1, 1),
+            block: (256, 1, 1),
+            smem: 0,
+        }
     }
 
     /// Copies host bytes into a buffer (synchronously).

@@ -14,7 +14,7 @@ use crate::devices::{AllDead, Dead, HostLocks, Pool, Step};
 use crate::error::{Error, Result};
 use crate::family::{self, Init};
 use crate::gate::{self, Change};
-use crate::gpu::{Dims, Gpu, KernelArg};
+use crate::gpu::{Gpu, KernelArg};
 use crate::results::{AbOutcome, Record, Verdict, Writer};
 use crate::stats::Stats;
 use crate::timing::{self, Samples};
@@ -403,27 +403,16 @@ fn fill_inputs(
     bufs: &[(crate::family::TensorSpec, crate::gpu::DeviceBuffer)],
     seed: u64,
 ) -> Result<()> {
-    let sm = gpu.info.sm_count;
     let module = gpu.module("fill.cu")?;
     let mut fns = Vec::new();
     for (spec, _) in bufs {
-        let name = match spec.dtype {
-            crate::case::Dtype::Bf16 => "kg_fill_bf16",
-            crate::case::Dtype::Fp16 => "kg_fill_fp16",
-            crate::case::Dtype::Fp32 => "kg_fill_fp32",
-        };
-        fns.push(module.function(name)?);
+        fns.push(module.function(&format!("kg_fill_{}", spec.dtype))?);
     }
     for (tensor, ((spec, buf), f)) in bufs.iter().zip(fns).enumerate() {
         let (Init::Uniform(u) | Init::Masked(u, _)) = spec.init else {
             continue;
         };
-        let blocks = (spec.len as u64).div_ceil(256).clamp(1, sm as u64 * 8) as u32;
-        let dims = Dims {
-            grid: (blocks, 1, 1),
-            block: (256, 1, 1),
-            smem: 0,
-        };
+        let dims = gpu.grid_stride_dims(spec.len as u64);
         gpu.launch(
             f,
             dims,
@@ -467,18 +456,10 @@ fn mask_columns(
     if masked == 0 {
         return Ok(());
     }
-    let name = match spec.dtype {
-        crate::case::Dtype::Bf16 => "kg_mask_cols_bf16",
-        crate::case::Dtype::Fp16 => "kg_mask_cols_fp16",
-        crate::case::Dtype::Fp32 => "kg_mask_cols_fp32",
-    };
-    let f = gpu.module("mask.cu")?.function(name)?;
-    let blocks = masked.div_ceil(256).clamp(1, gpu.info.sm_count as u64 * 8) as u32;
-    let dims = Dims {
-        grid: (blocks, 1, 1),
-        block: (256, 1, 1),
-        smem: 0,
-    };
+    let f = gpu
+        .module("mask.cu")?
+        .function(&format!("kg_mask_cols_{}", spec.dtype))?;
+    let dims = gpu.grid_stride_dims(masked);
     gpu.launch(
         f,
         dims,

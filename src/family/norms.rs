@@ -433,9 +433,9 @@ impl Family for RowFamily {
     fn host_i32(&self, s: &Shape, seed: u64, tensor: usize) -> Vec<i32> {
         match (self.0, tensor) {
             (Kind::CrossEntropy | Kind::CrossEntropyBwd, 1) => {
-                let m = s.us("m");
+                let (m, kept) = (s.us("m"), kept_cols(s));
                 (0..m)
-                    .map(|i| target_in(seed, m, kept_cols(s), i))
+                    .map(|i| target_in(seed, m, kept.clone(), i))
                     .collect()
             }
             _ => Vec::new(),
