@@ -29,7 +29,13 @@
 #include <algorithm>
 #include <cmath>
 
+// -DGW_TS_SOURCE: build against kernels/dev/gemm_wgmma_ts.cu (the TMA-store epilogue
+// experiment, a superset of ../gemm_wgmma.cu) and time its _ts entries too (TS_TILES).
+#ifdef GW_TS_SOURCE
+#include "gemm_wgmma_ts.cu"
+#else
 #include "../gemm_wgmma.cu"
+#endif
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -189,8 +195,12 @@ struct TileCfg {
     bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
+    bool ts = false;  // TMA-store epilogue entry: takes tmC last, staging boxes after the barriers
     int threads() const { return (bm / 64 + 1) * 128; }
-    unsigned smem() const { return stages * (bm + bn) * 64 * 2 + 1024 + 128; }
+    unsigned smem() const {
+        return ts ? stages * (bm + bn) * 64 * 2 + 2048 + (bm / 64) * 2 * 8192
+                  : stages * (bm + bn) * 64 * 2 + 1024 + 128;
+    }
     // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
     long tiles(long m, long n) const {
         if (pair_n) return ((m + bm - 1) / bm) * ((n + bn * cluster - 1) / (bn * cluster)) * cluster;
@@ -217,6 +227,18 @@ static const TileCfg TILES[] = {
     {"192x192", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192, (const void*)gemm_wgmma_f16_192x192},
 };
 static const int NT = 11;
+#ifdef GW_TS_SOURCE
+static const TileCfg TS_TILES[] = {
+    {"128x256_ts", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256_ts, (const void*)gemm_wgmma_f16_128x256_ts, true},
+    {"128x256_c2_ts", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2_ts, (const void*)gemm_wgmma_f16_128x256_c2_ts, true},
+    {"128x128_ts", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128_ts, (const void*)gemm_wgmma_f16_128x128_ts, true},
+};
+static const int NTS = 3;
+#else
+static const TileCfg* TS_TILES = nullptr;
+static const int NTS = 0;
+#endif
+static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : TS_TILES[t - NT]; }
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
 static const long BN64_MIN_KBLOCKS = 16;
@@ -320,14 +342,15 @@ struct KInfo<__half> {
 template <typename T>
 struct Launch {
     CUfunction f, fr;
-    CUtensorMap ta, tb;
+    CUtensorMap ta, tb, tc;
     T* C;
     float* P;
     int M, N, K, splits, grid, threads;
     unsigned smem;
     void operator()() {
-        CUtensorMap a = ta, b = tb;
-        void* params[] = {&a, &b, &C, &P, &M, &N, &K, &splits};
+        // tc is read only by the _ts entries (their last parameter); the others take 8.
+        CUtensorMap a = ta, b = tb, c = tc;
+        void* params[] = {&a, &b, &C, &P, &M, &N, &K, &splits, &c};
         CKD(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, smem, 0, params, nullptr));
         if (splits > 1) {
             unsigned long long elems = (unsigned long long)M * N;
@@ -441,17 +464,18 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
            TILES[pt].name, ps, eb.rel_l2);
     std::vector<Row> rows;
     int fails_here = 0;
-    for (int t = 0; t < NT; ++t) {
-        const TileCfg& cfg = TILES[t];
+    for (int t = 0; t < NT + NTS; ++t) {
+        const TileCfg& cfg = tile_at(t);
         if (!tile_selected(cfg.name)) continue;
         CUfunction f;
         CK(cudaGetFuncBySymbol((cudaFunction_t*)&f, KInfo<T>::sym(cfg)));
         CKD(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.smem()));
         CUtensorMap ta = make_map(KInfo<T>::tdt, A, K, M, 64, cfg.a_box_rows());
         CUtensorMap tb = make_map(KInfo<T>::tdt, B, N, K, 64, 64);
+        CUtensorMap tc = make_map(KInfo<T>::tdt, C, N, M, 64, 64);
         for (long s : splits_for(cfg, M, N, K, ps, t == pt)) {
             long units = cfg.tiles(M, N) * s;
-            Launch<T> L{f, fr, ta, tb, C, s > 1 ? P : nullptr, M, N, K, (int)s,
+            Launch<T> L{f, fr, ta, tb, tc, C, s > 1 ? P : nullptr, M, N, K, (int)s,
                         (int)cfg.grid(units, g_num_sms), cfg.threads(),
                         cfg.smem()};
             CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN: catches unwritten outputs
