@@ -7,9 +7,9 @@
 #    TMA-store epilogue of kernels/dev/gemm_wgmma_ts.cu (entries *_ts: stmatrix into SW128
 #    staging boxes, one tensor store per 64 x 64 box).
 #    - checks: the _ts entries on every bench shape, both dtypes (TMA clipping at the edges);
-#    - timing: ROUNDS interleaved rounds (order reversed each round) at 2048^3 bf16 and f16 of
-#      128x256, 128x256_ts, 128x256_c2, 128x256_c2_ts, 128x128, 128x128_ts, then the squares
-#      4096^3 / 8192^3 bf16 of 128x256 and 128x256_ts; cuBLAS in the same process each time.
+#    - timing: ROUNDS rounds at 2048^3 bf16 and f16 of 128x256, 128x256_ts, 128x256_c2,
+#      128x256_c2_ts, 128x128, 128x128_ts (one process each), then the squares BIG in both dtypes,
+#      128x256 and 128x256_ts alternating one process each; cuBLAS in the same process each time.
 # Under $OUT: log.txt, gate.tgz, ts-bench.txt, ts-build.log.
 set -u
 . scripts/device-lib.sh
@@ -35,9 +35,17 @@ if [ -x "$B" ]; then
       echo "== round $r 2048^3 $dt" >> "$R"
       timeout 120 "$B" --shape 2048x2048x2048 --$dt --reps 40 --tiles $T2048 >> "$R" 2>&1
     done
-    for sh in 4096x4096x4096 8192x8192x8192; do
-      echo "== round $r $sh bf16" >> "$R"
-      timeout 120 "$B" --shape $sh --bf16 --reps 20 --tiles 128x256,128x256_ts >> "$R" 2>&1
+  done
+  # The large squares, one tile per process, alternating (the first H100 round saw 8192^3 _ts at
+  # 1363 and 1511-1526 us in different processes, 128x256 at 1400 every time).
+  for r in $(seq 1 "${ROUNDS:-3}"); do
+    for sh in ${BIG:-4096x4096x4096 6144x6144x6144 8192x8192x8192}; do
+      for dt in bf16 f16; do
+        for t in 128x256 128x256_ts; do
+          echo "== round $r $sh $dt $t" >> "$R"
+          timeout 120 "$B" --shape $sh --$dt --reps 15 --tiles $t >> "$R" 2>&1
+        done
+      done
     done
   done
   grep -E "^== round|^  [ *] .*split 1 |cuBLAS  " "$R" >> "$DEV_LOG"

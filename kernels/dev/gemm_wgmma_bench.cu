@@ -11,6 +11,9 @@
 //          --squares (the squares 2048^3..8192^3 only), --shape MxNxK (that shape only),
 //          --tiles a,b (only these tiles; the
 //          summary's "pick" is then the best of them where the pick was left out).
+// The 128x256, 128x128 and their _c2 rows launch the TMA-store entries (*_ts) as the host does;
+// 128x256_regs, 128x128_regs, 128x256_c2_regs and 128x128_c2_regs are the same tiles with the
+// register epilogue (the host's KERNELGATE_GEMM_EPILOGUE=regs), checked and timed after them.
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
 // cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel (the _c2 entries have compile-time
 // cluster dims and an even grid), then gemm_wgmma_reduce_* when
@@ -29,13 +32,7 @@
 #include <algorithm>
 #include <cmath>
 
-// -DGW_TS_SOURCE: build against kernels/dev/gemm_wgmma_ts.cu (the TMA-store epilogue
-// experiment, a superset of ../gemm_wgmma.cu) and time its _ts entries too (TS_TILES).
-#ifdef GW_TS_SOURCE
-#include "gemm_wgmma_ts.cu"
-#else
 #include "../gemm_wgmma.cu"
-#endif
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -195,7 +192,7 @@ struct TileCfg {
     bool pair_n;  // 2-CTA cluster paired along N (A multicast, A boxes of 64 rows)
     const void* bf16;
     const void* f16;
-    bool ts = false;  // TMA-store epilogue entry: takes tmC last, staging boxes after the barriers
+    bool ts = false;  // TMA-store epilogue entry (_ts): takes tmC last, staging boxes after the barriers
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const {
         return ts ? stages * (bm + bn) * 64 * 2 + 2048 + (bm / 64) * 2 * 8192
@@ -214,12 +211,12 @@ struct TileCfg {
     }
 };
 static const TileCfg TILES[] = {
-    {"128x256", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
-    {"128x128", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
+    {"128x256", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256_ts, (const void*)gemm_wgmma_f16_128x256_ts, true},
+    {"128x128", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128_ts, (const void*)gemm_wgmma_f16_128x128_ts, true},
     {"64x256", 64, 256, 5, 1, 560, 6500, 1, false, (const void*)gemm_wgmma_bf16_64x256, (const void*)gemm_wgmma_f16_64x256},
     {"64x128", 64, 128, 4, 2, 290, 5400, 1, false, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
-    {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
-    {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
+    {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2_ts, (const void*)gemm_wgmma_f16_128x256_c2_ts, true},
+    {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2_ts, (const void*)gemm_wgmma_f16_128x128_c2_ts, true},
     {"128x192", 128, 192, 5, 1, 575, 7200, 1, false, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
     {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
     {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
@@ -227,18 +224,16 @@ static const TileCfg TILES[] = {
     {"192x192", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192, (const void*)gemm_wgmma_f16_192x192},
 };
 static const int NT = 11;
-#ifdef GW_TS_SOURCE
-static const TileCfg TS_TILES[] = {
-    {"128x256_ts", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256_ts, (const void*)gemm_wgmma_f16_128x256_ts, true},
-    {"128x256_c2_ts", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2_ts, (const void*)gemm_wgmma_f16_128x256_c2_ts, true},
-    {"128x128_ts", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128_ts, (const void*)gemm_wgmma_f16_128x128_ts, true},
+// The register-epilogue entries of the tiles above that store through TMA (the host's
+// KERNELGATE_GEMM_EPILOGUE=regs): checked and timed beside them, never the pick.
+static const TileCfg REG_TILES[] = {
+    {"128x256_regs", 128, 256, 4, 1, 760, 8000, 1, false, (const void*)gemm_wgmma_bf16_128x256, (const void*)gemm_wgmma_f16_128x256},
+    {"128x128_regs", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
+    {"128x256_c2_regs", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
+    {"128x128_c2_regs", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
 };
-static const int NTS = 3;
-#else
-static const TileCfg* TS_TILES = nullptr;
-static const int NTS = 0;
-#endif
-static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : TS_TILES[t - NT]; }
+static const int NTS = 4;
+static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : REG_TILES[t - NT]; }
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
 static const long BN64_MIN_KBLOCKS = 16;
@@ -348,7 +343,8 @@ struct Launch {
     int M, N, K, splits, grid, threads;
     unsigned smem;
     void operator()() {
-        // tc is read only by the _ts entries (their last parameter); the others take 8.
+        // tc is read only by the _ts entries (their last parameter); the others take 8, and
+        // cuLaunchKernel reads as many parameters as the entry declares.
         CUtensorMap a = ta, b = tb, c = tc;
         void* params[] = {&a, &b, &C, &P, &M, &N, &K, &splits, &c};
         CKD(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, smem, 0, params, nullptr));

@@ -4,7 +4,9 @@
 //! The launch follows the recipe at the head of the kernel file: two 2-D tensor maps with
 //! 128-byte swizzle (A boxes 64 K × BM, B boxes 64 N × 64 K), a persistent grid of
 //! min(tiles × splits, SMs × CTAs per SM) blocks, the tile's dynamic shared memory, and with
-//! split-K a second kernel that adds the fp32 partial tiles in a fixed order.
+//! split-K a second kernel that adds the fp32 partial tiles in a fixed order. The 128-row
+//! tiles of 256 and 128 columns (and their `_c2` clusters) launch their `_ts` entries, which
+//! store C through shared memory with TMA and take a third tensor map, of C ([`EPILOGUE_ENV`]).
 
 use super::tma::tensor_map_16bit_rows;
 use crate::backend::Prepared;
@@ -17,6 +19,14 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 /// `128x128_c2` or one paired along N `128x64_n2` / `128x128_n2` (unset or empty: chosen by
 /// shape).
 pub const TILE_ENV: &str = "KERNELGATE_GEMM_TILE";
+/// Environment variable for the epilogue of the tiles that have a TMA-store entry
+/// ([`WgTile::tma_store`]): `tma` (unset or empty) stores C through shared-memory staging boxes
+/// with one tensor store per 64 × 64 box (the `_ts` entries), `regs` stores it from registers
+/// with 16-byte stores (the entries without the suffix, the only epilogue until session 32).
+/// Measured in the dev bench, same process as cuBLAS (`docs/kernels/session32`): `tma` 0.5–1.4%
+/// faster at 2048³ and about 2% from 4096³ to 8192³ on an H200 (GPU-3ad56ac7), 1.2% and 2% at
+/// 2048³ and 4096³ on an H100 (GPU-d45e9c4d).
+pub const EPILOGUE_ENV: &str = "KERNELGATE_GEMM_EPILOGUE";
 /// Environment variable that forces the number of K splits, `1` to `16` (unset or empty: chosen
 /// by shape; `1` turns split-K off).
 pub const SPLITK_ENV: &str = "KERNELGATE_GEMM_SPLITK";
@@ -49,6 +59,9 @@ pub struct WgTile {
     /// 2-CTA clusters paired along N (`_n2`): the two CTAs take horizontally adjacent tiles
     /// and each TMA-multicasts half of the shared A tile (a 64-row box) to both.
     pub pair_n: bool,
+    /// Whether the kernel file has a TMA-store entry of the tile (`..._ts`, see
+    /// [`EPILOGUE_ENV`]): 128x256, 128x128 and their `_c2` clusters.
+    pub tma_store: bool,
 }
 
 impl WgTile {
@@ -56,9 +69,16 @@ impl WgTile {
     pub fn threads(self) -> u32 {
         (self.bm / 64 + 1) as u32 * 128
     }
-    /// Dynamic shared memory: the stage ring, 1024 bytes of alignment slack, 128 of mbarriers.
+    /// Dynamic shared memory of the register-epilogue entry: the stage ring, 1024 bytes of
+    /// alignment slack, 128 of mbarriers.
     pub fn smem(self) -> u32 {
         self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 1024 + 128
+    }
+    /// Dynamic shared memory of the TMA-store entry: the stage ring, 1024 bytes of alignment
+    /// slack, the mbarriers' block rounded up to 1024 bytes, and two 64 × 64 staging boxes
+    /// (8 KiB each) per consumer warpgroup.
+    pub fn smem_tma_store(self) -> u32 {
+        self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 2048 + (self.bm / 64) as u32 * 16384
     }
     /// CTAs per K split of an `m × n` product: its output tiles, with the M tiles padded to
     /// whole clusters (the padding CTA of a 2-CTA cluster computes but stores nothing).
@@ -104,21 +124,32 @@ const fn plain(
         wave_ns,
         cluster: 1,
         pair_n: false,
+        tma_store: false,
+    }
+}
+
+/// `t` with its TMA-store entry (`_ts`).
+const fn with_tma_store(t: WgTile) -> WgTile {
+    WgTile {
+        tma_store: true,
+        ..t
     }
 }
 
 /// `t` as a 2-CTA cluster (same per-CTA costs; the model only halves the shared operand's
 /// traffic): paired along M sharing B (`_c2`), or along N sharing A (`_n2`, `pair_n`).
+/// Pairs along N have no TMA-store entry.
 const fn cluster2(t: WgTile, pair_n: bool) -> WgTile {
     WgTile {
         cluster: 2,
         pair_n,
+        tma_store: t.tma_store && !pair_n,
         ..t
     }
 }
 
-const T128X256: WgTile = plain(128, 256, 4, 1, 760, 8000);
-const T128X128: WgTile = plain(128, 128, 6, 1, 390, 6500);
+const T128X256: WgTile = with_tma_store(plain(128, 256, 4, 1, 760, 8000));
+const T128X128: WgTile = with_tma_store(plain(128, 128, 6, 1, 390, 6500));
 // 128x64 (session 18): cuBLAS's choice for the few-tile shapes (128x64 tiles in 1x2 clusters at
 // 2048×512×4096 and 1024³, see docs/kernels). Its constants are fitted to its forced times on
 // H100 GPU-b75b1e0a (2048×512×4096 19.0 µs, 1024³ 7.2) and rounded so that the pick, where it
@@ -358,6 +389,12 @@ const SPLIT_CHOICES: [(&str, u64); 16] = [
     ("16", 16),
 ];
 
+/// Parses an [`EPILOGUE_ENV`] value: whether the tiles with a TMA-store entry use it.
+pub fn parse_epilogue(value: Option<&str>) -> std::result::Result<bool, String> {
+    super::parse_choice(EPILOGUE_ENV, value, &[("tma", true), ("regs", false)])
+        .map(|c| c.unwrap_or(true))
+}
+
 /// Parses a [`TILE_ENV`] value (unset or empty: `None`, chosen by shape).
 pub fn parse_tile(value: Option<&str>) -> std::result::Result<Option<WgTile>, String> {
     super::parse_choice(TILE_ENV, value, &TILE_CHOICES)
@@ -568,10 +605,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         "f16"
     };
-    let name = format!("gemm_wgmma_{dt}_{}", tile.name());
+    let tma_store = tile.tma_store && super::from_env(case, EPILOGUE_ENV, parse_epilogue)?;
+    let ts = if tma_store { "_ts" } else { "" };
+    let name = format!("gemm_wgmma_{dt}_{}{ts}", tile.name());
+    let smem = if tma_store {
+        tile.smem_tma_store()
+    } else {
+        tile.smem()
+    };
     let module = gpu.module("gemm_wgmma.cu")?;
     let f = module.function(&name)?;
-    gpu.set_max_dynamic_smem(f, tile.smem())?;
+    gpu.set_max_dynamic_smem(f, smem)?;
     let units = tile.tiles(m, np) * plan.splits;
     // `_c2` entries carry their cluster dims in the binary (`__cluster_dims__(2, 1, 1)`), so
     // the plain launch works as long as the grid is a whole number of clusters.
@@ -580,7 +624,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     // two-CTA clusters of this shared-memory size; the rest would run as a second wave).
     let mut resident = String::new();
     if tile.cluster > 1 {
-        let most = gpu.max_active_clusters(f, grid as u32, tile.threads(), tile.smem())? as u64;
+        let most = gpu.max_active_clusters(f, grid as u32, tile.threads(), smem)? as u64;
         if most >= 1 {
             grid = grid.min(most * tile.cluster);
         }
@@ -597,23 +641,34 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         0
     };
+    let mut args = vec![
+        KernelArg::TensorMap(tm_a),
+        KernelArg::TensorMap(tm_b),
+        KernelArg::Ptr(c_k),
+        KernelArg::Ptr(part),
+        KernelArg::I32(m as i32),
+        KernelArg::I32(np as i32),
+        KernelArg::I32(kp as i32),
+        KernelArg::I32(plan.splits as i32),
+    ];
+    if tma_store {
+        // C as the kernel writes it (the padded result when N is padded): 64 × 64 boxes.
+        args.push(KernelArg::TensorMap(tensor_map_16bit_rows(
+            case,
+            c_k,
+            [np, m],
+            np,
+            [64, 64],
+        )?));
+    }
     steps.push((
         name.clone(),
         Dims {
             grid: (grid as u32, 1, 1),
             block: (tile.threads(), 1, 1),
-            smem: tile.smem(),
+            smem,
         },
-        vec![
-            KernelArg::TensorMap(tm_a),
-            KernelArg::TensorMap(tm_b),
-            KernelArg::Ptr(c_k),
-            KernelArg::Ptr(part),
-            KernelArg::I32(m as i32),
-            KernelArg::I32(np as i32),
-            KernelArg::I32(kp as i32),
-            KernelArg::I32(plan.splits as i32),
-        ],
+        args,
     ));
     if plan.splits > 1 {
         let elems = m * np;
@@ -656,8 +711,13 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         format!("; copies: {}", copies.join(", "))
     };
+    let epilogue = match (plan.splits > 1, tma_store) {
+        (true, _) => "fp32 partials",
+        (false, true) => "TMA store",
+        (false, false) => "register stores",
+    };
     let variant = format!(
-        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}; {grid} CTAs{resident}; {how}{padded})",
+        "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}, epilogue {epilogue}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
     let chain = super::from_env(case, PDL_ENV, parse_pdl)?;
@@ -799,6 +859,45 @@ mod tests {
         }
         assert!(parse_splits(Some("0")).is_err());
         assert!(parse_splits(Some("17")).is_err());
+    }
+
+    #[test]
+    fn epilogue_values() {
+        assert_eq!(parse_epilogue(None), Ok(true));
+        assert_eq!(parse_epilogue(Some("")), Ok(true));
+        assert_eq!(parse_epilogue(Some(" tma ")), Ok(true));
+        assert_eq!(parse_epilogue(Some("regs")), Ok(false));
+        let e = parse_epilogue(Some("smem")).unwrap_err();
+        assert!(e.contains(EPILOGUE_ENV) && e.contains("`regs`"), "{e}");
+    }
+
+    #[test]
+    fn tma_store_entries_exist_for_exactly_the_tiles_that_name_them() {
+        // Every tile with `tma_store` has `_ts` entries in both dtypes, of the size the kernel
+        // file static_asserts; no other tile has one (the host would ask for a missing symbol).
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/gemm_wgmma.cu"),
+        )
+        .unwrap();
+        let with: Vec<String> = TILES
+            .iter()
+            .filter(|t| t.tma_store)
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(with, ["128x256", "128x128", "128x256_c2", "128x128_c2"]);
+        for t in TILES {
+            for dt in ["bf16", "f16"] {
+                let entry = format!("(gemm_wgmma_{dt}_{}_ts,", t.name());
+                assert_eq!(text.contains(&entry), t.tma_store, "{entry}");
+            }
+            if t.tma_store {
+                assert_eq!(t.smem_tma_store(), 231_424, "{}", t.name());
+                assert!(t.smem_tma_store() <= 232_448);
+                assert!(t.ctas_per_sm * (t.smem_tma_store() as u64 + 1024) <= 228 * 1024);
+            }
+        }
+        assert!(text.contains("SMEM_BYTES_TS == 231424, \"host recipe: 128x256_ts"));
+        assert!(text.contains("SMEM_BYTES_TS == 231424, \"host recipe: 128x128_ts"));
     }
 
     fn p(m: u64, n: u64, k: u64) -> (String, u64) {
