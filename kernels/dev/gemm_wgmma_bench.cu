@@ -231,8 +231,14 @@ static const TileCfg REG_TILES[] = {
     {"128x128_regs", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
     {"128x256_c2_regs", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
     {"128x128_c2_regs", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
+#ifdef GW_EXTRA_TS
+    // Built against a copy of ../gemm_wgmma.cu with these entries added
+    // (scripts/session32-next.sh): the TMA-store epilogue for 128x64 and 64x256.
+    {"128x64_ts", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
+    {"64x256_ts", 64, 256, 5, 1, 560, 6500, 1, false, (const void*)gemm_wgmma_bf16_64x256_ts, (const void*)gemm_wgmma_f16_64x256_ts, true},
+#endif
 };
-static const int NTS = 4;
+static const int NTS = sizeof(REG_TILES) / sizeof(REG_TILES[0]);
 static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : REG_TILES[t - NT]; }
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
