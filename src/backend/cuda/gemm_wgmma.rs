@@ -60,7 +60,8 @@ pub struct WgTile {
     /// and each TMA-multicasts half of the shared A tile (a 64-row box) to both.
     pub pair_n: bool,
     /// Whether the kernel file has a TMA-store entry of the tile (`..._ts`, see
-    /// [`EPILOGUE_ENV`]): 128x256, 128x128 and their `_c2` clusters.
+    /// [`EPILOGUE_ENV`]): 128x256, 128x128 and their `_c2` clusters, tiles with an even
+    /// number of 64-column boxes, which the epilogue's alternating staging boxes need.
     pub tma_store: bool,
 }
 
@@ -891,6 +892,17 @@ mod tests {
                 assert_eq!(text.contains(&entry), t.tma_store, "{entry}");
             }
             if t.tma_store {
+                // The kernel stages 64-column box j in staging box j & 1 and lets one store stay
+                // in flight, so a tile's first box reuses the staging box its previous tile's
+                // last box did not use only when a tile has an even number of boxes. With one
+                // box (128x64) every tile overwrites a box its last store may still be reading:
+                // wrong at 8192×8192×8 in the dev bench (session 32).
+                assert_eq!(
+                    (t.bn / 64) % 2,
+                    0,
+                    "{}: an even number of 64-column boxes",
+                    t.name()
+                );
                 assert_eq!(t.smem_tma_store(), 231_424, "{}", t.name());
                 assert!(t.smem_tma_store() <= 232_448);
                 assert!(t.ctas_per_sm * (t.smem_tma_store() as u64 + 1024) <= 228 * 1024);
