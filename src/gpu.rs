@@ -288,6 +288,13 @@ impl Module {
         self.functions.insert(name.to_string(), raw);
         Ok(raw)
     }
+
+    /// Whether the module defines `name` (loaded once when it does). Launchers use it to fall
+    /// back for kernel sources from before an entry point existed: a `--base` revision of
+    /// same-run A/B is compiled and launched by today's host code.
+    pub fn has_function(&mut self, name: &str) -> bool {
+        self.function(name).is_ok()
+    }
 }
 
 /// One device: its context, the harness's stream, facts, compiled modules and scratch.

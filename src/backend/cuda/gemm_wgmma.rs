@@ -606,15 +606,19 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         "f16"
     };
-    let tma_store = tile.tma_store && super::from_env(case, EPILOGUE_ENV, parse_epilogue)?;
-    let ts = if tma_store { "_ts" } else { "" };
-    let name = format!("gemm_wgmma_{dt}_{}{ts}", tile.name());
+    let want_tma_store = tile.tma_store && super::from_env(case, EPILOGUE_ENV, parse_epilogue)?;
+    let plain_name = format!("gemm_wgmma_{dt}_{}", tile.name());
+    let ts_name = format!("{plain_name}_ts");
+    let module = gpu.module("gemm_wgmma.cu")?;
+    // A kernel source from before session 32 (a `--base` revision of same-run A/B) has only
+    // the register-epilogue entries: launch those, and say so in the configuration.
+    let tma_store = want_tma_store && module.has_function(&ts_name);
+    let name = if tma_store { ts_name } else { plain_name };
     let smem = if tma_store {
         tile.smem_tma_store()
     } else {
         tile.smem()
     };
-    let module = gpu.module("gemm_wgmma.cu")?;
     let f = module.function(&name)?;
     gpu.set_max_dynamic_smem(f, smem)?;
     let units = tile.tiles(m, np) * plan.splits;
@@ -712,10 +716,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         format!("; copies: {}", copies.join(", "))
     };
-    let epilogue = match (plan.splits > 1, tma_store) {
-        (true, _) => "fp32 partials",
-        (false, true) => "TMA store",
-        (false, false) => "register stores",
+    let epilogue = match (plan.splits > 1, tma_store, want_tma_store) {
+        (true, _, _) => "fp32 partials",
+        (false, true, _) => "TMA store",
+        (false, false, true) => "register stores (this kernel source has no TMA-store entry)",
+        (false, false, false) => "register stores",
     };
     let variant = format!(
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}, epilogue {epilogue}; {grid} CTAs{resident}; {how}{padded})",
