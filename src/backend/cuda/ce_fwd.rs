@@ -761,12 +761,7 @@ mod tests {
     fn the_l2_warp_rows_file_matches_the_host() {
         // The kernel holds CEC_VPT vectors a lane and has an entry per 16-bit dtype the layout
         // takes; the launcher's names and the file agree.
-        let src = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("kernels")
-                .join(CEC_FILE),
-        )
-        .unwrap();
+        let src = super::super::kernel_source(CEC_FILE);
         assert!(src.contains(&format!("#define KG_CEC_VPT {CEC_VPT}\n")));
         for tn in ["bf16", "fp16"] {
             assert!(
@@ -820,12 +815,7 @@ mod tests {
     fn the_online_warp_rows_file_matches_the_host() {
         // The kernel holds CEO_VPT vectors a lane and has an entry per 16-bit dtype and poly
         // count; the launcher's names and the file agree.
-        let src = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("kernels")
-                .join(CEO_FILE),
-        )
-        .unwrap();
+        let src = super::super::kernel_source(CEO_FILE);
         assert!(src.contains(&format!("#define KG_CEO_VPT {CEO_VPT}\n")));
         assert!(src.contains("kg_cross_entropy_##TN##_##SUF("));
         for p in 0..=2u8 {
@@ -845,12 +835,7 @@ mod tests {
         // x up to 127, -inf included. (At the clamp, p(0) = 0.9999993 < 1 makes the result a
         // subnormal just under 2^-126, not the normal float the kernel's comment says: harmless
         // beside the reference's 1 in the sum.) A changed coefficient or step fails here.
-        let src = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("kernels")
-                .join(CEO_FILE),
-        )
-        .unwrap();
+        let src = super::super::kernel_source(CEO_FILE);
         let body = &src[src
             .find("float kg_ceo_ex2_fma(float x)")
             .expect("kg_ceo_ex2_fma")..];

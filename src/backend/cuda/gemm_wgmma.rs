@@ -881,10 +881,7 @@ mod tests {
     fn tma_store_entries_exist_for_exactly_the_tiles_that_name_them() {
         // Every tile with `tma_store` has `_ts` entries in both dtypes, of the size the kernel
         // file static_asserts; no other tile has one (the host would ask for a missing symbol).
-        let text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/gemm_wgmma.cu"),
-        )
-        .unwrap();
+        let text = super::super::kernel_source("gemm_wgmma.cu");
         let with: Vec<String> = TILES
             .iter()
             .filter(|t| t.tma_store)
@@ -1014,9 +1011,7 @@ mod tests {
         // kernels/dev/gemm_wgmma_bench.cu times every tile and marks the pick with its own copy
         // of the table and cost model; a tile or constant changed on one side only would make the
         // bench's "pick" column lie.
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("kernels/dev/gemm_wgmma_bench.cu");
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = super::super::kernel_source("dev/gemm_wgmma_bench.cu");
         let start = text
             .find("static const TileCfg TILES[] = {")
             .expect("the bench's table");

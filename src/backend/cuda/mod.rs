@@ -152,6 +152,16 @@ impl Backend for Cuda {
     }
 }
 
+/// The text of `kernels/<file>` in this checkout, for tests that hold the host's names and
+/// constants against the kernel source.
+#[cfg(test)]
+pub(crate) fn kernel_source(file: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("kernels")
+        .join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{parse_choice, parse_switch};

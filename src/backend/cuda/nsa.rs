@@ -1062,10 +1062,7 @@ mod tests {
     #[test]
     fn every_local_launch_has_its_entry() {
         // Each (warps, stages) the host may launch is instantiated in kernels/nsa_local.cu.
-        let src = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/nsa_local.cu"),
-        )
-        .unwrap();
+        let src = super::super::kernel_source("nsa_local.cu");
         let mut n = 0;
         for (d, bs) in [(64, 32), (64, 64), (128, 32), (128, 64)] {
             for &(nw, st) in local_launches(d, bs) {
