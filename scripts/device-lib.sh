@@ -14,6 +14,38 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$DEV_LOG"; }
 
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee -a "$DEV_LOG"
 
+# The CUDA toolkit the dev benches build with.
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+
+# The dev GEMM bench (kernels/dev/gemm_wgmma_bench.cu) built against the kernels in DIR (the
+# checkout's `kernels`, or a bench_copy): bench_build BIN LOG DIR [NVCC ARGS...] writes ptxas's
+# report and a last line "build rc=N" to LOG and returns nvcc's status.
+bench_build() {
+  local bin=$1 blog=$2 dir=$3 rc
+  shift 3
+  "$CUDA/bin/nvcc" "$@" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$dir" -Xptxas -v \
+    -o "$bin" "$dir/dev/gemm_wgmma_bench.cu" -L"$CUDA/lib64" -lcuda -lcublas > "$blog" 2>&1
+  rc=$?
+  echo "build rc=$rc" >> "$blog"
+  return $rc
+}
+
+# bench_copy NAME: the checkout's kernels and the dev GEMM bench copied to $DEV_TMP/gx-NAME/kernels
+# (printed), for a variant to edit before bench_build; nothing in the checkout changes.
+bench_copy() {
+  local d=$DEV_TMP/gx-$1/kernels
+  mkdir -p "$d/dev"
+  cp kernels/*.cu kernels/*.cuh "$d/"
+  cp kernels/dev/gemm_wgmma_bench.cu "$d/dev/"
+  echo "$d"
+}
+
+# bench_note WHAT DIR LOG: one line on a variant's build: its status, how many lines its
+# gemm_wgmma.cu changed against the checkout's, and how many entries spill.
+bench_note() {
+  echo "== variant $1: $(tail -1 "$3") edits=$(diff kernels/gemm_wgmma.cu "$2/gemm_wgmma.cu" | grep -c '^>') nonzero spills=$(grep -cE '[1-9][0-9]* bytes spill stores' "$3")"
+}
+
 # Whether this machine's GPU is an H200.
 is_h200() { nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; }
 

@@ -12,10 +12,7 @@
 # Under $OUT: log.txt, gate.tgz, sq.tgz, sq-rank.md, bench-checks.txt.
 set -u
 . scripts/device-lib.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-( $CUDA/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -Xptxas -v \
-    -o "$DEV_TMP/gwb" kernels/dev/gemm_wgmma_bench.cu -L"$CUDA/lib64" -lcuda -lcublas \
-    > "$DEV_TMP/bench-build.log" 2>&1; echo "build rc=$?" >> "$DEV_TMP/bench-build.log" ) &
+bench_build "$DEV_TMP/gwb" "$DEV_TMP/bench-build.log" kernels &
 for s in ${SUITES-default gemm gemm_edges}; do cli "gate-$s" "$s" --kernels gemm --no-progress; done
 mode_env() { echo "KERNELGATE_GEMM_EPILOGUE=$1"; }
 if [ "${AB:-1}" = 1 ]; then ROUNDS=${ROUNDS:-2} interleave sq scripts/suites/squares.json tma regs; fi

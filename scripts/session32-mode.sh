@@ -6,9 +6,7 @@
 # mode-bench.txt, mode-table.md, mode-runs.tar.gz.
 set -u
 . scripts/device-lib.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-$CUDA/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels \
-  -o "$DEV_TMP/gwb" kernels/dev/gemm_wgmma_bench.cu -L"$CUDA/lib64" -lcuda -lcublas > "$DEV_TMP/build.log" 2>&1 &
+bench_build "$DEV_TMP/gwb" "$DEV_TMP/build.log" kernels &
 for r in $(seq 1 "${N:-6}"); do cli "mode-cli-$r" scripts/suites/gemm-4096.json --no-progress; done
 wait
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"

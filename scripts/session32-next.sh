@@ -12,18 +12,14 @@
 # Under $OUT: log.txt, next-bench.txt.
 set -u
 . scripts/device-lib.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
 R=$OUT/next-bench.txt
 build() {  # build NAME [SED on gemm_wgmma.cu] [nvcc defines]
-  local d=$DEV_TMP/gx-$1
-  mkdir -p "$d/kernels/dev"
-  cp kernels/*.cu kernels/*.cuh "$d/kernels/"
-  cp kernels/dev/gemm_wgmma_bench.cu "$d/kernels/dev/"
-  [ -n "${2:-}" ] && sed -i "$2" "$d/kernels/gemm_wgmma.cu"
+  local d
+  d=$(bench_copy "$1")
+  [ -n "${2:-}" ] && sed -i "$2" "$d/gemm_wgmma.cu"
   # shellcheck disable=SC2086
-  $CUDA/bin/nvcc ${3:-} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$d/kernels" -Xptxas -v \
-    -o "$d/gwb" "$d/kernels/dev/gemm_wgmma_bench.cu" -L"$CUDA/lib64" -lcuda -lcublas > "$d/build.log" 2>&1
-  echo "build $1 rc=$? edits=$(diff kernels/gemm_wgmma.cu "$d/kernels/gemm_wgmma.cu" | grep -c '^>') nonzero spills=$(grep -E '[1-9][0-9]* bytes spill stores' "$d/build.log" | wc -l)" >> "$DEV_LOG"
+  bench_build "$DEV_TMP/gx-$1/gwb" "$DEV_TMP/gx-$1/build.log" "$d" ${3:-}
+  bench_note "$1" "$d" "$DEV_TMP/gx-$1/build.log" >> "$DEV_LOG"
 }
 build base &
 build w 's/if (TS \&\& leader) bulk_wait_all();/if (TS \&\& leader) bulk_wait_read<0>();/' &

@@ -10,20 +10,16 @@
 # Under $OUT: log.txt, next2-bench.txt, next2-table.md.
 set -u
 . scripts/device-lib.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
 R=$OUT/next2-bench.txt
 build() {  # build NAME [patch modes...]
-  local n=$1 d=$DEV_TMP/gx-$1 defs=""
+  local n=$1 d defs=""
   shift
-  mkdir -p "$d/kernels/dev"
-  cp kernels/*.cu kernels/*.cuh "$d/kernels/"
-  cp kernels/dev/gemm_wgmma_bench.cu "$d/kernels/dev/"
-  [ $# -gt 0 ] && python3 kernels/dev/gemm_ts_next_patch.py "$d/kernels/gemm_wgmma.cu" "$@"
+  d=$(bench_copy "$n")
+  [ $# -gt 0 ] && python3 kernels/dev/gemm_ts_next_patch.py "$d/gemm_wgmma.cu" "$@"
   case " $* " in *" entries "*) defs=-DGW_EXTRA_TS ;; esac
   # shellcheck disable=SC2086
-  $CUDA/bin/nvcc $defs -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$d/kernels" -Xptxas -v \
-    -o "$d/gwb" "$d/kernels/dev/gemm_wgmma_bench.cu" -L"$CUDA/lib64" -lcuda -lcublas > "$d/build.log" 2>&1
-  echo "== build $n ($*) rc=$? edits=$(diff kernels/gemm_wgmma.cu "$d/kernels/gemm_wgmma.cu" | grep -c '^>') nonzero spills=$(grep -E '[1-9][0-9]* bytes spill stores' "$d/build.log" | wc -l)" | tee -a "$DEV_LOG"
+  bench_build "$DEV_TMP/gx-$n/gwb" "$DEV_TMP/gx-$n/build.log" "$d" $defs
+  bench_note "$n ($*)" "$d" "$DEV_TMP/gx-$n/build.log" | tee -a "$DEV_LOG"
 }
 build base &
 build p prefetch &

@@ -7,9 +7,7 @@
 # tools-table.md, tools-runs.tar.gz.
 set -u
 . scripts/device-lib.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-$CUDA/bin/nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels \
-  -o "$DEV_TMP/gwb" kernels/dev/gemm_wgmma_bench.cu -L"$CUDA/lib64" -lcuda -lcublas > "$DEV_TMP/build.log" 2>&1
+bench_build "$DEV_TMP/gwb" "$DEV_TMP/build.log" kernels
 log "bench build rc=$?"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
 R=$OUT/tools-bench.txt

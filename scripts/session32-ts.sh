@@ -11,6 +11,9 @@
 #      128x256_c2_ts, 128x128, 128x128_ts (one process each), then the squares BIG in both dtypes,
 #      128x256 and 128x256_ts alternating one process each; cuBLAS in the same process each time.
 # Under $OUT: log.txt, gate.tgz, ts-bench.txt, ts-build.log.
+# Ran at commit 7a913b2 only: the experiment's copy became kernels/gemm_wgmma.cu at 74f1fc0
+# (its _ts entries are the bench's 128x256/128x128 rows since), and -DGW_TS_SOURCE is gone.
+# scripts/session32-gate.sh and scripts/session32-next2.sh measure the same things at HEAD.
 set -u
 . scripts/device-lib.sh
 CUDA=${CUDA_HOME:-/usr/local/cuda}
