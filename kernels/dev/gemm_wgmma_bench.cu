@@ -195,7 +195,10 @@ struct TileCfg {
     bool ts = false;  // TMA-store epilogue entry (_ts): takes tmC last, staging boxes after the barriers
     int threads() const { return (bm / 64 + 1) * 128; }
     unsigned smem() const {
-        return ts ? stages * (bm + bn) * 64 * 2 + 2048 + (bm / 64) * 2 * 8192
+        // TS: two 8 KiB staging boxes per consumer warpgroup where they fit (EPI_NBUF), else one
+        const unsigned main = stages * (bm + bn) * 64 * 2 + 2048;
+        const unsigned nbuf = main + (bm / 64) * 2 * 8192 <= 232448 ? 2 : 1;
+        return ts ? main + (bm / 64) * nbuf * 8192
                   : stages * (bm + bn) * 64 * 2 + 1024 + 128;
     }
     // CTAs per split: with 2-CTA clusters the M tiles (pair_n: the N tiles) are padded to pairs.
@@ -236,6 +239,17 @@ static const TileCfg REG_TILES[] = {
     // (scripts/session32-next.sh): the TMA-store epilogue for 128x64 and 64x256.
     {"128x64_ts", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
     {"64x256_ts", 64, 256, 5, 1, 560, 6500, 1, false, (const void*)gemm_wgmma_bf16_64x256_ts, (const void*)gemm_wgmma_f16_64x256_ts, true},
+#endif
+#ifdef GW_S33
+    // Built against a copy of ../gemm_wgmma.cu patched by gemm_s33_patch.py (counter nbuf
+    // entries, scripts/session33-tiles.sh): 128x64 and 192x192 with the TMA store, 192x192 in
+    // 2-CTA clusters (B multicast, as cuBLAS's 3072^3 kernel), and a 3-stage 192x192.
+    {"128x64_ts", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
+    {"192x192_ts", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192_ts, (const void*)gemm_wgmma_f16_192x192_ts, true},
+    {"192x192_c2", 192, 192, 4, 1, 860, 8000, 2, false, (const void*)gemm_wgmma_bf16_192x192_c2, (const void*)gemm_wgmma_f16_192x192_c2},
+    {"192x192_c2_ts", 192, 192, 4, 1, 860, 8000, 2, false, (const void*)gemm_wgmma_bf16_192x192_c2_ts, (const void*)gemm_wgmma_f16_192x192_c2_ts, true},
+    {"192x192s3_ts", 192, 192, 3, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192s3_ts, (const void*)gemm_wgmma_f16_192x192s3_ts, true},
+    {"192x192s3_c2_ts", 192, 192, 3, 1, 860, 8000, 2, false, (const void*)gemm_wgmma_bf16_192x192s3_c2_ts, (const void*)gemm_wgmma_f16_192x192s3_c2_ts, true},
 #endif
 };
 static const int NTS = sizeof(REG_TILES) / sizeof(REG_TILES[0]);
