@@ -26,11 +26,12 @@
 //   dyn. smem = stages * (BM*64*2 + 64*BN*2) + 1024 (alignment slack) + 128 (mbarriers).
 //
 //   TMA-STORE ENTRIES (suffix _ts after the tile: 128x256_ts, 128x256_c2_ts, 128x128_ts,
-//   128x128_c2_ts; session 32): the same tile with the epilogue below ("TMA-store epilogue")
-//   and one more kernel parameter, the tensor map of C. Their dynamic smem adds 1024 - 128
-//   (the barriers' block rounded up to 1 KiB) and two 8 KiB staging boxes per consumer
-//   warpgroup: stages * (BM*64*2 + 64*BN*2) + 2048 + consumers * 16384 = 231424 bytes for all
-//   four.
+//   128x128_c2_ts, session 32; 128x64_ts, 192x192_ts, session 33): the same tile with the
+//   epilogue below ("TMA-store epilogue") and one more kernel parameter, the tensor map of C.
+//   Their dynamic smem adds 1024 - 128 (the barriers' block rounded up to 1 KiB) and EPI_NBUF
+//   8 KiB staging boxes per consumer warpgroup (two, or one where two do not fit):
+//   stages * (BM*64*2 + 64*BN*2) + 2048 + consumers * EPI_NBUF * 8192 = 231424 bytes for the
+//   128-row tiles (two boxes), 223232 for 192x192 (one box).
 //   BM = 64 * consumers: each consumer warpgroup owns 64 rows x BN columns of the CTA tile and
 //   issues BK/16 = 4 wgmma.m64n<BN>k16 per stage. K step BK = 64 for all tiles.
 //
@@ -73,12 +74,19 @@
 //   * TMA-store epilogue (_ts entries, splits == 1; with splits > 1 they write the fp32
 //     partials as above): per 64-column box j of its 64-row slab, each consumer warpgroup
 //     writes the rounded bf16x2/half2 pairs with stmatrix (four 8x8 matrices per instruction)
-//     into staging box j & 1, in the 128-byte-swizzled layout (16-byte chunk c of row r at chunk
-//     c ^ (r & 7): conflict-free), fences the async proxy, meets at its named barrier (1 +
-//     warpgroup) and its leader stores the box with one cp.async.bulk.tensor store; TMA clips
-//     rows >= M and columns >= N. Before a box is rewritten the leader waits until at most one
-//     bulk group is still reading (the store of two boxes ago has read its box); at the end of
-//     the kernel it waits for every store. Measured in the dev bench against the register
+//     into staging box n % EPI_NBUF, n counting the boxes the warpgroup has staged over all its
+//     tiles (a running count, so that a tile with an odd number of boxes -- 128x64, 192x192 --
+//     still alternates across tiles: indexed by j & 1, 128x64 overwrote a box its previous
+//     tile's store was reading, wrong at 8192x8192x8 in session 32's bench), in the
+//     128-byte-swizzled layout (16-byte chunk c of row r at chunk c ^ (r & 7): conflict-free),
+//     fences the async proxy, meets at its named barrier (1 + warpgroup) and its leader stores
+//     the box with one cp.async.bulk.tensor store; TMA clips rows >= M and columns >= N. Before
+//     a box is rewritten the leader waits until at most EPI_NBUF - 1 bulk groups are still
+//     reading (with two boxes: the store of two boxes ago has read its box; with one: the
+//     previous store has); at the end of the kernel it waits for every store. Session 33 (dev
+//     bench, H100 GPU-5b0df1fb, 3 processes, same process as cuBLAS): 192x192_ts 3072^3 77.15 /
+//     79.52 us (bf16 / f16) against 78.37 / 80.64 for the register epilogue (1.005x / 0.996x
+//     cuBLAS's time); 128x64_ts 1024^3 9.54 / 9.54 against 9.73 / 9.70. Measured in the dev bench against the register
 //     epilogue above, same process as cuBLAS (session 32, docs/kernels/session32): 2048^3
 //     0.5-1.4% faster, 4096^3-8192^3 about 2% faster (H200 GPU-3ad56ac7; H100 GPU-d45e9c4d
 //     at 2048^3 and 4096^3), correct on every bench shape in both dtypes.
@@ -191,10 +199,14 @@ struct Cfg {
     static constexpr unsigned STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // tiles + 1024 B alignment slack + 128 B for the 2*STAGES mbarriers
     static constexpr unsigned SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 128;
-    // TS (TMA-store epilogue): the barriers' block rounded to 1024 B, then two 64 x 64 staging
-    // boxes (8 KiB each, SW128) per consumer warpgroup.
+    // TS (TMA-store epilogue): the barriers' block rounded to 1024 B, then EPI_NBUF 64 x 64
+    // staging boxes (8 KiB each, SW128) per consumer warpgroup: two where they fit in the
+    // 227 KiB, else one (192x192: 4 stages + 2048 + 3 x 2 x 8 KiB = 247808 B would not).
     static constexpr unsigned EPI_BOX_BYTES = 64 * 64 * 2;
-    static constexpr unsigned SMEM_BYTES_TS = STAGES * STAGE_BYTES + 1024 + 1024 + NC_ * 2 * EPI_BOX_BYTES;
+    static constexpr unsigned EPI_NBUF =
+        STAGES * STAGE_BYTES + 2048 + NC_ * 2 * EPI_BOX_BYTES <= 232448 ? 2 : 1;
+    static constexpr unsigned SMEM_BYTES_TS =
+        STAGES * STAGE_BYTES + 1024 + 1024 + NC_ * EPI_NBUF * EPI_BOX_BYTES;
     static_assert(NC_ >= 1 && NC_ <= 3, "one to three consumer warpgroups");
     static_assert(BN_ == 64 || BN_ == 128 || BN_ == 192 || BN_ == 256,
                   "wgmma n64, n128, n192 or n256");
@@ -219,6 +231,8 @@ static_assert(Cfg128x64::SMEM_BYTES == 197760, "host recipe: 128x64 uses 197760 
 static_assert(Cfg192x192::SMEM_BYTES == 197760, "host recipe: 192x192 uses 197760 bytes");
 static_assert(Cfg128x256::SMEM_BYTES_TS == 231424, "host recipe: 128x256_ts uses 231424 bytes");
 static_assert(Cfg128x128::SMEM_BYTES_TS == 231424, "host recipe: 128x128_ts uses 231424 bytes");
+static_assert(Cfg128x64::SMEM_BYTES_TS == 231424, "host recipe: 128x64_ts uses 231424 bytes");
+static_assert(Cfg192x192::SMEM_BYTES_TS == 223232, "host recipe: 192x192_ts uses 223232 bytes");
 
 // B (MN-major, SW128) descriptor strides: LBO = byte distance between 64-element N atoms
 // (the 4 TMA boxes, 8 KiB apart), SBO = byte distance between groups of 8 K rows (1 KiB).
@@ -664,6 +678,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         const int lane = tid & 31;
         const bool leader = (tid & 127) == 0;
         unsigned it = 0;
+        unsigned ebox = 0;  // TS: staging boxes filled so far by this warpgroup
         float d[BN / 2];
         // Release a consumed stage: CL = 2 arrives on both CTAs' empty barrier, as the peer's
         // producer multicasts into this CTA's copy of the stage too.
@@ -715,18 +730,19 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             const int col0 = tn * BN + (lane & 3) * 2;
             if (TS && splits == 1) {
                 // TMA-store epilogue: per 64-column box j, the warpgroup writes its 64 x 64 slab
-                // (bf16x2 pairs, rounded RN) into staging box j & 1 with stmatrix, in the SW128
+                // (bf16x2 pairs, rounded RN) into its next staging box with stmatrix, in the SW128
                 // layout (16-byte chunk c of row r at chunk c ^ (r & 7)); the leader stores the
                 // box with one tensor store (TMA clips rows >= M and columns >= N). Before a box
-                // is rewritten, the leader waits until the store issued two boxes ago has read
-                // it (at most one group pending), then the warpgroup meets at its barrier.
-                const unsigned ebuf = epi_base + (unsigned)cw * (2u * CF::EPI_BOX_BYTES);
+                // is rewritten, the leader waits until the store issued EPI_NBUF boxes ago has
+                // read it (at most EPI_NBUF - 1 groups pending), then the warpgroup meets at its
+                // barrier. The staging box follows the running count ebox, not j (see the header).
+                const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);
                 const int mi = lane >> 3;  // which of the 4 matrices this lane addresses
                 const int srow = warp * 16 + (mi & 1) * 8 + (lane & 7);
 #pragma unroll
                 for (int j = 0; j < BN / 64; ++j) {
-                    const unsigned buf = ebuf + (unsigned)(j & 1) * CF::EPI_BOX_BYTES;
-                    if (leader) bulk_wait_read<1>();
+                    const unsigned buf = ebuf + (ebox++ % CF::EPI_NBUF) * CF::EPI_BOX_BYTES;
+                    if (leader) bulk_wait_read<(int)CF::EPI_NBUF - 1>();
                     named_bar_sync(1u + (unsigned)cw, 128u);
 #pragma unroll
                     for (int q = 0; q < 4; ++q) {
@@ -914,6 +930,10 @@ GW_ENTRY_TS(gemm_wgmma_bf16_128x128_ts, __nv_bfloat16, true, Cfg128x128)
 GW_ENTRY_TS(gemm_wgmma_f16_128x128_ts, __half, false, Cfg128x128)
 GW_ENTRY_C2_TS(gemm_wgmma_bf16_128x128_c2_ts, __nv_bfloat16, true, Cfg128x128)
 GW_ENTRY_C2_TS(gemm_wgmma_f16_128x128_c2_ts, __half, false, Cfg128x128)
+GW_ENTRY_TS(gemm_wgmma_bf16_128x64_ts, __nv_bfloat16, true, Cfg128x64)
+GW_ENTRY_TS(gemm_wgmma_f16_128x64_ts, __half, false, Cfg128x64)
+GW_ENTRY_TS(gemm_wgmma_bf16_192x192_ts, __nv_bfloat16, true, Cfg192x192)
+GW_ENTRY_TS(gemm_wgmma_f16_192x192_ts, __half, false, Cfg192x192)
 #undef GW_ENTRY_TS
 #undef GW_ENTRY_C2_TS
 #undef GW_TS_BODY

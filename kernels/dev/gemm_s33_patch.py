@@ -12,7 +12,10 @@ gemm_s33_patch.py FILE MODE... applies, in place:
   entries  TMA-store entries for 128x64 and 192x192, and 2-CTA cluster entries of 192x192
            (register and TMA-store epilogue; cuBLAS's 3072^3 kernel is 192x192 in 2x1
            clusters), plus a 3-stage 192x192 (192x192s3: two staging boxes fit) with both.
-Needs counter with nbuf, and both with entries. Exit status 1 if a pattern is missing."""
+Needs counter with nbuf, and both with entries. Exit status 1 if a pattern is missing.
+It applies to kernels/gemm_wgmma.cu as of commit f20fd49 (with that commit's bench, built with
+-DGW_S33); counter, nbuf and the 128x64 / 192x192 TMA-store entries went into the product file
+after it (session 33), so it no longer applies to the current one."""
 import sys
 
 path, modes = sys.argv[1], sys.argv[2:]

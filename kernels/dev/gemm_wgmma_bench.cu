@@ -11,9 +11,9 @@
 //          --squares (the squares 2048^3..8192^3 only), --shape MxNxK (that shape only),
 //          --tiles a,b (only these tiles; the
 //          summary's "pick" is then the best of them where the pick was left out).
-// The 128x256, 128x128 and their _c2 rows launch the TMA-store entries (*_ts) as the host does;
-// 128x256_regs, 128x128_regs, 128x256_c2_regs and 128x128_c2_regs are the same tiles with the
-// register epilogue (the host's KERNELGATE_GEMM_EPILOGUE=regs), checked and timed after them.
+// The 128x256, 128x128, their _c2, 128x64 and 192x192 rows launch the TMA-store entries (*_ts)
+// as the host does; the *_regs rows are the same tiles with the register epilogue (the host's
+// KERNELGATE_GEMM_EPILOGUE=regs), checked and timed after them.
 // Launches the kernels exactly as the host recipe in gemm_wgmma.cu describes (driver API:
 // cuTensorMapEncodeTiled, cuFuncSetAttribute, cuLaunchKernel (the _c2 entries have compile-time
 // cluster dims and an even grid), then gemm_wgmma_reduce_* when
@@ -221,10 +221,10 @@ static const TileCfg TILES[] = {
     {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2_ts, (const void*)gemm_wgmma_f16_128x256_c2_ts, true},
     {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2_ts, (const void*)gemm_wgmma_f16_128x128_c2_ts, true},
     {"128x192", 128, 192, 5, 1, 575, 7200, 1, false, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
-    {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
+    {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
     {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
     {"128x128_n2", 128, 128, 6, 1, 390, 6500, 2, true, (const void*)gemm_wgmma_bf16_128x128_n2, (const void*)gemm_wgmma_f16_128x128_n2},
-    {"192x192", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192, (const void*)gemm_wgmma_f16_192x192},
+    {"192x192", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192_ts, (const void*)gemm_wgmma_f16_192x192_ts, true},
 };
 static const int NT = 11;
 // The register-epilogue entries of the tiles above that store through TMA (the host's
@@ -234,24 +234,13 @@ static const TileCfg REG_TILES[] = {
     {"128x128_regs", 128, 128, 6, 1, 390, 6500, 1, false, (const void*)gemm_wgmma_bf16_128x128, (const void*)gemm_wgmma_f16_128x128},
     {"128x256_c2_regs", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
     {"128x128_c2_regs", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
-#ifdef GW_EXTRA_TS
-    // Built against a copy of ../gemm_wgmma.cu with these entries added
-    // (scripts/session32-next.sh): the TMA-store epilogue for 128x64 and 64x256.
-    {"128x64_ts", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
-    {"64x256_ts", 64, 256, 5, 1, 560, 6500, 1, false, (const void*)gemm_wgmma_bf16_64x256_ts, (const void*)gemm_wgmma_f16_64x256_ts, true},
-#endif
-#ifdef GW_S33
-    // Built against a copy of ../gemm_wgmma.cu patched by gemm_s33_patch.py (counter nbuf
-    // entries, scripts/session33-tiles.sh): 128x64 and 192x192 with the TMA store, 192x192 in
-    // 2-CTA clusters (B multicast, as cuBLAS's 3072^3 kernel), and a 3-stage 192x192.
-    {"128x64_ts", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
-    {"192x192_ts", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192_ts, (const void*)gemm_wgmma_f16_192x192_ts, true},
-    {"192x192_c2", 192, 192, 4, 1, 860, 8000, 2, false, (const void*)gemm_wgmma_bf16_192x192_c2, (const void*)gemm_wgmma_f16_192x192_c2},
-    {"192x192_c2_ts", 192, 192, 4, 1, 860, 8000, 2, false, (const void*)gemm_wgmma_bf16_192x192_c2_ts, (const void*)gemm_wgmma_f16_192x192_c2_ts, true},
-    {"192x192s3_ts", 192, 192, 3, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192s3_ts, (const void*)gemm_wgmma_f16_192x192s3_ts, true},
-    {"192x192s3_c2_ts", 192, 192, 3, 1, 860, 8000, 2, false, (const void*)gemm_wgmma_bf16_192x192s3_c2_ts, (const void*)gemm_wgmma_f16_192x192s3_c2_ts, true},
-#endif
+    {"128x64_regs", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
+    {"192x192_regs", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192, (const void*)gemm_wgmma_f16_192x192},
 };
+// Session 32's -DGW_EXTRA_TS rows (128x64_ts, 64x256_ts) and session 33's -DGW_S33 rows
+// (192x192 clusters and a 3-stage 192x192) were built against patched copies of the kernel
+// file of their time (kernels/dev/gemm_ts_next_patch.py, gemm_s33_patch.py); they are in
+// the bench of commits 362582b and f20fd49.
 static const int NTS = sizeof(REG_TILES) / sizeof(REG_TILES[0]);
 static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : REG_TILES[t - NT]; }
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many

@@ -5,14 +5,18 @@
 //! 128-byte swizzle (A boxes 64 K × BM, B boxes 64 N × 64 K), a persistent grid of
 //! min(tiles × splits, SMs × CTAs per SM) blocks, the tile's dynamic shared memory, and with
 //! split-K a second kernel that adds the fp32 partial tiles in a fixed order. The 128-row
-//! tiles of 256 and 128 columns (and their `_c2` clusters) launch their `_ts` entries, which
-//! store C through shared memory with TMA and take a third tensor map, of C ([`EPILOGUE_ENV`]).
+//! tiles of 256, 128 and 64 columns, the `_c2` clusters of the first two and 192x192 launch
+//! their `_ts` entries, which store C through shared memory with TMA and take a third tensor
+//! map, of C ([`EPILOGUE_ENV`]).
 
 use super::tma::tensor_map_16bit_rows;
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
 use crate::error::Result;
 use crate::gpu::{Dims, Gpu, KernelArg};
+
+/// Most dynamic shared memory one CTA may ask for on sm_90 (227 KiB).
+pub const MAX_DYNAMIC_SMEM: u32 = 232_448;
 
 /// Environment variable that forces the CTA tile: `128x256`, `128x128`, `64x256`, `64x128`,
 /// `128x192`, `128x64`, `192x192`, a 2-CTA cluster tile paired along M `128x256_c2` /
@@ -60,8 +64,8 @@ pub struct WgTile {
     /// and each TMA-multicasts half of the shared A tile (a 64-row box) to both.
     pub pair_n: bool,
     /// Whether the kernel file has a TMA-store entry of the tile (`..._ts`, see
-    /// [`EPILOGUE_ENV`]): 128x256, 128x128 and their `_c2` clusters, tiles with an even
-    /// number of 64-column boxes, which the epilogue's alternating staging boxes need.
+    /// [`EPILOGUE_ENV`]): 128x256, 128x128, their `_c2` clusters (session 32), 128x64 and
+    /// 192x192 (session 33, once the staging boxes followed a running count).
     pub tma_store: bool,
 }
 
@@ -76,10 +80,26 @@ impl WgTile {
         self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 1024 + 128
     }
     /// Dynamic shared memory of the TMA-store entry: the stage ring, 1024 bytes of alignment
-    /// slack, the mbarriers' block rounded up to 1024 bytes, and two 64 × 64 staging boxes
-    /// (8 KiB each) per consumer warpgroup.
+    /// slack, the mbarriers' block rounded up to 1024 bytes, and [`staging_boxes`] 64 × 64
+    /// staging boxes (8 KiB each) per consumer warpgroup.
+    ///
+    /// [`staging_boxes`]: Self::staging_boxes
     pub fn smem_tma_store(self) -> u32 {
-        self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 2048 + (self.bm / 64) as u32 * 16384
+        self.tma_store_base() + (self.bm / 64) as u32 * self.staging_boxes() * 8192
+    }
+    /// Staging boxes per consumer warpgroup of the TMA-store entry (the kernel's `EPI_NBUF`):
+    /// two where they fit in the 227 KiB of dynamic shared memory, else one, whose every store
+    /// must have read it before the warpgroup writes the next box (192x192).
+    pub fn staging_boxes(self) -> u32 {
+        if self.tma_store_base() + (self.bm / 64) as u32 * 2 * 8192 <= MAX_DYNAMIC_SMEM {
+            2
+        } else {
+            1
+        }
+    }
+    /// The TMA-store entry's shared memory before its staging boxes.
+    fn tma_store_base(self) -> u32 {
+        self.stages * ((self.bm + self.bn) * BK * 2) as u32 + 2048
     }
     /// CTAs per K split of an `m × n` product: its output tiles, with the M tiles padded to
     /// whole clusters (the padding CTA of a 2-CTA cluster computes but stores nothing).
@@ -156,7 +176,9 @@ const T128X128: WgTile = with_tma_store(plain(128, 128, 6, 1, 390, 6500));
 // H100 GPU-b75b1e0a (2048×512×4096 19.0 µs, 1024³ 7.2) and rounded so that the pick, where it
 // may take the tile at all (BN64_MIN_KBLOCKS), leaves 1000³ on 128x128 (12.1 against 13.8
 // forced).
-const T128X64: WgTile = plain(128, 64, 8, 1, 250, 4500);
+// Its TMA-store entry (session 33, dev bench H100 GPU-5b0df1fb): 1024³ 9.54 µs against 9.73 (bf16)
+// and 9.70 (fp16) with the register epilogue.
+const T128X64: WgTile = with_tma_store(plain(128, 64, 8, 1, 250, 4500));
 
 /// The tiles the kernel file instantiates, largest first (the order [`pick`] prefers on ties),
 /// then the 2-CTA cluster versions of the two 128-row tiles paired along M, 128x192, 128x64, the
@@ -183,8 +205,11 @@ pub const TILES: [WgTile; 11] = [
     // 128x192 (0.98× cuBLAS's time against 0.94×); 2048³ 31.3 (128x256: 28.3–28.6), 4096³
     // 195.2 (176.5), 6144³ 657–691 (582–583), 8192³ 1729 (1388–1410). Its constants: 128x256's
     // time per FLOP (760 ns × 192·192 / (128·256), rounded up) and its wave cost, with which the
-    // pick takes it at 3072³ and nowhere else in the suites.
-    plain(192, 192, 4, 1, 860, 8000),
+    // pick takes it at 3072³ and nowhere else in the suites. Its TMA-store entry (session 33,
+    // one staging box per warpgroup; dev bench H100 GPU-5b0df1fb, 3 processes): 3072³ 77.15 /
+    // 79.52 µs (bf16 / fp16) against 78.37 / 80.64 with the register epilogue, cuBLAS 77.50 /
+    // 79.20.
+    with_tma_store(plain(192, 192, 4, 1, 860, 8000)),
 ];
 
 /// Whether [`pick`] considers the 2-CTA clusters paired along N (`_n2`, A multicast) for an
@@ -751,7 +776,7 @@ mod tests {
             [384, 384, 256, 256, 384, 384, 384, 384, 384, 384, 512]
         );
         for t in TILES {
-            assert!(t.smem() <= 232_448, "{}", t.name());
+            assert!(t.smem() <= MAX_DYNAMIC_SMEM, "{}", t.name());
             // The CTAs per SM fit in 228 KiB (1 KiB reserved per CTA).
             assert!(t.ctas_per_sm * (t.smem() as u64 + 1024) <= 228 * 1024);
         }
@@ -887,31 +912,42 @@ mod tests {
             .filter(|t| t.tma_store)
             .map(|t| t.name())
             .collect();
-        assert_eq!(with, ["128x256", "128x128", "128x256_c2", "128x128_c2"]);
+        assert_eq!(
+            with,
+            ["128x256", "128x128", "128x256_c2", "128x128_c2", "128x64", "192x192"]
+        );
         for t in TILES {
             for dt in ["bf16", "f16"] {
                 let entry = format!("(gemm_wgmma_{dt}_{}_ts,", t.name());
                 assert_eq!(text.contains(&entry), t.tma_store, "{entry}");
             }
             if t.tma_store {
-                // The kernel stages 64-column box j in staging box j & 1 and lets one store stay
-                // in flight, so a tile's first box reuses the staging box its previous tile's
-                // last box did not use only when a tile has an even number of boxes. With one
-                // box (128x64) every tile overwrites a box its last store may still be reading:
-                // wrong at 8192×8192×8 in the dev bench (session 32).
-                assert_eq!(
-                    (t.bn / 64) % 2,
-                    0,
-                    "{}: an even number of 64-column boxes",
-                    t.name()
-                );
-                assert_eq!(t.smem_tma_store(), 231_424, "{}", t.name());
-                assert!(t.smem_tma_store() <= 232_448);
+                let (boxes, smem) = if t.name() == "192x192" {
+                    (1, 223_232)
+                } else {
+                    (2, 231_424)
+                };
+                assert_eq!(t.staging_boxes(), boxes, "{}", t.name());
+                assert_eq!(t.smem_tma_store(), smem, "{}", t.name());
+                assert!(t.smem_tma_store() <= MAX_DYNAMIC_SMEM);
                 assert!(t.ctas_per_sm * (t.smem_tma_store() as u64 + 1024) <= 228 * 1024);
             }
         }
-        assert!(text.contains("SMEM_BYTES_TS == 231424, \"host recipe: 128x256_ts"));
-        assert!(text.contains("SMEM_BYTES_TS == 231424, \"host recipe: 128x128_ts"));
+        for (tile, bytes) in [
+            ("128x256", 231_424),
+            ("128x128", 231_424),
+            ("128x64", 231_424),
+            ("192x192", 223_232),
+        ] {
+            let recipe = format!("SMEM_BYTES_TS == {bytes}, \"host recipe: {tile}_ts");
+            assert!(text.contains(&recipe), "{recipe}");
+        }
+        // Tiles with an odd number of 64-column boxes (128x64, 192x192) are correct only while
+        // the kernel picks the staging box by a running count over the warpgroup's tiles: by
+        // the column block (`j & 1`, session 32) 128x64 overwrote a box its previous tile's
+        // store was still reading (wrong at 8192×8192×8 in the dev bench).
+        assert!(text.contains("(ebox++ % CF::EPI_NBUF)"));
+        assert!(!text.contains("(j & 1) * CF::EPI_BOX_BYTES"));
     }
 
     fn p(m: u64, n: u64, k: u64) -> (String, u64) {
@@ -1124,7 +1160,7 @@ mod tests {
             let units = tiles * p.splits;
             let grid = p.tile.grid(units, 132);
             proptest::prop_assert!(grid >= 1 && grid <= units);
-            proptest::prop_assert!(p.tile.smem() <= 232_448);
+            proptest::prop_assert!(p.tile.smem() <= MAX_DYNAMIC_SMEM);
         }
 
         /// Any shape: the kernel sees N and K as multiples of 8 no smaller than the real ones
