@@ -75,9 +75,10 @@
 //     partials as above): per 64-column box j of its 64-row slab, each consumer warpgroup
 //     writes the rounded bf16x2/half2 pairs with stmatrix (four 8x8 matrices per instruction)
 //     into staging box n % EPI_NBUF, n counting the boxes the warpgroup has staged over all its
-//     tiles (a running count, so that a tile with an odd number of boxes -- 128x64, 192x192 --
-//     still alternates across tiles: indexed by j & 1, 128x64 overwrote a box its previous
-//     tile's store was reading, wrong at 8192x8192x8 in session 32's bench), in the
+//     tiles (a running count, so that a tile with an odd number of boxes, 128x64, still
+//     alternates across tiles: indexed by j & 1, 128x64 overwrote a box its previous tile's
+//     store was reading, wrong at 8192x8192x8 in session 32's bench; where a tile's box count
+//     is a multiple of EPI_NBUF, j % EPI_NBUF is the same sequence and no count is kept), in the
 //     128-byte-swizzled layout (16-byte chunk c of row r at chunk c ^ (r & 7): conflict-free),
 //     fences the async proxy, meets at its named barrier (1 + warpgroup) and its leader stores
 //     the box with one cp.async.bulk.tensor store; TMA clips rows >= M and columns >= N. Before
@@ -678,7 +679,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         const int lane = tid & 31;
         const bool leader = (tid & 127) == 0;
         unsigned it = 0;
-        unsigned ebox = 0;  // TS: staging boxes filled so far by this warpgroup
+        unsigned ebox = 0;  // TS, odd box counts: staging boxes filled so far by this warpgroup
         float d[BN / 2];
         // Release a consumed stage: CL = 2 arrives on both CTAs' empty barrier, as the peer's
         // producer multicasts into this CTA's copy of the stage too.
@@ -735,13 +736,21 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 // box with one tensor store (TMA clips rows >= M and columns >= N). Before a box
                 // is rewritten, the leader waits until the store issued EPI_NBUF boxes ago has
                 // read it (at most EPI_NBUF - 1 groups pending), then the warpgroup meets at its
-                // barrier. The staging box follows the running count ebox, not j (see the header).
+                // barrier. Odd box counts take the staging box from the running count ebox, not
+                // from j (see the header).
                 const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);
                 const int mi = lane >> 3;  // which of the 4 matrices this lane addresses
                 const int srow = warp * 16 + (mi & 1) * 8 + (lane & 7);
 #pragma unroll
                 for (int j = 0; j < BN / 64; ++j) {
-                    const unsigned buf = ebuf + (ebox++ % CF::EPI_NBUF) * CF::EPI_BOX_BYTES;
+                    // a multiple of EPI_NBUF boxes per tile: the column block gives the same
+                    // sequence as the running count, without a loop-carried register
+                    unsigned slot;
+                    if constexpr ((BN / 64) % CF::EPI_NBUF == 0)
+                        slot = (unsigned)j % CF::EPI_NBUF;
+                    else
+                        slot = ebox++ % CF::EPI_NBUF;
+                    const unsigned buf = ebuf + slot * CF::EPI_BOX_BYTES;
                     if (leader) bulk_wait_read<(int)CF::EPI_NBUF - 1>();
                     named_bar_sync(1u + (unsigned)cw, 128u);
 #pragma unroll

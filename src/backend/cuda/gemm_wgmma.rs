@@ -946,7 +946,8 @@ mod tests {
         // the kernel picks the staging box by a running count over the warpgroup's tiles: by
         // the column block (`j & 1`, session 32) 128x64 overwrote a box its previous tile's
         // store was still reading (wrong at 8192×8192×8 in the dev bench).
-        assert!(text.contains("(ebox++ % CF::EPI_NBUF)"));
+        assert!(text.contains("if constexpr ((BN / 64) % CF::EPI_NBUF == 0)"));
+        assert!(text.contains("slot = ebox++ % CF::EPI_NBUF;"));
         assert!(!text.contains("(j & 1) * CF::EPI_BOX_BYTES"));
     }
 
