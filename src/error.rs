@@ -71,6 +71,15 @@ pub enum Error {
         /// The compiler log.
         log: String,
     },
+    /// A compiled kernel module has no entry point of that name (a `--base` revision from
+    /// before the entry existed, or a host/kernel mismatch).
+    #[error("kernel module {file} has no entry point {entry}")]
+    MissingEntry {
+        /// The kernel source file the module was compiled from.
+        file: String,
+        /// The entry point asked for.
+        entry: String,
+    },
     /// The CUDA headers NVRTC needs could not be found.
     #[error("CUDA headers not found (looked for cuda_bf16.h in {searched}); set CUDA_HOME or CUDA_PATH to the CUDA toolkit")]
     Headers {

@@ -271,10 +271,30 @@ pub struct Module {
     /// Whether the cubin came from the on-disk cache.
     pub cached: bool,
     functions: HashMap<String, Func>,
+    /// The kernel source file it was compiled from.
+    file: String,
+}
+
+/// The error of loading entry point `name` of the module compiled from `file`: the driver's
+/// "not found" is [`Error::MissingEntry`], anything else a driver error.
+fn load_function_error(file: &str, name: &str, e: cudarc::driver::DriverError) -> Error {
+    if is_missing_entry(e.0) {
+        Error::MissingEntry {
+            file: file.to_string(),
+            entry: name.to_string(),
+        }
+    } else {
+        Error::driver(format!("loading kernel function {name} of {file}"), e)
+    }
+}
+
+/// Whether `cuModuleGetFunction`'s result says the module has no such entry point.
+fn is_missing_entry(code: cudarc::driver::sys::CUresult) -> bool {
+    code == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND
 }
 
 impl Module {
-    /// The function `name`, loaded once.
+    /// The function `name`, loaded once ([`Error::MissingEntry`] where the module has none).
     pub fn function(&mut self, name: &str) -> Result<Func> {
         if let Some(f) = self.functions.get(name) {
             return Ok(*f);
@@ -282,7 +302,7 @@ impl Module {
         let f = self
             .module
             .load_function(name)
-            .map_err(|e| Error::driver(format!("loading kernel function {name}"), e))?;
+            .map_err(|e| load_function_error(&self.file, name, e))?;
         let raw = Func(f.cu_function());
         // Keep the module alive through self.module; the CudaFunction handle itself can go.
         self.functions.insert(name.to_string(), raw);
@@ -291,9 +311,14 @@ impl Module {
 
     /// Whether the module defines `name` (loaded once when it does). Launchers use it to fall
     /// back for kernel sources from before an entry point existed: a `--base` revision of
-    /// same-run A/B is compiled and launched by today's host code.
-    pub fn has_function(&mut self, name: &str) -> bool {
-        self.function(name).is_ok()
+    /// same-run A/B is compiled and launched by today's host code. Any other failure to load
+    /// it is an error.
+    pub fn has_function(&mut self, name: &str) -> Result<bool> {
+        match self.function(name) {
+            Ok(_) => Ok(true),
+            Err(Error::MissingEntry { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -1195,6 +1220,7 @@ impl Gpu {
             compile_s,
             cached,
             functions: HashMap::new(),
+            file: file.to_string(),
         })
     }
 }
@@ -1414,5 +1440,35 @@ fn nvrtc_compile(
             return Err(cerr(format!("nvrtcGetCUBIN: {r:?} (size {size})")));
         }
         Ok((cubin, log))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::{sys::CUresult, DriverError};
+
+    #[test]
+    fn a_missing_entry_point_is_its_own_error_naming_file_and_entry() {
+        let e = load_function_error(
+            "gemm_wgmma.cu",
+            "gemm_wgmma_f16_128x64_ts",
+            DriverError(CUresult::CUDA_ERROR_NOT_FOUND),
+        );
+        assert!(
+            matches!(&e, Error::MissingEntry { file, entry }
+                if file == "gemm_wgmma.cu" && entry == "gemm_wgmma_f16_128x64_ts"),
+            "{e:?}"
+        );
+        // Any other failure stays a driver error (formatting one needs the driver library,
+        // so only the classification is checked here).
+        assert!(is_missing_entry(CUresult::CUDA_ERROR_NOT_FOUND));
+        for code in [
+            CUresult::CUDA_ERROR_INVALID_CONTEXT,
+            CUresult::CUDA_ERROR_INVALID_HANDLE,
+            CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+        ] {
+            assert!(!is_missing_entry(code), "{code:?}");
+        }
     }
 }

@@ -704,7 +704,7 @@ fn round(
             let base = be.prepare(gpu, case, &bind, cfg);
             gpu.kernel_set = new_set;
             match base {
-                Err(e @ (Error::Compile { .. } | Error::Io { .. } | Error::Case { .. })) => {
+                Err(e) if base_unavailable(&e) => {
                     ab = Some(AbRound::Unavailable(e.to_string()));
                 }
                 Err(e) => return Err(e),
@@ -1585,6 +1585,17 @@ fn ab_result(
     }
 }
 
+/// Whether a same-run A/B base that failed to prepare with `e` leaves the case to its stored
+/// baseline (the A/B reported unavailable) rather than ending it: the base's source does not
+/// compile, is missing, has no entry point the host asks for, or rejects the case. A driver
+/// fault or anything else ends the case.
+fn base_unavailable(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Compile { .. } | Error::Io { .. } | Error::Case { .. } | Error::MissingEntry { .. }
+    )
+}
+
 /// The A/B part of a record whose base could not be prepared.
 fn ab_unavailable(cfg: &Config, why: &str) -> AbOutcome {
     ab_result(
@@ -1632,6 +1643,41 @@ fn median(xs: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use crate::gpu_state::parse;
+
+    #[test]
+    fn a_base_without_the_entry_leaves_the_case_to_its_baseline() {
+        // What a base revision cannot provide makes the A/B unavailable; a driver fault ends
+        // the case as it would without A/B.
+        let missing = Error::MissingEntry {
+            file: "gemm_wgmma.cu".into(),
+            entry: "gemm_wgmma_bf16_192x192_ts".into(),
+        };
+        assert!(base_unavailable(&missing));
+        let compile = Error::Compile {
+            file: "x.cu".into(),
+            options: String::new(),
+            log: "error".into(),
+        };
+        assert!(base_unavailable(&compile));
+        let case = Error::Case {
+            case: "c".into(),
+            message: "m".into(),
+        };
+        assert!(base_unavailable(&case));
+        assert!(!base_unavailable(&Error::driver(
+            "launching",
+            "CUDA_ERROR_ILLEGAL_ADDRESS"
+        )));
+        assert!(!base_unavailable(&Error::Hang {
+            case: "c".into(),
+            limit_s: 10.0
+        }));
+        // The record's A/B note carries the error's text, which names the entry.
+        assert_eq!(
+            missing.to_string(),
+            "kernel module gemm_wgmma.cu has no entry point gemm_wgmma_bf16_192x192_ts"
+        );
+    }
 
     #[test]
     fn note_state_marks_slowed_gpus_and_says_what_it_waited() {

@@ -635,9 +635,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let plain_name = format!("gemm_wgmma_{dt}_{}", tile.name());
     let ts_name = format!("{plain_name}_ts");
     let module = gpu.module("gemm_wgmma.cu")?;
-    // A kernel source from before session 32 (a `--base` revision of same-run A/B) has only
-    // the register-epilogue entries: launch those, and say so in the configuration.
-    let tma_store = want_tma_store && module.has_function(&ts_name);
+    // A kernel source from before the tile's TMA-store entry (a `--base` revision of same-run
+    // A/B: before session 32, or session 33 for 128x64 and 192x192) has only the
+    // register-epilogue entry: launch that, and say so in the configuration.
+    let tma_store = want_tma_store && module.has_function(&ts_name)?;
     let name = if tma_store { ts_name } else { plain_name };
     let smem = if tma_store {
         tile.smem_tma_store()
@@ -914,7 +915,14 @@ mod tests {
             .collect();
         assert_eq!(
             with,
-            ["128x256", "128x128", "128x256_c2", "128x128_c2", "128x64", "192x192"]
+            [
+                "128x256",
+                "128x128",
+                "128x256_c2",
+                "128x128_c2",
+                "128x64",
+                "192x192"
+            ]
         );
         for t in TILES {
             for dt in ["bf16", "f16"] {

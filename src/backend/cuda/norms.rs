@@ -455,7 +455,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         } else {
             format!("kg_{kind}_{tn}_r")
         };
-        if gpu.module(P_FILE)?.function(&probe).is_err() {
+        if !gpu.module(P_FILE)?.has_function(&probe)? {
             variant = RowsVariant::Old;
         }
     }
