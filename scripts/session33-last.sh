@@ -25,12 +25,15 @@ build() {  # build NAME [patch]
 }
 ( build base & build "$V" "${PATCH:-kernels/dev/gemm_lastbox_patch.py}" & wait ) &
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-[ "${NCU_RUN:-1}" = 1 ] && KERNELGATE_SOAK_MS=0 KERNELGATE_BASELINE_DIR=$DEV_TMP/bl timeout 300 "$NCU" -k 'regex:nvjet|gemm_wgmma' -c 40 \
-  --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
-  --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --csv --page details \
-  $KG run --suite scripts/suites/gemm-2048.json --no-progress --warmup-ms 1 \
-  --max-time 5ms --min-samples 3 -o "$DEV_TMP/ncu.json" > "$OUT/ncu-2048.csv" 2>&1
-[ -f "$OUT/ncu-2048.csv" ] && log "ncu rc=$? $(grep -c '^"' "$OUT/ncu-2048.csv") csv lines" && gzip -f "$OUT/ncu-2048.csv"
+if [ "${NCU_RUN:-1}" = 1 ]; then
+  KERNELGATE_SOAK_MS=0 KERNELGATE_BASELINE_DIR=$DEV_TMP/bl timeout 300 "$NCU" -k 'regex:nvjet|gemm_wgmma' -c 40 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --csv --page details \
+    $KG run --suite scripts/suites/gemm-2048.json --no-progress --warmup-ms 1 \
+    --max-time 5ms --min-samples 3 -o "$DEV_TMP/ncu.json" > "$OUT/ncu-2048.csv" 2>&1
+  log "ncu rc=$? $(grep -c '^"' "$OUT/ncu-2048.csv") csv lines"
+  gzip -f "$OUT/ncu-2048.csv"
+fi
 wait
 grep "== variant" "$DEV_LOG"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
