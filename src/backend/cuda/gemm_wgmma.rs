@@ -1061,18 +1061,36 @@ mod tests {
             .find("static const TileCfg TILES[] = {")
             .expect("the bench's table");
         let end = start + text[start..].find("};").unwrap();
-        let rows: Vec<(String, Vec<u64>, bool)> = text[start..end]
+        // (name, the seven numbers, pair_n, the bf16 and f16 entries, ts)
+        type Row = (String, Vec<u64>, bool, [String; 2], bool);
+        let rows: Vec<Row> = text[start..end]
             .lines()
             .filter_map(|l| {
                 let (name, rest) = l.trim().strip_prefix("{\"")?.split_once('"')?;
+                let rest = rest.trim_end().strip_suffix("},")?;
                 let f: Vec<&str> = rest.split(',').map(str::trim).skip(1).collect();
                 let nums = f[..7].iter().map(|x| x.parse().unwrap()).collect();
-                Some((name.to_string(), nums, f[7] == "true"))
+                let entry = |x: &str| x.trim_start_matches("(const void*)").to_string();
+                let entries = [entry(f[8]), entry(f[9])];
+                Some((
+                    name.to_string(),
+                    nums,
+                    f[7] == "true",
+                    entries,
+                    f.get(10) == Some(&"true"),
+                ))
             })
             .collect();
         assert_eq!(rows.len(), TILES.len());
         assert!(text.contains(&format!("static const int NT = {};", TILES.len())));
-        for ((name, nums, pair_n), t) in rows.iter().zip(TILES) {
+        for ((name, nums, pair_n, entries, ts), t) in rows.iter().zip(TILES) {
+            // The bench launches the entry the host launches by default: `_ts` where the tile
+            // has one, and sizes its shared memory for it.
+            let sfx = if t.tma_store { "_ts" } else { "" };
+            assert_eq!(*ts, t.tma_store, "{name}: ts flag");
+            for (e, dt) in entries.iter().zip(["bf16", "f16"]) {
+                assert_eq!(e, &format!("gemm_wgmma_{dt}_{}{sfx}", t.name()));
+            }
             let want = [
                 t.bm,
                 t.bn,
