@@ -11,8 +11,8 @@ whole epilogue.
 gemm_lastbox_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
 
-path = sys.argv[1]
-s = open(path).read()
+from patchlib import patch_file
+
 old = """                const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);"""
 new = """                static_assert(NC * (BN / 64) * CF::EPI_BOX_BYTES <= STAGES * STAGE_BYTES,
                               "the tile fits the stage ring");
@@ -48,7 +48,4 @@ new = """                static_assert(NC * (BN / 64) * CF::EPI_BOX_BYTES <= STA
                     continue;
                 }
                 const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);"""
-if s.count(old) != 1:
-    sys.exit(f"{path}: expected one {old[:60]!r}, found {s.count(old)}")
-s = s.replace(old, new)
-open(path, "w").write(s)
+patch_file(sys.argv[1], [(old, new)])

@@ -8,8 +8,8 @@ cuBLAS showing "sleeping" stalls and ours none.
 gemm_suspend_patch.py FILE. Exit status 1 if the pattern is missing (the file changed)."""
 import sys
 
-path = sys.argv[1]
-s = open(path).read()
+from patchlib import patch_file
+
 old = """            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n"
             "selp.u32 %0, 1, 0, p;\\n}\\n"
             : "=r"(done)
@@ -18,7 +18,4 @@ new = """            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\
             "selp.u32 %0, 1, 0, p;\\n}\\n"
             : "=r"(done)
             : "r"(bar), "r"(parity), "r"(0x989680u)"""
-if s.count(old) != 1:
-    sys.exit(f"{path}: expected one {old[:60]!r}, found {s.count(old)}")
-s = s.replace(old, new)
-open(path, "w").write(s)
+patch_file(sys.argv[1], [(old, new)])

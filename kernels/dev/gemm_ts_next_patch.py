@@ -12,15 +12,14 @@ gemm_ts_next_patch.py FILE MODE... applies, in place:
 Exit status 1 if a pattern is missing (the file changed)."""
 import sys
 
+from patchlib import patch_file
+
 path, modes = sys.argv[1], sys.argv[2:]
-s = open(path).read()
+edits = []
 
 
 def rep(old, new):
-    global s
-    if s.count(old) != 1:
-        sys.exit(f"{path}: expected one {old[:60]!r}, found {s.count(old)}")
-    s = s.replace(old, new)
+    edits.append((old, new))
 
 
 if "prefetch" in modes:
@@ -42,4 +41,4 @@ GW_ENTRY_TS(gemm_wgmma_bf16_64x256_ts, __nv_bfloat16, true, Cfg64x256)
 GW_ENTRY_TS(gemm_wgmma_f16_64x256_ts, __half, false, Cfg64x256)
 #undef GW_ENTRY_TS
 """)
-open(path, "w").write(s)
+patch_file(path, edits)
