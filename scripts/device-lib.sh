@@ -46,6 +46,13 @@ bench_note() {
   echo "== variant $1: $(tail -1 "$3") edits=$(diff kernels/gemm_wgmma.cu "$2/gemm_wgmma.cu" | grep -c '^>') nonzero spills=$(grep -cE '[1-9][0-9]* bytes spill stores' "$3")"
 }
 
+# bench_checks NAME BIN FILE: the dev bench BIN's checks of every tile on every bench shape, both
+# dtypes (--no-perf), into FILE, and one line "NAME checks rc=N: F FAIL lines, S shapes pass".
+bench_checks() {
+  LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}" timeout 300 "$2" --no-perf > "$3" 2>&1
+  log "$1 checks rc=$?: $(grep -cE '^  FAIL' "$3") FAIL lines, $(grep -c 'all configs x splits PASS' "$3") shapes pass"
+}
+
 # Whether this machine's GPU is an H200.
 is_h200() { nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; }
 

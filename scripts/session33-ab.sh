@@ -43,8 +43,7 @@ for f in gemm_wgmma_bf16_128x256_ts gemm_wgmma_bf16_128x128_ts; do
   cmp -s "$DEV_TMP/gx-old/$f.sass" "$DEV_TMP/gx-cnt/$f.sass" && echo "$f: cnt == old" || echo "$f: cnt != old ($(diff "$DEV_TMP/gx-old/$f.sass" "$DEV_TMP/gx-cnt/$f.sass" | grep -c '^[<>]') lines differ)"
 done | tee "$OUT/sass.txt" | tee -a "$DEV_LOG"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
-timeout 300 "$DEV_TMP/gx-fix/gwb" --no-perf > "$OUT/fix-checks.txt" 2>&1
-log "fix checks rc=$?: $(grep -cE '^  FAIL' "$OUT/fix-checks.txt") FAIL lines, $(grep -c 'all configs x splits PASS' "$OUT/fix-checks.txt") shapes pass"
+bench_checks fix "$DEV_TMP/gx-fix/gwb" "$OUT/fix-checks.txt"
 order="old cnt fix"
 for r in $(seq 1 "${ROUNDS:-3}"); do
   for sh in 8192x8192x8192 6144x6144x6144 4096x4096x4096; do

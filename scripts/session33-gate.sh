@@ -25,10 +25,7 @@ if [ "${AB:-1}" = 1 ]; then
 fi
 wait
 log "bench build: $(tail -1 "$DEV_TMP/bench-build.log"); spill lines: $(grep -E '[1-9][0-9]* bytes spill stores' "$DEV_TMP/bench-build.log" | wc -l)"
-if [ -x "$DEV_TMP/gwb" ]; then
-  LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}" timeout 300 "$DEV_TMP/gwb" --no-perf > "$OUT/bench-checks.txt" 2>&1
-  log "bench checks rc=$?: $(grep -cE '^  FAIL' "$OUT/bench-checks.txt") FAIL lines, $(grep -c 'all configs x splits PASS' "$OUT/bench-checks.txt") shapes pass"
-fi
+[ -x "$DEV_TMP/gwb" ] && bench_checks bench "$DEV_TMP/gwb" "$OUT/bench-checks.txt"
 python3 scripts/gemm-table.py "$OUT"/gate-gemm.json > "$OUT/gemm-table.md" 2>&1
 tail -3 "$OUT/gemm-table.md" | tee -a "$DEV_LOG"
 if [ "${SOAK:-0}" = 1 ]; then

@@ -37,8 +37,7 @@ fi
 wait
 grep "== variant" "$DEV_LOG"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
-timeout 300 "$DEV_TMP/gx-$V/gwb" --no-perf > "$OUT/$V-checks.txt" 2>&1
-log "$V checks rc=$?: $(grep -cE '^  FAIL' "$OUT/$V-checks.txt") FAIL lines, $(grep -c 'all configs x splits PASS' "$OUT/$V-checks.txt") shapes pass"
+bench_checks "$V" "$DEV_TMP/gx-$V/gwb" "$OUT/$V-checks.txt"
 order="base $V"
 for r in $(seq 1 "${ROUNDS:-3}"); do
   for st in 2048x2048x2048:128x256 2048x2048x2048:128x256_c2 4096x4096x4096:128x256 3072x3072x3072:192x192 1024x1024x1024:128x64; do
