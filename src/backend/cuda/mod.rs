@@ -20,6 +20,10 @@ mod nsa_wgmma;
 mod spin;
 mod tma;
 
+/// Most dynamic shared memory one CTA may opt into on sm_90 (227 KiB), the limit every Hopper
+/// kernel's shared-memory recipe is held to.
+pub const MAX_DYNAMIC_SMEM: u64 = 232_448;
+
 /// Parses the value of environment variable `var` as one of `choices` (name, value), trimmed:
 /// `Ok(None)` when unset or empty, an error naming the variable and the choices otherwise.
 fn parse_choice<T: Copy>(

@@ -76,7 +76,7 @@ pub const LOCAL_MAX_TOKENS: usize = 256;
 pub const LOCAL_ROWS: usize = 16;
 /// Largest dynamic shared memory the local kernel is launched with: the 227 KiB an sm_90 CTA
 /// may opt into, less 1 KiB for its static shared memory (the scan's sums, 128 bytes by ptxas).
-pub const LOCAL_MAX_SMEM: u64 = 232_448 - 1024;
+pub const LOCAL_MAX_SMEM: u64 = super::MAX_DYNAMIC_SMEM - 1024;
 /// Tokens per CTA the local kernel is tried with, largest first ([`local_config`]).
 pub const LOCAL_TOKENS: [usize; 5] = [256, 128, 64, 32, 16];
 

@@ -4,6 +4,7 @@
 //! T ≤ 8192 (the tile's list buffers in shared memory), sm_90.
 
 use super::tma::tensor_map_16bit;
+use super::MAX_DYNAMIC_SMEM;
 use crate::backend::{Bindings, Prepared};
 use crate::case::{Case, Dtype};
 use crate::error::{Error, Result};
@@ -30,8 +31,6 @@ pub fn threads(rows: usize) -> u32 {
 pub const MAX_KEY_TILES: usize = 64;
 /// Most slots per token (multiplicities are bytes).
 pub const MAX_SLOTS: usize = 255;
-/// Largest dynamic shared memory of an sm_90 CTA.
-pub const MAX_SMEM: u64 = 232_448;
 
 /// K/V pipeline stages for head dim `d` and `rows`-token tiles (`MHA_WG_STAGES_D64` / `_D128`;
 /// 2 for the `_bm64` entries).
@@ -106,9 +105,9 @@ pub fn fits(p: &Params) -> std::result::Result<(), String> {
         return Err(format!("s = {} exceeds {MAX_SLOTS} slots", p.s));
     }
     let smem = smem_bytes(p, ROWS);
-    if smem > MAX_SMEM {
+    if smem > MAX_DYNAMIC_SMEM {
         return Err(format!(
-            "it would need {smem} bytes of shared memory (over {MAX_SMEM})"
+            "it would need {smem} bytes of shared memory (over {MAX_DYNAMIC_SMEM})"
         ));
     }
     Ok(())
