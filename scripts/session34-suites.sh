@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Session 34, one fresh machine (repo root, .devbin/ carried): gate runs for the stored entries
+# that timed older code or do not exist (`kernelgate coverage`, session 34's "older code" count).
+# - H200: session 33's gate of the gemm_wgmma kernel (AB=0 scripts/session33-gate.sh: the second
+#   H200 machine its entries are owed), then the `masked` suite (257 of 264 cases without entry).
+# - H100: the `quack` suite (44 entries timed before session 31's row-kernel fix) and `masked`.
+# Under $OUT: log.txt, suites.tgz (suite-*.json), and on an H200 gate.tgz, gemm-table.md,
+# bench-checks.txt.
+set -u
+. scripts/device-lib.sh
+if is_h200; then
+  AB=0 bash scripts/session33-gate.sh
+  SUITES=${SUITES:-masked}
+else
+  SUITES=${SUITES:-quack masked}
+fi
+for s in $SUITES; do cli "suite-$s" "$s" --no-progress; done
+( cd "$OUT" && tar czf suites.tgz suite-*.json && rm -f suite-*.json )
+log "suites done"
