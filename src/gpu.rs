@@ -1175,10 +1175,7 @@ impl Gpu {
             .map_err(|e| Error::io("reading kernel source", &path, e))?;
         let arch = self.nvrtc_arch();
         let nvrtc = nvrtc_version()?;
-        let mut options = vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".to_string(),
-        ];
+        let mut options = default_options(&arch);
         options.extend(self.kernel_set.defines.iter().cloned());
         // Hash the source, the local files it includes, options, arch and NVRTC version.
         let includes = local_includes(dir, &source)?;
@@ -1312,21 +1309,59 @@ pub fn hash_migration(
     arch: &str,
     nvrtc: &str,
 ) -> Result<BTreeMap<String, (String, String)>> {
-    let options = vec![
-        format!("--gpu-architecture={arch}"),
-        "-std=c++17".to_string(),
-    ];
+    let options = default_options(arch);
     let all_headers = local_headers(dir)?;
     let mut map = BTreeMap::new();
+    for (name, source) in kernel_sources(dir)? {
+        let old = source_hash(&source, &all_headers, &options, nvrtc);
+        map.insert(old, (current_hash(dir, &source, arch, nvrtc)?, name));
+    }
+    Ok(map)
+}
+
+/// The source hash every `dir/*.cu` has now ([`source_hash`] over [`local_includes`]), mapped
+/// to the file's name, for NVRTC version `nvrtc`, architecture `arch` and no defines: the
+/// hashes a run of the current kernel sources would store. A stored `cuda` entry whose hash is
+/// not among them timed code that has since changed (`kernelgate coverage`). No GPU needed.
+pub fn current_hashes(dir: &Path, arch: &str, nvrtc: &str) -> Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for (name, source) in kernel_sources(dir)? {
+        map.insert(current_hash(dir, &source, arch, nvrtc)?, name);
+    }
+    Ok(map)
+}
+
+/// The source hash of `source` (a kernel file of `dir`) as the harness computes it by default.
+fn current_hash(dir: &Path, source: &str, arch: &str, nvrtc: &str) -> Result<String> {
+    let includes = local_includes(dir, source)?;
+    Ok(source_hash(
+        source,
+        &includes,
+        &default_options(arch),
+        nvrtc,
+    ))
+}
+
+/// The NVRTC options a kernel file is compiled with for `arch`, before any defines.
+fn default_options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+    ]
+}
+
+/// Every `dir/*.cu` as (file name, source text), sorted by name.
+fn kernel_sources(dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
     for path in crate::files::with_extension(dir, "cu")? {
         let source = std::fs::read_to_string(&path)
             .map_err(|e| Error::io("reading kernel source", &path, e))?;
-        let old = source_hash(&source, &all_headers, &options, nvrtc);
-        let new = source_hash(&source, &local_includes(dir, &source)?, &options, nvrtc);
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        map.insert(old, (new, name));
+        out.push((
+            path.file_name().unwrap().to_string_lossy().to_string(),
+            source,
+        ));
     }
-    Ok(map)
+    Ok(out)
 }
 
 /// The local headers of a kernel directory (`*.cuh`), sorted by name, as (name, text): NVRTC gets
@@ -1354,10 +1389,7 @@ pub fn compile_offline(dir: &Path, file: &str, arch: &str, extra: &[String]) -> 
     let source =
         std::fs::read_to_string(&path).map_err(|e| Error::io("reading kernel source", &path, e))?;
     let headers = nvrtc_headers(dir, &local_includes(dir, &source)?)?;
-    let mut options = vec![
-        format!("--gpu-architecture={arch}"),
-        "-std=c++17".to_string(),
-    ];
+    let mut options = default_options(arch);
     options.extend(extra.iter().cloned());
     let include = cuda_include_dir()?;
     let (_cubin, log) = nvrtc_compile(file, &source, &headers, &options, &include)?;

@@ -5,7 +5,7 @@
 use crate::baseline::BaselineFile;
 use crate::results::{Record, Verdict};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// A run is called *blind* to a slowdown of this size (fraction) when some compared case could
@@ -487,7 +487,8 @@ pub struct FamilySpread {
 
 /// How a suite's cases are backed by the stored baselines of one GPU model: what the gate can
 /// lean on before a run (`kernelgate coverage`). Cases measured on one machine only are the
-/// ones a fresh machine may read as changed; cases without an entry are only checked.
+/// ones a fresh machine may read as changed; cases without an entry are only checked; entries
+/// that timed older kernel code are still compared with, and restart on their next import.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Coverage {
     /// The suite's name as given.
@@ -504,15 +505,27 @@ pub struct Coverage {
     pub several: usize,
     /// The one-machine cases, sorted.
     pub one_machine_cases: Vec<String>,
+    /// Cases of the `cuda` backend whose entry's source hash is not among the current kernel
+    /// sources' ([`crate::gpu::current_hashes`]): it timed code that has since changed. They
+    /// overlap the counts above; 0 when the current hashes are unknown.
+    #[serde(default)]
+    pub older: usize,
+    /// The older-code cases, sorted.
+    #[serde(default)]
+    pub older_cases: Vec<String>,
 }
 
 /// The coverage of `cases` (a suite's, named `suite`) by `files`, the baseline files of the GPU
-/// model `gpu` (one per kernel family).
+/// model `gpu` (one per kernel family). `current` holds the source hashes of the kernel files
+/// as they are now ([`crate::gpu::current_hashes`]); a `cuda` entry whose hash is not among
+/// them counts as older code. Other backends (libraries, workers) store no kernel source hash
+/// and never count; with `current` unknown (`None`) no entry does.
 pub fn coverage(
     suite: &str,
     cases: &[crate::case::Case],
     gpu: &str,
     files: &[BaselineFile],
+    current: Option<&BTreeSet<String>>,
 ) -> Coverage {
     let by_kernel: BTreeMap<&str, &BaselineFile> =
         files.iter().map(|f| (f.kernel.as_str(), f)).collect();
@@ -524,35 +537,56 @@ pub fn coverage(
         one_machine: 0,
         several: 0,
         one_machine_cases: Vec::new(),
+        older: 0,
+        older_cases: Vec::new(),
     };
     for case in cases {
         let name = case.name();
-        match by_kernel
+        let Some(e) = by_kernel
             .get(case.kernel.as_str())
             .and_then(|f| f.entries.get(&name))
-        {
-            None => c.missing += 1,
-            Some(e) if e.machines <= 1 => {
-                c.one_machine += 1;
-                c.one_machine_cases.push(name);
-            }
-            Some(_) => c.several += 1,
+        else {
+            c.missing += 1;
+            continue;
+        };
+        if timed_older_code(case, e, current) {
+            c.older += 1;
+            c.older_cases.push(name.clone());
+        }
+        if e.machines <= 1 {
+            c.one_machine += 1;
+            c.one_machine_cases.push(name);
+        } else {
+            c.several += 1;
         }
     }
     c.one_machine_cases.sort();
+    c.older_cases.sort();
     c
 }
 
-/// A markdown table of `rows`, then each row's one-machine cases (the first 8 of each).
+/// Whether `e`, the stored entry of `case`, timed kernel code other than the current sources
+/// (whose hashes are `current`): only `cuda` cases with a stored hash can tell.
+fn timed_older_code(
+    case: &crate::case::Case,
+    e: &crate::baseline::Entry,
+    current: Option<&BTreeSet<String>>,
+) -> bool {
+    let hash = &e.env.source_hash;
+    current.is_some_and(|cur| case.backend == "cuda" && !hash.is_empty() && !cur.contains(hash))
+}
+
+/// A markdown table of `rows`, then each row's one-machine cases and older-code cases (the
+/// first 8 of each).
 pub fn render_coverage(rows: &[Coverage]) -> String {
     let mut s = String::from(
-        "| suite | GPU | cases | several machines | one machine | no entry |\n|---|---|---:|---:|---:|---:|\n",
+        "| suite | GPU | cases | several machines | one machine | no entry | older code |\n|---|---|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} |",
-            r.suite, r.gpu, r.cases, r.several, r.one_machine, r.missing
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.suite, r.gpu, r.cases, r.several, r.one_machine, r.missing, r.older
         );
     }
     for r in rows.iter().filter(|r| r.one_machine > 0) {
@@ -562,6 +596,15 @@ pub fn render_coverage(rows: &[Coverage]) -> String {
             r.suite,
             r.gpu,
             first_and_more(&r.one_machine_cases, 8)
+        );
+    }
+    for r in rows.iter().filter(|r| r.older > 0) {
+        let _ = writeln!(
+            s,
+            "\n{} on {}, timed older code: {}",
+            r.suite,
+            r.gpu,
+            first_and_more(&r.older_cases, 8)
         );
     }
     s

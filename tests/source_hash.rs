@@ -2,7 +2,7 @@
 //! `kernelgate rehash` moves stored hashes of the old form to the new one.
 
 use kernelgate::baseline::{rehash_entries, Store};
-use kernelgate::gpu::{hash_migration, local_includes, source_hash};
+use kernelgate::gpu::{current_hashes, hash_migration, local_includes, source_hash};
 use std::path::Path;
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -74,6 +74,37 @@ fn the_hash_follows_what_a_module_includes() {
         source_hash(&src, &inc, &opts(), "13.0"),
         source_hash(&src, &inc, &opts()[..1], "13.0")
     );
+}
+
+#[test]
+fn current_hashes_are_each_kernel_files_hash_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "a.cu", "#include \"h.cuh\"\n__global__ void a() {}\n");
+    write(d, "b.cu", "__global__ void b() {}\n");
+    write(d, "h.cuh", "// h\n");
+    let expected = |file: &str| {
+        let src = std::fs::read_to_string(d.join(file)).unwrap();
+        source_hash(&src, &local_includes(d, &src).unwrap(), &opts(), "13.0")
+    };
+    let before = current_hashes(d, "sm_90a", "13.0").unwrap();
+    let (a, b) = (expected("a.cu"), expected("b.cu"));
+    assert_eq!(before.len(), 2);
+    assert_eq!(before[&a], "a.cu");
+    assert_eq!(before[&b], "b.cu");
+    // Editing the header a.cu includes moves a.cu's hash only.
+    write(d, "h.cuh", "// h, edited\n");
+    let after = current_hashes(d, "sm_90a", "13.0").unwrap();
+    assert!(!after.contains_key(&a));
+    assert_eq!(after[&expected("a.cu")], "a.cu");
+    assert_eq!(after[&b], "b.cu");
+    // The architecture and NVRTC version are part of it.
+    assert!(!current_hashes(d, "sm_90a", "13.1")
+        .unwrap()
+        .contains_key(&b));
+    assert!(!current_hashes(d, "sm_100a", "13.0")
+        .unwrap()
+        .contains_key(&b));
 }
 
 #[test]

@@ -152,13 +152,20 @@ pub enum Command {
         existing_only: bool,
     },
     /// How each suite's cases are backed by the stored baselines of each GPU model: cases whose
-    /// entry holds several machines' rounds, one machine's, or none (no GPU needed).
+    /// entry holds several machines' rounds, one machine's, or none, and `cuda` cases whose
+    /// entry timed older kernel code than `kernels/` holds now (no GPU needed).
     Coverage {
         /// Suites (names under fixtures/ or paths); repeatable.
         #[arg(long = "suite", short, default_value = "default")]
         suites: Vec<String>,
         /// GPU slugs under the baselines directory (default: all).
         gpus: Vec<String>,
+        /// The NVRTC version the stored hashes were computed with (the GPU machines').
+        #[arg(long, default_value = "13.0")]
+        nvrtc: String,
+        /// The architecture they were compiled for.
+        #[arg(long, default_value = "sm_90a")]
+        arch: String,
     },
     /// Move the stored baselines' source hashes to the current rule (a module's hash covers the
     /// local files it includes, not every `kernels/*.cuh`): entries whose hash is the old form of
@@ -674,8 +681,17 @@ where
             }
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Coverage { suites, gpus } => config().and_then(|mut cfg| {
+        Command::Coverage {
+            suites,
+            gpus,
+            nvrtc,
+            arch,
+        } => config().and_then(|mut cfg| {
             let models = baseline_files(&cfg, gpus)?;
+            let current: std::collections::BTreeSet<String> =
+                crate::gpu::current_hashes(&cfg.root.join("kernels"), &arch, &nvrtc)?
+                    .into_keys()
+                    .collect();
             let mut rows = Vec::new();
             for name in &suites {
                 cfg.suite = name.clone();
@@ -686,6 +702,7 @@ where
                         &suite.cases,
                         slug,
                         files,
+                        Some(&current),
                     ));
                 }
             }
