@@ -396,6 +396,51 @@ static float time_us(F fn) {
     return median(ts);
 }
 
+#ifdef GW_TRACE
+// -DGW_TRACE with a kernel copy patched by kernels/dev/gemm_trace_patch.py: after a point's
+// timing, three more launches, each after the L2 flush, and per launch the CTAs' timeline:
+// spread of the entry and exit times (%globaltimer) and median / max over CTAs of the clock64
+// offsets from entry of the PDL wait, the first full stage, the last main loop's end and the
+// exit, with the SM clock the exit offsets imply.
+template <typename T>
+static void trace_report(Launch<T>& L, const char* what) {
+    std::vector<unsigned long long> h((size_t)L.grid * 8);
+    for (int rep = 0; rep < 3; ++rep) {
+        CK(cudaMemset(gemm_wgmma_detail::gw_trace, 0, 4096 * 8 * sizeof(unsigned long long)));
+        CK(cudaMemsetAsync(g_flush, rep + 1, g_flush_bytes));
+        L();
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpyFromSymbol(h.data(), gemm_wgmma_detail::gw_trace, h.size() * 8));
+        unsigned long long g0 = ~0ull, g0max = 0, g1min = ~0ull, g1max = 0;
+        std::vector<double> c[4], ghz;
+        int n = 0;
+        for (int b = 0; b < L.grid; ++b) {
+            const unsigned long long* t = &h[8 * b];
+            if (t[1] == 0) continue;  // no exit record (not a TMA-store entry)
+            ++n;
+            g0 = std::min(g0, t[0]);
+            g0max = std::max(g0max, t[0]);
+            g1min = std::min(g1min, t[1]);
+            g1max = std::max(g1max, t[1]);
+            for (int i = 0; i < 4; ++i) c[i].push_back((double)(long long)t[2 + i]);
+            if (t[1] > t[0]) ghz.push_back((double)t[5] / (double)(t[1] - t[0]));
+        }
+        if (!n) {
+            printf("  trace %s: no CTA wrote a record\n", what);
+            return;
+        }
+        auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+        auto mx = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+        printf("  trace %s #%d: %d CTAs; entry spread %.2f us; exits %.2f .. %.2f us after the first "
+               "entry; cycles from entry (median / max): pdl %.0f / %.0f, first stage %.0f / %.0f, "
+               "main loop end %.0f / %.0f, exit %.0f / %.0f; SM clock %.2f GHz\n",
+               what, rep, n, (g0max - g0) * 1e-3, (g1min - g0) * 1e-3, (g1max - g0) * 1e-3,
+               med(c[0]), mx(c[0]), med(c[1]), mx(c[1]), med(c[2]), mx(c[2]), med(c[3]), mx(c[3]),
+               ghz.empty() ? 0.0 : med(ghz));
+    }
+}
+#endif
+
 struct Row {
     std::string what;
     float us;
@@ -510,6 +555,9 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
                 char buf[64];
                 snprintf(buf, sizeof buf, "%s split %ld", cfg.name, s);
                 rows.push_back({buf, time_us(L), t == pt && s == ps});
+#ifdef GW_TRACE
+                trace_report(L, buf);
+#endif
             }
         }
     }

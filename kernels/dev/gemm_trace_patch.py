@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Patches a COPY of kernels/gemm_wgmma.cu (session 34) with a per-CTA timeline for the dev
+bench's -DGW_TRACE mode: the first consumer warpgroup's leader (thread 128) records, per CTA,
+%globaltimer at entry and exit and clock64 offsets from entry of: the PDL wait done, the first
+full stage seen, the last tile's main loop done (wgmma_wait<0>), and the exit (after the TMA-store
+drain), with %smid. Only the TMA-store entries reach the exit record. Nothing else changes.
+
+gemm_trace_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
+import sys
+
+from patchlib import patch_file
+
+edits = [
+    ("namespace gemm_wgmma_detail {\n",
+     """namespace gemm_wgmma_detail {
+// GW_TRACE: 8 words per CTA (see kernels/dev/gemm_trace_patch.py)
+__device__ unsigned long long gw_trace[4096 * 8];
+static __device__ __forceinline__ unsigned long long gw_gt() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+"""),
+    ("""    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {""",
+     """    const unsigned long long gw_g0 = gw_gt();
+    const long long gw_c0 = clock64();
+    long long gw_c1 = 0, gw_c2 = 0, gw_c3 = 0;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {"""),
+    ("""    pdl_launch_next();
+    pdl_wait_previous();
+
+""",
+     """    pdl_launch_next();
+    pdl_wait_previous();
+    if (tid == 128) gw_c1 = clock64();
+
+"""),
+    ("""                mbar_wait(GW_FULL(s), ph);
+""",
+     """                mbar_wait(GW_FULL(s), ph);
+                if (it == 0 && tid == 128) gw_c2 = clock64();
+"""),
+    ("""            wgmma_wait<0>();
+            if (kb1 > kb0 && leader) release((it - 1) % STAGES);
+""",
+     """            wgmma_wait<0>();
+            if (tid == 128) gw_c3 = clock64();
+            if (kb1 > kb0 && leader) release((it - 1) % STAGES);
+"""),
+    ("""        if (TS && leader) bulk_wait_all();
+""",
+     """        if (TS && leader) bulk_wait_all();
+        if (TS && tid == 128) {
+            unsigned smid;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            unsigned long long* tr = gw_trace + 8 * blockIdx.x;
+            const long long c4 = clock64();
+            tr[0] = gw_g0;
+            tr[1] = gw_gt();
+            tr[2] = (unsigned long long)(gw_c1 - gw_c0);
+            tr[3] = (unsigned long long)(gw_c2 - gw_c0);
+            tr[4] = (unsigned long long)(gw_c3 - gw_c0);
+            tr[5] = (unsigned long long)(c4 - gw_c0);
+            tr[6] = smid;
+            tr[7] = it;
+        }
+"""),
+]
+patch_file(sys.argv[1], edits)
