@@ -406,7 +406,9 @@ template <typename T>
 static void trace_report(Launch<T>& L, const char* what) {
     std::vector<unsigned long long> h((size_t)L.grid * 8);
     for (int rep = 0; rep < 3; ++rep) {
-        CK(cudaMemset(gemm_wgmma_detail::gw_trace, 0, 4096 * 8 * sizeof(unsigned long long)));
+        void* tp = nullptr;
+        CK(cudaGetSymbolAddress(&tp, gemm_wgmma_detail::gw_trace));
+        CK(cudaMemset(tp, 0, 4096 * 8 * sizeof(unsigned long long)));
         CK(cudaMemsetAsync(g_flush, rep + 1, g_flush_bytes));
         L();
         CK(cudaDeviceSynchronize());
