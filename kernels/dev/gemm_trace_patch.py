@@ -2,8 +2,8 @@
 """Patches a COPY of kernels/gemm_wgmma.cu (session 34) with a per-CTA timeline for the dev
 bench's -DGW_TRACE mode: the first consumer warpgroup's leader (thread 128) records, per CTA,
 %globaltimer at entry and exit and clock64 offsets from entry of: the PDL wait done, the first
-full stage seen, the last tile's main loop done (wgmma_wait<0>), and the exit (after the TMA-store
-drain), with %smid. Only the TMA-store entries reach the exit record. Nothing else changes.
+full stage seen, the last tile's main loop done (wgmma_wait<0>), the last store issued (before the
+TMA-store drain) and the exit (after it), with %smid. Only the TMA-store entries reach the exit record. Nothing else changes.
 
 gemm_trace_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
@@ -51,7 +51,8 @@ static __device__ __forceinline__ unsigned long long gw_gt() {
 """),
     ("""        if (TS && leader) bulk_wait_all();
 """,
-     """        if (TS && leader) bulk_wait_all();
+     """        const long long gw_c5 = clock64();
+        if (TS && leader) bulk_wait_all();
         if (TS && tid == 128) {
             unsigned smid;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
@@ -64,7 +65,7 @@ static __device__ __forceinline__ unsigned long long gw_gt() {
             tr[4] = (unsigned long long)(gw_c3 - gw_c0);
             tr[5] = (unsigned long long)(c4 - gw_c0);
             tr[6] = smid;
-            tr[7] = it;
+            tr[7] = (unsigned long long)(gw_c5 - gw_c0);
         }
 """),
 ]

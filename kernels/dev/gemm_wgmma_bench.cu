@@ -400,8 +400,8 @@ static float time_us(F fn) {
 // -DGW_TRACE with a kernel copy patched by kernels/dev/gemm_trace_patch.py: after a point's
 // timing, three more launches, each after the L2 flush, and per launch the CTAs' timeline:
 // spread of the entry and exit times (%globaltimer) and median / max over CTAs of the clock64
-// offsets from entry of the PDL wait, the first full stage, the last main loop's end and the
-// exit, with the SM clock the exit offsets imply.
+// offsets from entry of the PDL wait, the first full stage, the last main loop's end, the last
+// store's issue and the exit, with the SM clock the exit offsets imply.
 template <typename T>
 static void trace_report(Launch<T>& L, const char* what) {
     std::vector<unsigned long long> h((size_t)L.grid * 8);
@@ -414,7 +414,7 @@ static void trace_report(Launch<T>& L, const char* what) {
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpyFromSymbol(h.data(), gemm_wgmma_detail::gw_trace, h.size() * 8));
         unsigned long long g0 = ~0ull, g0max = 0, g1min = ~0ull, g1max = 0;
-        std::vector<double> c[4], ghz;
+        std::vector<double> c[5], ghz;
         int n = 0;
         for (int b = 0; b < L.grid; ++b) {
             const unsigned long long* t = &h[8 * b];
@@ -425,6 +425,7 @@ static void trace_report(Launch<T>& L, const char* what) {
             g1min = std::min(g1min, t[1]);
             g1max = std::max(g1max, t[1]);
             for (int i = 0; i < 4; ++i) c[i].push_back((double)(long long)t[2 + i]);
+            c[4].push_back((double)(long long)t[7]);
             if (t[1] > t[0]) ghz.push_back((double)t[5] / (double)(t[1] - t[0]));
         }
         if (!n) {
@@ -435,9 +436,10 @@ static void trace_report(Launch<T>& L, const char* what) {
         auto mx = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
         printf("  trace %s #%d: %d CTAs; entry spread %.2f us; exits %.2f .. %.2f us after the first "
                "entry; cycles from entry (median / max): pdl %.0f / %.0f, first stage %.0f / %.0f, "
-               "main loop end %.0f / %.0f, exit %.0f / %.0f; SM clock %.2f GHz\n",
+               "main loop end %.0f / %.0f, stores issued %.0f / %.0f, exit %.0f / %.0f; SM clock %.2f GHz\n",
                what, rep, n, (g0max - g0) * 1e-3, (g1min - g0) * 1e-3, (g1max - g0) * 1e-3,
-               med(c[0]), mx(c[0]), med(c[1]), mx(c[1]), med(c[2]), mx(c[2]), med(c[3]), mx(c[3]),
+               med(c[0]), mx(c[0]), med(c[1]), mx(c[1]), med(c[2]), mx(c[2]), med(c[4]), mx(c[4]),
+               med(c[3]), mx(c[3]),
                ghz.empty() ? 0.0 : med(ghz));
     }
 }
