@@ -26,7 +26,7 @@ for n in "${names[@]}"; do
   for dt in ${DTYPES:-bf16 f16}; do
     for st in ${SHAPES:-2048x2048x2048:128x256,128x256_c2 4096x4096x4096:128x256 1024x1024x1024:128x64}; do
       echo "== ${st%%:*} $dt" >> "$R"
-      timeout 120 "$DEV_TMP/gx-tr-$n/gwb" --shape "${st%%:*}" --$dt --reps 20 --tiles "${st##*:}" >> "$R" 2>&1
+      timeout 120 "$DEV_TMP/gx-tr-$n/gwb" ${BENCH_ARGS:-} --shape "${st%%:*}" --$dt --reps 20 --tiles "${st##*:}" >> "$R" 2>&1
       log "$n ${st%%:*} $dt rc=$?"
     done
   done

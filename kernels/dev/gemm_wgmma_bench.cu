@@ -5,6 +5,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -o /tmp/b \
 //        kernels/dev/gemm_wgmma_bench.cu -lcuda -lcublas
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
+//          --read-flush (flush the L2 by a read sweep, as the harness does, not by memset),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
 //          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
 //          checked and timed; the harness's pick leaves them out until measured),
@@ -322,6 +323,25 @@ static bool tile_selected(const char* name) {
 }
 static void* g_flush = nullptr;
 static size_t g_flush_bytes = 0;
+// --read-flush: flush the L2 by reading the buffer (clean lines, as the harness's read sweep
+// leaves it) instead of the default memset (dirty lines, written back as the kernel evicts them).
+static bool g_read_flush = false;
+static unsigned* g_sink = nullptr;
+__global__ void bench_read_sweep(const uint4* __restrict__ p, unsigned long long nv, unsigned* sink) {
+    unsigned acc = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < nv;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const uint4 q = p[i];
+        acc ^= q.x ^ q.y ^ q.z ^ q.w;
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+static void flush_l2(int i) {
+    if (g_read_flush)
+        bench_read_sweep<<<4 * g_num_sms, 512>>>((const uint4*)g_flush, g_flush_bytes / 16, g_sink);
+    else
+        CK(cudaMemsetAsync(g_flush, i & 0xff, g_flush_bytes));
+}
 
 template <typename T>
 struct KInfo;
@@ -382,7 +402,7 @@ static float time_us(F fn) {
     CK(cudaDeviceSynchronize());
     std::vector<float> ts;
     for (int i = 0; i < g_reps; ++i) {
-        CK(cudaMemsetAsync(g_flush, i & 0xff, g_flush_bytes));
+        flush_l2(i);
         CK(cudaEventRecord(e0));
         fn();
         CK(cudaEventRecord(e1));
@@ -409,7 +429,7 @@ static void trace_report(Launch<T>& L, const char* what) {
         void* tp = nullptr;
         CK(cudaGetSymbolAddress(&tp, gemm_wgmma_detail::gw_trace));
         CK(cudaMemset(tp, 0, 4096 * 8 * sizeof(unsigned long long)));
-        CK(cudaMemsetAsync(g_flush, rep + 1, g_flush_bytes));
+        flush_l2(rep + 1);
         L();
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpyFromSymbol(h.data(), gemm_wgmma_detail::gw_trace, h.size() * 8));
@@ -603,6 +623,7 @@ int main(int argc, char** argv) {
     } one;  // --shape MxNxK: only that shape
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
+        else if (!strcmp(argv[i], "--read-flush")) g_read_flush = true;
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--squares")) squares = true;
         else if (!strcmp(argv[i], "--shape") && i + 1 < argc &&
@@ -614,7 +635,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
@@ -646,6 +667,8 @@ int main(int argc, char** argv) {
     }
     g_flush_bytes = std::max<size_t>(2 * (size_t)prop.l2CacheSize, 64u << 20);
     CK(cudaMalloc(&g_flush, g_flush_bytes));
+    CK(cudaMemset(g_flush, 0, g_flush_bytes));
+    CK(cudaMalloc(&g_sink, sizeof(unsigned)));
     cublasHandle_t h;
     CKB(cublasCreate(&h));
 
