@@ -6,6 +6,7 @@
 //        kernels/dev/gemm_wgmma_bench.cu -lcuda -lcublas
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
 //          --read-flush (flush the L2 by a read sweep, as the harness does, not by memset),
+//          --overhead (only: an empty kernel's launch time at each tile's shared-memory size),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
 //          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
 //          checked and timed; the harness's pick leaves them out until measured),
@@ -465,6 +466,20 @@ static void trace_report(Launch<T>& L, const char* what) {
 }
 #endif
 
+// --overhead: the launch cost alone. An empty kernel of 128 CTAs x 384 threads with each dynamic
+// shared-memory size a GEMM tile asks for, timed as the GEMMs are (after the flush, events
+// around the one launch).
+__global__ void bench_empty() {}
+static void launch_overhead() {
+    for (int smem : {0, 100 * 1024, 196 * 1024, 197760, 223232, 231424}) {
+        CK(cudaFuncSetAttribute(bench_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        for (int ctas : {128, 132}) {
+            const float us = time_us([&] { bench_empty<<<ctas, 384, smem>>>(); CK(cudaGetLastError()); });
+            printf("  empty kernel, %d CTAs x 384 threads, %6d B dynamic smem: %6.2f us\n", ctas, smem, us);
+        }
+    }
+}
+
 struct Row {
     std::string what;
     float us;
@@ -618,12 +633,14 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
 
 int main(int argc, char** argv) {
     bool perf = true, quick = false, squares = false, do_bf16 = true, do_f16 = true;
+    bool overhead = false;
     struct {
         int M = 0, N = 0, K = 0;
     } one;  // --shape MxNxK: only that shape
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
         else if (!strcmp(argv[i], "--read-flush")) g_read_flush = true;
+        else if (!strcmp(argv[i], "--overhead")) overhead = true;
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--squares")) squares = true;
         else if (!strcmp(argv[i], "--shape") && i + 1 < argc &&
@@ -635,7 +652,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--overhead] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
@@ -671,6 +688,10 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&g_sink, sizeof(unsigned)));
     cublasHandle_t h;
     CKB(cublasCreate(&h));
+    if (overhead) {
+        launch_overhead();
+        return 0;
+    }
 
     struct S {
         int M, N, K;
