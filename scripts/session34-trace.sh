@@ -3,7 +3,7 @@
 # built with -DGW_TRACE against copies of the kernels patched by kernels/dev/gemm_trace_patch.py
 # (per CTA: entry/exit %globaltimer; clock64 at the PDL wait, the first full stage, the last main
 # loop's end, the last store's issue and the exit), one build per NAME:PATCH word of VARIANTS
-# (PATCH "-": the trace alone; else applied after it). Shapes (SHAPES, SHAPE:TILES words): by
+# (PATCH "-": the trace alone; else applied after it; PATCH+ARG+ARG passes the patch arguments). Shapes (SHAPES, SHAPE:TILES words): by
 # default 2048^3 on 128x256 and 128x256_c2, 4096^3 on 128x256, 1024^3 on 128x64; DTYPES (default
 # "bf16 f16"). The bench's own timing and cuBLAS beside.
 # Under $OUT: log.txt, trace-NAME.txt.
@@ -14,7 +14,11 @@ for w in ${VARIANTS:-base:-}; do
   n=${w%%:*} p=${w#*:}
   d=$(bench_copy "tr-$n")
   python3 kernels/dev/gemm_trace_patch.py "$d/gemm_wgmma.cu" || { log "trace patch failed"; exit 1; }
-  if [ "$p" != - ]; then python3 "$p" "$d/gemm_wgmma.cu" || { log "$n: patch $p failed"; continue; }; fi
+  if [ "$p" != - ]; then
+    a=""; case $p in *+*) a=${p#*+}; a=${a//+/ } ;; esac
+    # shellcheck disable=SC2086 # the patch's arguments, one word each
+    python3 "${p%%+*}" "$d/gemm_wgmma.cu" $a || { log "$n: patch $p failed"; continue; }
+  fi
   bench_build "$DEV_TMP/gx-tr-$n/gwb" "$DEV_TMP/gx-tr-$n/build.log" "$d" -DGW_TRACE &
   names+=("$n")
 done
