@@ -7,6 +7,7 @@
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
 //          --read-flush (flush the L2 by a read sweep, as the harness does, not by memset),
 //          --overhead (only: an empty kernel's launch time at each tile's shared-memory size),
+//          --sustain MS (the pick and cuBLAS back to back for MS ms each, twice, for a clock log),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
 //          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
 //          checked and timed; the harness's pick leaves them out until measured),
@@ -33,6 +34,7 @@
 #include <string>
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 
 #include "../gemm_wgmma.cu"
 
@@ -480,6 +482,35 @@ static void launch_overhead() {
     }
 }
 
+// --sustain MS: after a point's timing, the pick and cuBLAS each launched back to back (the L2
+// flush before every launch, as timed) for MS milliseconds, twice in turn, each window's host
+// wall-clock bounds printed as "SUSTAIN name begin/end <ms since the epoch> launches N", for a
+// clock / power log (nvidia-smi -lms) to be averaged over.
+static int g_sustain_ms = 0;
+template <typename F>
+static void sustain(const char* name, F fn) {
+    using clk = std::chrono::system_clock;
+    auto ms = [] {
+        return (long long)std::chrono::duration_cast<std::chrono::milliseconds>(
+                   clk::now().time_since_epoch()).count();
+    };
+    CK(cudaDeviceSynchronize());
+    const long long t0 = ms();
+    long n = 0;
+    printf("SUSTAIN %s begin %lld\n", name, t0);
+    while (ms() - t0 < g_sustain_ms) {
+        for (int i = 0; i < 64; ++i, ++n) {
+            flush_l2(i);
+            fn();
+        }
+        CK(cudaDeviceSynchronize());
+    }
+    const long long t1 = ms();
+    printf("SUSTAIN %s end %lld launches %ld (%.2f us per flush + launch)\n", name, t1, n,
+           (t1 - t0) * 1e3 / (double)n);
+    fflush(stdout);
+}
+
 struct Row {
     std::string what;
     float us;
@@ -552,6 +583,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
            N, K, suite ? " [suite]" : "", skinny ? " (harness uses the skinny kernels here)" : "",
            TILES[pt].name, ps, eb.rel_l2);
     std::vector<Row> rows;
+    std::vector<Launch<T>> pick_launch;  // --sustain: the pick's launch
     int fails_here = 0;
     for (int t = 0; t < NT + NTS; ++t) {
         const TileCfg& cfg = tile_at(t);
@@ -594,6 +626,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
                 char buf[64];
                 snprintf(buf, sizeof buf, "%s split %ld", cfg.name, s);
                 rows.push_back({buf, time_us(L), t == pt && s == ps});
+                if (g_sustain_ms > 0 && t == pt && s == ps) pick_launch.push_back(L);
 #ifdef GW_TRACE
                 trace_report(L, buf);
 #endif
@@ -603,6 +636,11 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
     if (!fails_here) printf("  checks: all configs x splits PASS\n");
     if (perf) {
         float tcb = time_us(cublas_call);
+        if (g_sustain_ms > 0 && !pick_launch.empty())
+            for (int r = 0; r < 2; ++r) {
+                sustain("ours", pick_launch[0]);
+                sustain("cublas", cublas_call);
+            }
         double flop = 2.0 * M * N * (double)K;
         float best = 1e30f, pick_us = 0;
         std::string best_name, pick_name;
@@ -640,6 +678,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
         else if (!strcmp(argv[i], "--read-flush")) g_read_flush = true;
+        else if (!strcmp(argv[i], "--sustain") && i + 1 < argc) g_sustain_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--overhead")) overhead = true;
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--squares")) squares = true;
@@ -652,7 +691,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--overhead] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--overhead] [--sustain MS] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
