@@ -29,7 +29,7 @@ print("| shape | dtype | window | µs per flush + launch | samples | SM MHz | W 
 print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
 case, begin, k = "", {}, {}
 for line in open(sys.argv[1]):
-    m = re.match(r"== (\S+) (\S+)", line)
+    m = re.match(r"== (\d+x\d+x\d+) (\S+)$", line)
     if m:
         case = m.groups()
         continue

@@ -6,6 +6,7 @@
 //        kernels/dev/gemm_wgmma_bench.cu -lcuda -lcublas
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
 //          --read-flush (flush the L2 by a read sweep, as the harness does, not by memset),
+//          --no-flush (no flush at all: warm L2 and warm code),
 //          --overhead (only: an empty kernel's launch time at each tile's shared-memory size),
 //          --sustain MS (the pick and cuBLAS back to back for MS ms each, twice, for a clock log),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
@@ -339,7 +340,9 @@ __global__ void bench_read_sweep(const uint4* __restrict__ p, unsigned long long
     }
     if (acc == 0x9e3779b9u) sink[0] = acc;
 }
+static bool g_no_flush = false;  // --no-flush: nothing between launches (warm L2, warm code)
 static void flush_l2(int i) {
+    if (g_no_flush) return;
     if (g_read_flush)
         bench_read_sweep<<<4 * g_num_sms, 512>>>((const uint4*)g_flush, g_flush_bytes / 16, g_sink);
     else
@@ -678,6 +681,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
         else if (!strcmp(argv[i], "--read-flush")) g_read_flush = true;
+        else if (!strcmp(argv[i], "--no-flush")) g_no_flush = true;
         else if (!strcmp(argv[i], "--sustain") && i + 1 < argc) g_sustain_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--overhead")) overhead = true;
         else if (!strcmp(argv[i], "--quick")) quick = true;
@@ -691,7 +695,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--overhead] [--sustain MS] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--no-flush] [--overhead] [--sustain MS] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
