@@ -7,6 +7,7 @@
 // Options: --reps N (timed launches per point, median; default 15), --no-perf (checks only),
 //          --read-flush (flush the L2 by a read sweep, as the harness does, not by memset),
 //          --no-flush (no flush at all: warm L2 and warm code),
+//          --cluster-launch N (the plain entries with launch-time cluster dims N x 1 x 1),
 //          --overhead (only: an empty kernel's launch time at each tile's shared-memory size),
 //          --sustain MS (the pick and cuBLAS back to back for MS ms each, twice, for a clock log),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
@@ -325,6 +326,8 @@ static bool tile_selected(const char* name) {
     std::string list = "," + g_tiles + ",";
     return list.find("," + std::string(name) + ",") != std::string::npos;
 }
+// --cluster-launch N: the plain entries launched with launch-time cluster dims (N, 1, 1).
+static int g_cluster_launch = 0;
 static void* g_flush = nullptr;
 static size_t g_flush_bytes = 0;
 // --read-flush: flush the L2 by reading the buffer (clean lines, as the harness's read sweep
@@ -377,12 +380,31 @@ struct Launch {
     float* P;
     int M, N, K, splits, grid, threads;
     unsigned smem;
+    bool plain = true;  // no compile-time cluster dims (--cluster-launch may add launch-time ones)
     void operator()() {
         // tc is read only by the _ts entries (their last parameter); the others take 8, and
         // cuLaunchKernel reads as many parameters as the entry declares.
         CUtensorMap a = ta, b = tb, c = tc;
         void* params[] = {&a, &b, &C, &P, &M, &N, &K, &splits, &c};
-        CKD(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, smem, 0, params, nullptr));
+        if (g_cluster_launch > 0 && plain && grid % g_cluster_launch == 0) {
+            CUlaunchAttribute at[1];
+            at[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            at[0].value.clusterDim.x = (unsigned)g_cluster_launch;
+            at[0].value.clusterDim.y = 1;
+            at[0].value.clusterDim.z = 1;
+            CUlaunchConfig lc = {};
+            lc.gridDimX = (unsigned)grid;
+            lc.gridDimY = lc.gridDimZ = 1;
+            lc.blockDimX = (unsigned)threads;
+            lc.blockDimY = lc.blockDimZ = 1;
+            lc.sharedMemBytes = smem;
+            lc.hStream = 0;
+            lc.attrs = at;
+            lc.numAttrs = 1;
+            CKD(cuLaunchKernelEx(&lc, f, params, nullptr));
+        } else {
+            CKD(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, smem, 0, params, nullptr));
+        }
         if (splits > 1) {
             unsigned long long elems = (unsigned long long)M * N;
             int rg = (int)std::min<unsigned long long>((elems + 1023) / 1024, 8ull * g_num_sms);
@@ -481,6 +503,22 @@ static void launch_overhead() {
         for (int ctas : {128, 132}) {
             const float us = time_us([&] { bench_empty<<<ctas, 384, smem>>>(); CK(cudaGetLastError()); });
             printf("  empty kernel, %d CTAs x 384 threads, %6d B dynamic smem: %6.2f us\n", ctas, smem, us);
+            for (unsigned cl : {1u, 2u}) {
+                cudaLaunchAttribute at[1];
+                at[0].id = cudaLaunchAttributeClusterDimension;
+                at[0].val.clusterDim.x = cl;
+                at[0].val.clusterDim.y = 1;
+                at[0].val.clusterDim.z = 1;
+                cudaLaunchConfig_t lc = {};
+                lc.gridDim = dim3(ctas, 1, 1);
+                lc.blockDim = dim3(384, 1, 1);
+                lc.dynamicSmemBytes = smem;
+                lc.attrs = at;
+                lc.numAttrs = 1;
+                const float uc = time_us([&] { CK(cudaLaunchKernelEx(&lc, bench_empty)); });
+                printf("  empty kernel, %d CTAs x 384 threads, %6d B dynamic smem, cluster %u: %6.2f us\n",
+                       ctas, smem, cl, uc);
+            }
         }
     }
 }
@@ -602,6 +640,7 @@ static void run_case(cublasHandle_t h, int M, int N, int K, bool suite, bool per
             Launch<T> L{f, fr, ta, tb, tc, C, s > 1 ? P : nullptr, M, N, K, (int)s,
                         (int)cfg.grid(units, g_num_sms), cfg.threads(),
                         cfg.smem()};
+            L.plain = cfg.cluster < 2;
             CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));  // NaN: catches unwritten outputs
             L();
             CK(cudaDeviceSynchronize());
@@ -681,6 +720,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--no-perf")) perf = false;
         else if (!strcmp(argv[i], "--read-flush")) g_read_flush = true;
+        else if (!strcmp(argv[i], "--cluster-launch") && i + 1 < argc) g_cluster_launch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-flush")) g_no_flush = true;
         else if (!strcmp(argv[i], "--sustain") && i + 1 < argc) g_sustain_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--overhead")) overhead = true;
@@ -695,7 +735,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--c2-pick")) g_cluster_pick = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--no-flush] [--overhead] [--sustain MS] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps N] [--read-flush] [--no-flush] [--cluster-launch N] [--overhead] [--sustain MS] [--no-perf] [--c2-pick] [--quick] [--squares] [--shape MxNxK] [--tiles a,b] [--bf16|--f16]\n", argv[0]);
             return 2;
         }
     }
