@@ -445,6 +445,15 @@ static float time_us(F fn) {
 }
 
 #ifdef GW_TRACE
+// One thread's %globaltimer into stamp[i]: launched just before and just after a traced GEMM, so
+// that the gaps between the stamps and the CTAs' first entry / last exit show the launch and
+// completion costs of the GEMM launch itself.
+__global__ void bench_stamp(unsigned long long* stamp, int i) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    stamp[i] = t;
+}
+static unsigned long long* g_stamp = nullptr;
 // -DGW_TRACE with a kernel copy patched by kernels/dev/gemm_trace_patch.py: after a point's
 // timing, three more launches, each after the L2 flush, and per launch the CTAs' timeline:
 // spread of the entry and exit times (%globaltimer) and median / max over CTAs of the clock64
@@ -457,10 +466,15 @@ static void trace_report(Launch<T>& L, const char* what) {
         void* tp = nullptr;
         CK(cudaGetSymbolAddress(&tp, gemm_wgmma_detail::gw_trace));
         CK(cudaMemset(tp, 0, 4096 * 8 * sizeof(unsigned long long)));
+        if (!g_stamp) CK(cudaMalloc(&g_stamp, 2 * sizeof(unsigned long long)));
         flush_l2(rep + 1);
+        bench_stamp<<<1, 1>>>(g_stamp, 0);
         L();
+        bench_stamp<<<1, 1>>>(g_stamp, 1);
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpyFromSymbol(h.data(), gemm_wgmma_detail::gw_trace, h.size() * 8));
+        unsigned long long st[2];
+        CK(cudaMemcpy(st, g_stamp, sizeof st, cudaMemcpyDeviceToHost));
         unsigned long long g0 = ~0ull, g0max = 0, g1min = ~0ull, g1max = 0;
         std::vector<double> c[5], ghz;
         int n = 0;
@@ -489,6 +503,8 @@ static void trace_report(Launch<T>& L, const char* what) {
                med(c[0]), mx(c[0]), med(c[1]), mx(c[1]), med(c[2]), mx(c[2]), med(c[4]), mx(c[4]),
                med(c[3]), mx(c[3]),
                ghz.empty() ? 0.0 : med(ghz));
+        printf("    stamps: stamp before -> first entry %.2f us, last exit -> stamp after %.2f us\n",
+               ((double)g0 - (double)st[0]) * 1e-3, ((double)st[1] - (double)g1max) * 1e-3);
     }
 }
 #endif
