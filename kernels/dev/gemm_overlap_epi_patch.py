@@ -31,8 +31,8 @@ new = """                mbar_arrive_cluster(GW_EMPTY(st), 1u);
                 const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);
                 const int mi = lane >> 3;
                 const int srow = warp * 16 + (mi & 1) * 8 + (lane & 7);
-                auto store_box = [&](auto jc) {
-                    constexpr int j = decltype(jc)::value;
+                // j is a constant at every call (the switch below), so that pk stays in registers
+                auto store_box = [&](const int j) {
                     const unsigned buf = ebuf + (unsigned)(j % CF::EPI_NBUF) * CF::EPI_BOX_BYTES;
                     if (leader) bulk_wait_read<(int)CF::EPI_NBUF - 1>();
                     named_bar_sync(1u + (unsigned)cw, 128u);
@@ -52,10 +52,10 @@ new = """                mbar_arrive_cluster(GW_EMPTY(st), 1u);
                 };
                 auto store_next = [&]() {
                     switch (nbox) {
-                        case 0: store_box(std::integral_constant<int, 0>{}); break;
-                        case 1: store_box(std::integral_constant<int, 1>{}); break;
-                        case 2: store_box(std::integral_constant<int, 2>{}); break;
-                        case 3: store_box(std::integral_constant<int, 3>{}); break;
+                        case 0: store_box(0); break;
+                        case 1: store_box(1); break;
+                        case 2: store_box(2); break;
+                        case 3: store_box(3); break;
                         default: return;
                     }
                     ++nbox;
