@@ -92,6 +92,20 @@
 //     0.5-1.4% faster, 4096^3-8192^3 about 2% faster (H200 GPU-3ad56ac7; H100 GPU-d45e9c4d
 //     at 2048^3 and 4096^3), correct on every bench shape in both dtypes.
 //
+//   * 128x256_ts without K splits stores a tile while the next one runs (session 34): at the
+//     end of a tile each consumer thread packs its 128 accumulators into 64 bf16x2 / half2
+//     registers (the consumers hold up to 232 after setmaxnreg) and goes straight on to the
+//     next tile; after issuing each of that tile's first four K blocks, while those wgmmas
+//     run, the warpgroup stages and stores one 64 x 64 box of the packed tile exactly as
+//     above (staging box j % 2, the leader's wait for the store two boxes back, the two named
+//     barriers). Boxes still pending when a tile has fewer than four K blocks, and the CTA's
+//     last tile, are stored at once. The dev trace (kernels/dev/gemm_trace_patch.py, 4096^3,
+//     H100) had put about 2,400 cycles of idle tensor pipe at each tile boundary. Through the
+//     harness, paired with the previous kernel in the same runs (H100 GPU-c626dff2, two
+//     runs): 4096^3 0.982-0.992x the time, 6144^3 0.985-0.989x, 8192^3 0.983-0.987x,
+//     8192x1024x8192 0.991-0.997x; 2048^3 (one tile per CTA) level; correct on every dev-bench
+//     shape in both dtypes.
+//
 //   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
 //     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A
 //     work unit is a PAIR of vertically adjacent M tiles (2pm, 2pm+1) with the same N tile tn
@@ -691,6 +705,91 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 mbar_arrive_cluster(GW_EMPTY(st), 1u);
             }
         };
+        if constexpr (TS && BN == 256 && CL == 1 && !PN) {
+            if (splits == 1) {
+                // Overlapped epilogue (see "128x256_ts" in the header).
+                unsigned pk[BN / 4];  // the previous tile, packed: box j's stmatrix operands
+                int ptm = 0, ptn = 0;
+                int nbox = 4;  // boxes of the previous tile already stored (4: none pending)
+                const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);
+                const int mi = lane >> 3;
+                const int srow = warp * 16 + (mi & 1) * 8 + (lane & 7);
+                // j is a constant at every call (the switch below), so that pk stays in registers
+                auto store_box = [&](const int j) {
+                    const unsigned buf = ebuf + (unsigned)(j % CF::EPI_NBUF) * CF::EPI_BOX_BYTES;
+                    if (leader) bulk_wait_read<(int)CF::EPI_NBUF - 1>();
+                    named_bar_sync(1u + (unsigned)cw, 128u);
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        const int chunk = 2 * q + (mi >> 1);
+                        stmatrix_x4(buf + (unsigned)srow * 128u + ((unsigned)(chunk ^ (srow & 7)) << 4),
+                                    pk[16 * j + 4 * q + 0], pk[16 * j + 4 * q + 1],
+                                    pk[16 * j + 4 * q + 2], pk[16 * j + 4 * q + 3]);
+                    }
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    named_bar_sync(1u + (unsigned)cw, 128u);
+                    if (leader) {
+                        tma_store_2d(tmC, buf, ptn * BN + 64 * j, ptm * BM + cw * 64);
+                        bulk_commit();
+                    }
+                };
+                auto store_next = [&]() {
+                    switch (nbox) {
+                        case 0: store_box(0); break;
+                        case 1: store_box(1); break;
+                        case 2: store_box(2); break;
+                        case 3: store_box(3); break;
+                        default: return;
+                    }
+                    ++nbox;
+                };
+                for (int u = cid; u < units; u += ncl) {
+                    int pm, tn;
+                    tile_coords(u, num_pm, num_pn, pm, tn);
+                    const int tm = pm;
+#pragma unroll
+                    for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+                    for (int kb = 0; kb < num_k; ++kb, ++it) {
+                        const unsigned s = it % STAGES;
+                        const unsigned ph = (it / STAGES) & 1u;
+                        mbar_wait(GW_FULL(s), ph);
+                        const unsigned a_s = a_base + s * A_STAGE_BYTES + cw * (64 * 128);
+                        const unsigned b_s = b_base + s * B_STAGE_BYTES;
+                        wgmma_fence();
+#pragma unroll
+                        for (int kk = 0; kk < BK / 16; ++kk) {
+                            const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
+                            const unsigned long long db =
+                                make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
+                            wgmma_tile<BF16, BN>(d, da, db);
+                        }
+                        wgmma_commit();
+                        store_next();  // one box of the previous tile while these wgmmas run
+                        wgmma_wait<1>();
+                        if (kb > 0 && leader) release((it - 1) % STAGES);
+                    }
+                    wgmma_wait<0>();
+                    if (num_k > 0 && leader) release((it - 1) % STAGES);
+                    while (nbox < 4) store_next();  // K shorter than four blocks
+#pragma unroll
+                    for (int j = 0; j < BN / 64; ++j)
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            const int b = 8 * j + 2 * q;
+                            pk[16 * j + 4 * q + 0] = pack2_bits<T>(d[4 * b + 0], d[4 * b + 1]);
+                            pk[16 * j + 4 * q + 1] = pack2_bits<T>(d[4 * b + 2], d[4 * b + 3]);
+                            pk[16 * j + 4 * q + 2] = pack2_bits<T>(d[4 * b + 4], d[4 * b + 5]);
+                            pk[16 * j + 4 * q + 3] = pack2_bits<T>(d[4 * b + 6], d[4 * b + 7]);
+                        }
+                    ptm = tm;
+                    ptn = tn;
+                    nbox = 0;
+                }
+                while (nbox < 4) store_next();  // the CTA's last tile
+                if (leader) bulk_wait_all();
+                return;
+            }
+        }
         for (int u = cid; u < units; u += ncl) {
             const int t = u % num_tiles;
             const int sp = u / num_tiles;

@@ -10,6 +10,10 @@ goes straight on to the next tile; after issuing each of the next tile's first f
 Boxes still pending when a tile ends early (K < 4 blocks) or at the CTA's last tile are stored
 then. Only the 128x256 TMA-store entries without K splits change (TS, BN = 256, CL = 1).
 
+Shipped in kernels/gemm_wgmma.cu in session 34 (commit after the harness A/B on H100
+GPU-c626dff2); kept as the record of what the dev bench and the A/B measured against the kernel
+before it. Refuses a file that already has it.
+
 gemm_overlap_epi_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
 
@@ -108,4 +112,6 @@ new = """                mbar_arrive_cluster(GW_EMPTY(st), 1u);
             }
         }
 """
+if "unsigned pk[BN / 4];" in open(sys.argv[1]).read():
+    sys.exit(f"{sys.argv[1]}: already has the overlapped epilogue")
 patch_file(sys.argv[1], [(old, new)])

@@ -742,6 +742,10 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     };
     let epilogue = match (plan.splits > 1, tma_store, want_tma_store) {
         (true, _, _) => "fp32 partials",
+        // the kernel's 128x256 TMA-store body stores a tile during the next one's first K blocks
+        (false, true, _) if tile.bm == 128 && tile.bn == 256 && tile.cluster == 1 => {
+            "TMA store, overlapped with the next tile"
+        }
         (false, true, _) => "TMA store",
         (false, false, true) => "register stores (this kernel source has no TMA-store entry)",
         (false, false, false) => "register stores",
