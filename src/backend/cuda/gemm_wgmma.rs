@@ -740,16 +740,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         format!("; copies: {}", copies.join(", "))
     };
-    let epilogue = match (plan.splits > 1, tma_store, want_tma_store) {
-        (true, _, _) => "fp32 partials",
-        // the kernel's 128x256 TMA-store body stores a tile during the next one's first K blocks
-        (false, true, _) if tile.bm == 128 && tile.bn == 256 && tile.cluster == 1 => {
-            "TMA store, overlapped with the next tile"
-        }
-        (false, true, _) => "TMA store",
-        (false, false, true) => "register stores (this kernel source has no TMA-store entry)",
-        (false, false, false) => "register stores",
-    };
+    let epilogue = epilogue_name(&tile, plan.splits, tma_store, want_tma_store);
     let variant = format!(
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}, epilogue {epilogue}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
@@ -758,9 +749,49 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant, chain)
 }
 
+/// How the launched GEMM writes C, for the case's configuration: fp32 partials with K splits,
+/// else TMA stores (`tma_store`: the `_ts` entry runs; the 128x256 one stores each finished
+/// tile during the next tile's first four K blocks) or register stores, saying when the TMA
+/// store was wanted (`want_tma_store`) but the kernel source lacks the entry.
+fn epilogue_name(
+    tile: &WgTile,
+    splits: u64,
+    tma_store: bool,
+    want_tma_store: bool,
+) -> &'static str {
+    match (splits > 1, tma_store, want_tma_store) {
+        (true, _, _) => "fp32 partials",
+        (false, true, _) if tile.bm == 128 && tile.bn == 256 && tile.cluster == 1 => {
+            "TMA store, overlapped with the next tile"
+        }
+        (false, true, _) => "TMA store",
+        (false, false, true) => "register stores (this kernel source has no TMA-store entry)",
+        (false, false, false) => "register stores",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_plain_128x256_tma_store_tile_overlaps_its_epilogue() {
+        let by = |n: &str| TILES.iter().find(|t| t.name() == n).unwrap();
+        let t = by("128x256");
+        assert_eq!(
+            epilogue_name(t, 1, true, true),
+            "TMA store, overlapped with the next tile"
+        );
+        assert_eq!(epilogue_name(t, 2, true, true), "fp32 partials");
+        assert_eq!(epilogue_name(t, 1, false, false), "register stores");
+        assert_eq!(
+            epilogue_name(t, 1, false, true),
+            "register stores (this kernel source has no TMA-store entry)"
+        );
+        for n in ["128x256_c2", "128x128", "128x64", "192x192"] {
+            assert_eq!(epilogue_name(by(n), 1, true, true), "TMA store", "{n}");
+        }
+    }
 
     #[test]
     fn tiles_match_the_kernel_table() {
