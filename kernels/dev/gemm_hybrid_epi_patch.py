@@ -9,6 +9,10 @@ even boxes (0 and 2) go through the staging boxes and the TMA as before, each in
 staging box (slot j / 2), so that no box waits for an earlier store's read. The two paths
 (LSU stores and the TMA unit) then run side by side. Other tiles are unchanged.
 
+Measured against the kernel before 5183653 (session 34's overlapped epilogue). After it the
+128x256 TMA-store entries no longer run the body this patches (it still applies, to no effect
+on them); kept as the record of the measurement.
+
 gemm_hybrid_epi_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
 

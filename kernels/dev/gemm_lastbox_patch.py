@@ -8,6 +8,10 @@ own barrier once and its leader issues all the box stores back to back: no wait 
 read and two barriers per box. Where every CTA has one tile (2048^3 on 128x256) this is the
 whole epilogue.
 
+Written against the kernel before 5183653 (session 34's overlapped epilogue), where the 128x256
+TMA-store tile ran this body; it does not apply to the kernel after it (the anchor is no longer
+unique), and is kept as the record of session 33's measurement.
+
 gemm_lastbox_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
 

@@ -2,13 +2,34 @@
 """Patches a COPY of kernels/gemm_wgmma.cu (session 34) with a per-CTA timeline for the dev
 bench's -DGW_TRACE mode: the first consumer warpgroup's leader (thread 128) records, per CTA,
 %globaltimer at entry and exit and clock64 offsets from entry of: the PDL wait done, the first
-full stage seen, the last tile's main loop done (wgmma_wait<0>), the last store issued (before the
-TMA-store drain) and the exit (after it), with %smid. Only the TMA-store entries reach the exit record. Nothing else changes.
+full stage seen, the last tile's main loop done (wgmma_wait<0>), the last store issued (before
+the TMA-store drain) and the exit (after it), with %smid. Both consumer bodies are hooked: the
+general one and the overlapped-epilogue one of the 128x256 TMA-store tile (shipped in 5183653).
+Only the TMA-store entries reach the exit record. Nothing else changes.
 
 gemm_trace_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
 
 from patchlib import patch_file
+
+# The exit record, written by thread 128 from either consumer body.
+RECORD = """static __device__ __forceinline__ void gw_record(unsigned long long g0, long long c0,
+                                                 long long c1, long long c2, long long c3,
+                                                 long long c5) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    unsigned long long* tr = gw_trace + 8 * blockIdx.x;
+    const long long c4 = clock64();
+    tr[0] = g0;
+    tr[1] = gw_gt();
+    tr[2] = (unsigned long long)(c1 - c0);
+    tr[3] = (unsigned long long)(c2 - c0);
+    tr[4] = (unsigned long long)(c3 - c0);
+    tr[5] = (unsigned long long)(c4 - c0);
+    tr[6] = smid;
+    tr[7] = (unsigned long long)(c5 - c0);
+}
+"""
 
 edits = [
     ("namespace gemm_wgmma_detail {\n",
@@ -20,7 +41,7 @@ static __device__ __forceinline__ unsigned long long gw_gt() {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-"""),
+""" + RECORD),
     ("""    if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {""",
      """    const unsigned long long gw_g0 = gw_gt();
@@ -37,11 +58,12 @@ static __device__ __forceinline__ unsigned long long gw_gt() {
     if (tid == 128) gw_c1 = clock64();
 
 """),
+    # the general consumer body
     ("""                mbar_wait(GW_FULL(s), ph);
-""",
+                const unsigned a_s""",
      """                mbar_wait(GW_FULL(s), ph);
                 if (it == 0 && tid == 128) gw_c2 = clock64();
-"""),
+                const unsigned a_s"""),
     ("""            wgmma_wait<0>();
             if (kb1 > kb0 && leader) release((it - 1) % STAGES);
 """,
@@ -53,20 +75,28 @@ static __device__ __forceinline__ unsigned long long gw_gt() {
 """,
      """        const long long gw_c5 = clock64();
         if (TS && leader) bulk_wait_all();
-        if (TS && tid == 128) {
-            unsigned smid;
-            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-            unsigned long long* tr = gw_trace + 8 * blockIdx.x;
-            const long long c4 = clock64();
-            tr[0] = gw_g0;
-            tr[1] = gw_gt();
-            tr[2] = (unsigned long long)(gw_c1 - gw_c0);
-            tr[3] = (unsigned long long)(gw_c2 - gw_c0);
-            tr[4] = (unsigned long long)(gw_c3 - gw_c0);
-            tr[5] = (unsigned long long)(c4 - gw_c0);
-            tr[6] = smid;
-            tr[7] = (unsigned long long)(gw_c5 - gw_c0);
-        }
+        if (TS && tid == 128) gw_record(gw_g0, gw_c0, gw_c1, gw_c2, gw_c3, gw_c5);
+"""),
+    # the overlapped-epilogue body (128x256 TMA store)
+    ("""                        mbar_wait(GW_FULL(s), ph);
+                        const unsigned a_s""",
+     """                        mbar_wait(GW_FULL(s), ph);
+                        if (it == 0 && tid == 128) gw_c2 = clock64();
+                        const unsigned a_s"""),
+    ("""                    wgmma_wait<0>();
+                    if (num_k > 0 && leader) release((it - 1) % STAGES);
+""",
+     """                    wgmma_wait<0>();
+                    if (tid == 128) gw_c3 = clock64();
+                    if (num_k > 0 && leader) release((it - 1) % STAGES);
+"""),
+    ("""                while (nbox < 4) store_next();  // the CTA's last tile
+                if (leader) bulk_wait_all();
+""",
+     """                while (nbox < 4) store_next();  // the CTA's last tile
+                const long long gw_c5 = clock64();
+                if (leader) bulk_wait_all();
+                if (tid == 128) gw_record(gw_g0, gw_c0, gw_c1, gw_c2, gw_c3, gw_c5);
 """),
 ]
 patch_file(sys.argv[1], edits)
