@@ -103,6 +103,14 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             clip(&r.variant, VARIANT_NOTE_CHARS)
         );
     }
+    if let Some(then) = &r.baseline_source_hash {
+        machines += &format!(
+            "; baseline timed other code (stored source hash {}, this run {}): its rounds \
+             restart on the next import",
+            clip(then, VARIANT_NOTE_CHARS),
+            clip(&r.source_hash, VARIANT_NOTE_CHARS)
+        );
+    }
     if let Some(ab) = r.ab.as_ref().filter(|a| a.decides()) {
         let base = ab.base_ms.map(fmt_ms).unwrap_or_else(|| "-".into());
         return match (r.verdict, ab.paired) {

@@ -172,6 +172,12 @@ pub struct Record {
     /// never set against rounds that stored none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_variant: Option<String>,
+    /// The source hash the baseline entry stored when it differs from this run's
+    /// [`Record::source_hash`]: the entry timed code that has changed since (a kernel edit, or
+    /// another peer version). The gate still compares with it, and the entry restarts on its
+    /// next import. Never set against entries that stored no hash (cuBLAS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_source_hash: Option<String>,
     /// The ratio a uniformly faster or slower machine alone would explain (baseline ceilings
     /// over this machine's; applied to the gate only with `KERNELGATE_MACHINE_FACTOR=1`).
     #[serde(default)]

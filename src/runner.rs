@@ -1099,6 +1099,7 @@ pub fn run_case(
         baseline_l2_flush: None,
         baseline_duty_hold: None,
         baseline_variant: None,
+        baseline_source_hash: None,
         machine_factor: None,
         window_shift_ms: None,
         lower_modes: None,
@@ -1471,6 +1472,10 @@ pub fn run_case(
     record.baseline_variant = newest
         .and_then(|x| x.variant.clone())
         .filter(|v| *v != record.variant);
+    record.baseline_source_hash = base
+        .as_ref()
+        .map(|b| b.env.source_hash.clone())
+        .filter(|h| !h.is_empty() && *h != record.source_hash);
     record.machine = machine.key.clone();
     record.machine_factor = factor;
     record.window_shift_ms = base

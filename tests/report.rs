@@ -341,6 +341,24 @@ fn message_says_when_the_baseline_ran_another_configuration() {
 }
 
 #[test]
+fn message_says_when_the_baseline_timed_other_code() {
+    let store = Store::new("baselines");
+    let mut r = example(Verdict::Pass);
+    r.source_hash = "9bc8886ca9432d5ab93967ae".into();
+    // Same code (or an entry that stored no hash): nothing said.
+    assert!(!verdict_message(&r, GPU, &store).contains("other code"));
+    r.baseline_source_hash = Some("7078d5a161f992c8e4ffd75b".into());
+    let msg = verdict_message(&r, GPU, &store);
+    assert!(
+        msg.contains(
+            "baseline timed other code (stored source hash 7078d5a161f992c8e4ffd75b, this run \
+             9bc8886ca9432d5ab93967ae): its rounds restart on the next import"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
 fn ambiguous_message_names_two_modes() {
     let store = Store::new("baselines");
     let mut r = example(Verdict::Ambiguous);

@@ -127,6 +127,7 @@ pub fn record(
         baseline_l2_flush: None,
         baseline_duty_hold: None,
         baseline_variant: None,
+        baseline_source_hash: None,
         machine_factor: None,
         window_shift_ms: None,
         lower_modes: None,
