@@ -78,6 +78,11 @@ pub struct RunSummary {
     /// machines is unknown, so a fresh machine may read it as a change).
     #[serde(default)]
     pub single_machine_baselines: Vec<String>,
+    /// Cases compared with a stored baseline that timed other code ([`Record::baseline_source_hash`]:
+    /// a kernel edit or another peer version since): the gate still compares with it, and its
+    /// rounds restart when this run's are imported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_code_baselines: Vec<String>,
     /// Regressions whose shape also ran slower than its baseline, beyond tolerance, on another
     /// backend in the same run ([`shared_slowdowns`]): the machine, not only the kernel, is a
     /// likely cause.
@@ -280,6 +285,15 @@ impl RunSummary {
                 v.sort();
                 v
             },
+            other_code_baselines: {
+                let mut v: Vec<String> = records
+                    .iter()
+                    .filter(|r| r.ratio.is_some() && r.baseline_source_hash.is_some())
+                    .map(|r| r.case.clone())
+                    .collect();
+                v.sort();
+                v
+            },
             shared_slowdowns: shared_slowdowns(records),
             two_modes: {
                 let mut v: Vec<(String, f64)> = records
@@ -371,6 +385,14 @@ impl RunSummary {
                 "note: {} case(s) compared with a baseline from one machine (append rounds from other machines to cover their spread): {}",
                 self.single_machine_baselines.len(),
                 first_and_more(&self.single_machine_baselines, 8)
+            );
+        }
+        if !self.other_code_baselines.is_empty() {
+            let _ = writeln!(
+                s,
+                "note: {} case(s) compared with a baseline that timed other code (the kernel or peer changed since; importing this run restarts their rounds): {}",
+                self.other_code_baselines.len(),
+                first_and_more(&self.other_code_baselines, 8)
             );
         }
         if !self.two_modes.is_empty() {

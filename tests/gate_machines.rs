@@ -630,6 +630,29 @@ fn summary_records() -> Vec<Record> {
 }
 
 #[test]
+fn run_summary_names_cases_whose_baseline_timed_other_code() {
+    let mut recs = summary_records();
+    // a compared case whose entry stored another source hash; a new case (no comparison) with
+    // one is not named
+    recs[1].baseline_source_hash = Some("7078d5a161f992c8e4ffd75b".into());
+    recs[4].baseline_source_hash = Some("7078d5a161f992c8e4ffd75b".into());
+    recs[4].ratio = None;
+    let s = RunSummary::of(&recs, HOLD);
+    assert_eq!(s.other_code_baselines, vec![recs[1].case.clone()]);
+    assert!(
+        s.render().contains(&format!(
+            "note: 1 case(s) compared with a baseline that timed other code (the kernel or peer changed since; importing this run restarts their rounds): {}",
+            recs[1].case
+        )),
+        "{}",
+        s.render()
+    );
+    assert!(!RunSummary::of(&summary_records(), HOLD)
+        .render()
+        .contains("other code"));
+}
+
+#[test]
 fn run_summary_counts_and_distribution() {
     let recs = summary_records();
     let s = RunSummary::of(&recs, HOLD);
@@ -642,6 +665,7 @@ fn run_summary_counts_and_distribution() {
     // Against a run that asked for an 80 µs hold, nothing was raised.
     assert_eq!(RunSummary::of(&recs, 80.0).raised_holds, 0);
     assert_eq!(s.single_machine_baselines, vec![recs[0].case.clone()]);
+    assert!(s.other_code_baselines.is_empty());
     let verdicts: Vec<(&str, usize)> = s.verdicts.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(
         verdicts,
