@@ -276,24 +276,8 @@ impl RunSummary {
                 .count(),
             max_hold_us: records.iter().map(|r| r.hold_us).fold(0.0, f64::max),
             late_samples: records.iter().map(|r| r.late_samples).sum(),
-            single_machine_baselines: {
-                let mut v: Vec<String> = records
-                    .iter()
-                    .filter(|r| r.ratio.is_some() && r.baseline_machines == Some(1))
-                    .map(|r| r.case.clone())
-                    .collect();
-                v.sort();
-                v
-            },
-            other_code_baselines: {
-                let mut v: Vec<String> = records
-                    .iter()
-                    .filter(|r| r.ratio.is_some() && r.baseline_source_hash.is_some())
-                    .map(|r| r.case.clone())
-                    .collect();
-                v.sort();
-                v
-            },
+            single_machine_baselines: compared_cases(records, |r| r.baseline_machines == Some(1)),
+            other_code_baselines: compared_cases(records, |r| r.baseline_source_hash.is_some()),
             shared_slowdowns: shared_slowdowns(records),
             two_modes: {
                 let mut v: Vec<(String, f64)> = records
@@ -598,6 +582,9 @@ fn timed_older_code(
     current.is_some_and(|cur| case.backend == "cuda" && !hash.is_empty() && !cur.contains(hash))
 }
 
+/// Which of a [`Coverage`] row's case lists a line of [`render_coverage`] names.
+type CaseList = fn(&Coverage) -> &[String];
+
 /// A markdown table of `rows`, then each row's one-machine cases and older-code cases (the
 /// first 8 of each).
 pub fn render_coverage(rows: &[Coverage]) -> String {
@@ -611,25 +598,34 @@ pub fn render_coverage(rows: &[Coverage]) -> String {
             r.suite, r.gpu, r.cases, r.several, r.one_machine, r.missing, r.older
         );
     }
-    for r in rows.iter().filter(|r| r.one_machine > 0) {
-        let _ = writeln!(
-            s,
-            "\n{} on {}, one machine: {}",
-            r.suite,
-            r.gpu,
-            first_and_more(&r.one_machine_cases, 8)
-        );
-    }
-    for r in rows.iter().filter(|r| r.older > 0) {
-        let _ = writeln!(
-            s,
-            "\n{} on {}, timed older code: {}",
-            r.suite,
-            r.gpu,
-            first_and_more(&r.older_cases, 8)
-        );
+    let lists: [(&str, CaseList); 2] = [
+        ("one machine", |r| &r.one_machine_cases),
+        ("timed older code", |r| &r.older_cases),
+    ];
+    for (what, cases) in lists {
+        for r in rows.iter().filter(|r| !cases(r).is_empty()) {
+            let _ = writeln!(
+                s,
+                "\n{} on {}, {what}: {}",
+                r.suite,
+                r.gpu,
+                first_and_more(cases(r), 8)
+            );
+        }
     }
     s
+}
+
+/// The names, sorted, of the cases of `records` compared with a baseline (a ratio) whose record
+/// also meets `pred`.
+fn compared_cases(records: &[Record], pred: impl Fn(&Record) -> bool) -> Vec<String> {
+    let mut v: Vec<String> = records
+        .iter()
+        .filter(|r| r.ratio.is_some() && pred(r))
+        .map(|r| r.case.clone())
+        .collect();
+    v.sort();
+    v
 }
 
 /// The first `n` of `items` joined by ", ", then " and K more" for the rest.
