@@ -40,6 +40,22 @@ bench_copy() {
   echo "$d"
 }
 
+# bench_variant NAME [PATCH [ARGS...]]: a bench_copy named NAME, with `python3 PATCH
+# <copy>/gemm_wgmma.cu ARGS...` applied when a patch is given, built into $DEV_TMP/gx-NAME/gwb
+# (bench_build, log beside it) and noted in $DEV_LOG (bench_note). A patch that fails stops it
+# there (logged, status 1): nothing is built unpatched under the variant's name.
+bench_variant() {
+  local n=$1 d
+  shift
+  d=$(bench_copy "$n")
+  if [ $# -gt 0 ] && ! python3 "$1" "$d/gemm_wgmma.cu" "${@:2}"; then
+    log "variant $n: patch $* failed, not built"
+    return 1
+  fi
+  bench_build "$DEV_TMP/gx-$n/gwb" "$DEV_TMP/gx-$n/build.log" "$d"
+  bench_note "$n" "$d" "$DEV_TMP/gx-$n/build.log" >> "$DEV_LOG"
+}
+
 # bench_note WHAT DIR LOG: one line on a variant's build: its status, how many lines its
 # gemm_wgmma.cu changed against the checkout's, and how many entries spill.
 bench_note() {

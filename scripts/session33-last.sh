@@ -10,20 +10,14 @@
 #    round: 2048^3 and 4096^3 on 128x256, 3072^3 on 192x192, 1024^3 on 128x64, both dtypes.
 # VARIANT=NAME PATCH=FILE time another patch the same way (session 33 ran VARIANT=sus
 # PATCH=kernels/dev/gemm_suspend_patch.py NCU_RUN=0 after the default); NCU_RUN=0 skips step 1. The
-# 128x256_c2 point at 2048^3 was added for that second run.
+# 128x256_c2 point at 2048^3 was added for that second run. The default patch applies only to the
+# kernel before 5183653 (session 34's overlapped epilogue); the variant is then not built.
 # Under $OUT: log.txt, ncu-2048.csv.gz, $VARIANT-checks.txt, $VARIANT-bench.txt, $VARIANT-table.md.
 set -u
 . scripts/device-lib.sh
 V=${VARIANT:-last}
 R=$OUT/$V-bench.txt
-build() {  # build NAME [patch]
-  local n=$1 d
-  d=$(bench_copy "$n")
-  [ $# -gt 1 ] && python3 "$2" "$d/gemm_wgmma.cu"
-  bench_build "$DEV_TMP/gx-$n/gwb" "$DEV_TMP/gx-$n/build.log" "$d"
-  bench_note "$n" "$d" "$DEV_TMP/gx-$n/build.log" >> "$DEV_LOG"
-}
-( build base & build "$V" "${PATCH:-kernels/dev/gemm_lastbox_patch.py}" & wait ) &
+( bench_variant base & bench_variant "$V" "${PATCH:-kernels/dev/gemm_lastbox_patch.py}" & wait ) &
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 if [ "${NCU_RUN:-1}" = 1 ]; then
   KERNELGATE_SOAK_MS=0 KERNELGATE_BASELINE_DIR=$DEV_TMP/bl timeout 300 "$NCU" -k 'regex:nvjet|gemm_wgmma' -c 40 \

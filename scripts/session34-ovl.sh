@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Session 34, one machine (repo root; nvcc + cuBLAS): the dev bench, base (the checkout's
-# kernels) against VARIANT (default ovl: kernels/dev/gemm_overlap_epi_patch.py, the 128x256
-# TMA-store tile storing a finished tile during the next one's first K blocks). VARIANT's checks
+# kernels) against VARIANT (default ovl) built with PATCH. Session 34 ran it with
+# PATCH=kernels/dev/gemm_overlap_epi_patch.py as of 0017438 (the 128x256 TMA-store tile storing a
+# finished tile during the next one's first K blocks; shipped in 5183653, the script removed
+# since: `git show 0017438:kernels/dev/gemm_overlap_epi_patch.py`). VARIANT's checks
 # on every bench shape and tile, then ROUNDS rounds (order turned each round) of the squares
 # 2048^3-8192^3 on 128x256 and 3072^3 on 192x192 (unchanged: a control), both dtypes, after the
 # harness's read sweep. Under $OUT: log.txt, $VARIANT-checks.txt, $VARIANT-bench.txt,
@@ -10,14 +12,8 @@ set -u
 . scripts/device-lib.sh
 V=${VARIANT:-ovl}
 R=$OUT/$V-bench.txt
-build() {  # build NAME [patch]
-  local n=$1 d
-  d=$(bench_copy "$n")
-  [ $# -gt 1 ] && python3 "$2" "$d/gemm_wgmma.cu"
-  bench_build "$DEV_TMP/gx-$n/gwb" "$DEV_TMP/gx-$n/build.log" "$d"
-  bench_note "$n" "$d" "$DEV_TMP/gx-$n/build.log" >> "$DEV_LOG"
-}
-build base & build "$V" "${PATCH:-kernels/dev/gemm_overlap_epi_patch.py}" & wait
+P=${PATCH:?PATCH=FILE: the patch to time}
+bench_variant base & bench_variant "$V" "$P" & wait
 grep "== variant" "$DEV_LOG"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
 bench_checks "$V" "$DEV_TMP/gx-$V/gwb" "$OUT/$V-checks.txt"
