@@ -2,11 +2,12 @@
 # Same-run A/B of patched kernel trees against the checkout's kernels, through the harness
 # (repo root, .devbin/ carried). For every NAME:PATCH word of VARIANTS: a project root under
 # $DEV_TMP/root-NAME with fixtures/ and baselines/ linked and a copy of kernels/ with
-# `python3 PATCH kernels/gemm_wgmma.cu` applied (PATCH "-": an unpatched copy, the A/A control
+# `python3 PATCH kernels/gemm_wgmma.cu ARGS` applied (PATCH "-": an unpatched copy, the A/A control
 # that shows the pairing's own bias), then ROUNDS rounds (order reversed each round) of
 # `kernelgate run --suite SUITE --base <checkout>` from that root. Writes $OUT/ab-NAME-ROUND.json
 # and $OUT/ab-table.md (per cuda case and run: our time, the paired ratio to the base with its
 # interval, and ours/cuBLAS from the same run).
+# A word NAME:PATCH+ARG1+ARG2 passes ARG1 ARG2 to the patch.
 # Usage: VARIANTS="aa:- pf:kernels/dev/gemm_prefetch_entry_patch.py" SUITE=... bash scripts/ab-variants.sh
 set -u
 . scripts/device-lib.sh
@@ -16,7 +17,8 @@ for w in ${VARIANTS:?}; do
   n=${w%%:*} p=${w#*:} r=$DEV_TMP/root-$n
   rm -rf "$r" && mkdir -p "$r" && cp -r kernels "$r/" && ln -s "$PWD/fixtures" "$PWD/baselines" "$r/"
   if [ "$p" != - ]; then
-    python3 "$p" "$r/kernels/gemm_wgmma.cu" || { log "variant $n: patch $p failed, skipped"; continue; }
+    IFS=+ read -r -a pa <<< "$p"
+    python3 "${pa[0]}" "$r/kernels/gemm_wgmma.cu" "${pa[@]:1}" || { log "variant $n: patch $p failed, skipped"; continue; }
   fi
   log "variant $n: $(diff kernels/gemm_wgmma.cu "$r/kernels/gemm_wgmma.cu" | grep -c '^[<>]') changed lines"
   names+=("$n")
