@@ -105,6 +105,19 @@
 //     runs): 4096^3 0.982-0.992x the time, 6144^3 0.985-0.989x, 8192^3 0.983-0.987x,
 //     8192x1024x8192 0.991-0.997x; 2048^3 (one tile per CTA) level; correct on every dev-bench
 //     shape in both dtypes.
+//     The CTA's last tile skews its tail (session 35): when K has more blocks than STAGES, its
+//     last STAGES blocks (all resident: nothing is loaded after them) run one warpgroup after
+//     the other. Consumer warpgroup 1 drains its wgmmas, releases its last main-loop stage
+//     (the producer needs it for the tail's last block) and waits at named barrier 3 while
+//     warpgroup 0 issues all STAGES blocks; then it issues its own. The tensor pipe finishes
+//     warpgroup 0's rows about STAGES / 2 K blocks before the end, and its four boxes are
+//     stored while warpgroup 1's MMAs run: half the write-out is left after the last MMA, where
+//     a one-wave grid's CTAs (2048^3: 128, one tile each) all stored at once. Dev A/B through
+//     the harness, paired with the unskewed loop (kernels/dev/gemm_skew_revert_patch.py
+//     builds it) in the same runs, H200 GPU-53a7ac6e: 2048^3 0.958-0.973x the time; 4096^3 and
+//     8192^3 level within the pairing's spread. Splitting the tail by column halves instead
+//     needed m64n128 pairs in the whole loop (an m64n128 on the upper half of the m64n256
+//     accumulators makes ptxas serialize every wgmma, C7511), 0.5-0.8% slower from 4096^3 on.
 //
 //   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
 //     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A
@@ -365,6 +378,9 @@ static __device__ __forceinline__ void bulk_wait_read() {
 }
 static __device__ __forceinline__ void bulk_wait_all() {
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+static __device__ __forceinline__ void named_bar_arrive(unsigned id, unsigned threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 static __device__ __forceinline__ void named_bar_sync(unsigned id, unsigned threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
@@ -743,33 +759,65 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     }
                     ++nbox;
                 };
+                // One K block from stage st: the warpgroup's four m64n256k16, one commit group.
+                auto issue_block = [&](const unsigned st) {
+                    const unsigned a_s = a_base + st * A_STAGE_BYTES + cw * (64 * 128);
+                    const unsigned b_s = b_base + st * B_STAGE_BYTES;
+                    wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < BK / 16; ++kk) {
+                        const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
+                        const unsigned long long db =
+                            make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
+                        wgmma_tile<BF16, BN>(d, da, db);
+                    }
+                    wgmma_commit();
+                };
                 for (int u = cid; u < units; u += ncl) {
                     int pm, tn;
                     tile_coords(u, num_pm, num_pn, pm, tn);
                     const int tm = pm;
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-                    for (int kb = 0; kb < num_k; ++kb, ++it) {
+                    // The CTA's last tile keeps its last STAGES blocks for the skewed tail below.
+                    const int kmain = (u + ncl >= units && num_k > STAGES) ? num_k - STAGES : num_k;
+                    for (int kb = 0; kb < kmain; ++kb, ++it) {
                         const unsigned s = it % STAGES;
-                        const unsigned ph = (it / STAGES) & 1u;
-                        mbar_wait(GW_FULL(s), ph);
-                        const unsigned a_s = a_base + s * A_STAGE_BYTES + cw * (64 * 128);
-                        const unsigned b_s = b_base + s * B_STAGE_BYTES;
-                        wgmma_fence();
-#pragma unroll
-                        for (int kk = 0; kk < BK / 16; ++kk) {
-                            const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
-                            const unsigned long long db =
-                                make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
-                            wgmma_tile<BF16, BN>(d, da, db);
-                        }
-                        wgmma_commit();
+                        mbar_wait(GW_FULL(s), (it / STAGES) & 1u);
+                        issue_block(s);
                         store_next();  // one box of the previous tile while these wgmmas run
                         wgmma_wait<1>();
                         if (kb > 0 && leader) release((it - 1) % STAGES);
                     }
-                    wgmma_wait<0>();
-                    if (num_k > 0 && leader) release((it - 1) % STAGES);
+                    if (kmain < num_k) {
+                        // Skewed tail (see "128x256_ts" in the header): warpgroup 0 issues the
+                        // last STAGES blocks first; warpgroup 1 drains, releases its last
+                        // main-loop stage (the producer needs it for the tail's last block) and
+                        // waits at barrier 3 until warpgroup 0 has issued them.
+                        if (cw == 1) {
+                            wgmma_wait<0>();
+                            if (leader) release((it - 1) % STAGES);
+                            named_bar_sync(3u, 256u);
+                        }
+#pragma unroll
+                        for (int j = 0; j < STAGES; ++j) {
+                            const unsigned s = (it + j) % STAGES;
+                            mbar_wait(GW_FULL(s), ((it + j) / STAGES) & 1u);
+                            issue_block(s);
+                            if (j == 0 && cw == 0) {
+                                wgmma_wait<1>();
+                                if (leader) release((it - 1) % STAGES);
+                            }
+                        }
+                        if (cw == 0) named_bar_arrive(3u, 256u);
+                        wgmma_wait<0>();
+                        if (leader)
+                            for (int j = 0; j < STAGES; ++j) release((it + j) % STAGES);
+                        it += STAGES;
+                    } else {
+                        wgmma_wait<0>();
+                        if (num_k > 0 && leader) release((it - 1) % STAGES);
+                    }
                     while (nbox < 4) store_next();  // K shorter than four blocks
 #pragma unroll
                     for (int j = 0; j < BN / 64; ++j)

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Patches a COPY of kernels/gemm_wgmma.cu (session 35): in the overlapped 128x256_ts path, the
-CTA's last tile runs its last STAGES K blocks column half by half. Every one of those stages is
+"""Patches a COPY of kernels/gemm_wgmma.cu as of session 34 (it refuses the kernel since the
+skewed tail, which replaced its loop; `git show 5183653:kernels/gemm_wgmma.cu` is the file it
+patched). Measured on H200 f3aff4cf (docs/kernels/session35), not shipped: in the overlapped
+128x256_ts path, the CTA's last tile runs its last STAGES K blocks column half by half. Every one of those stages is
 resident (nothing is loaded after them), so the consumer issues columns 0..127 of all of them
 (m64n128k16 into d[0..63]), then columns 128..255 (d[64..127], B's descriptor two 64-column
 boxes on), waits for the first half only, and stages and stores boxes 0 and 1 while the second

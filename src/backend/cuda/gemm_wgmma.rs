@@ -740,7 +740,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         format!("; copies: {}", copies.join(", "))
     };
-    let epilogue = epilogue_name(&tile, plan.splits, tma_store, want_tma_store);
+    let epilogue = epilogue_name(&tile, plan.splits, k, tma_store, want_tma_store);
     let variant = format!(
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}, epilogue {epilogue}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
@@ -751,19 +751,25 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
 
 /// How the launched GEMM writes C, for the case's configuration: fp32 partials with K splits,
 /// else TMA stores (`tma_store`: the `_ts` entry runs; the 128x256 one stores each finished
-/// tile during the next tile's first four K blocks) or register stores, saying when the TMA
-/// store was wanted (`want_tma_store`) but the kernel source lacks the entry.
+/// tile during the next tile's first four K blocks, and where K has more blocks of 64 than the
+/// tile has stages, a CTA's last tile runs its last `stages` blocks one consumer warpgroup
+/// after the other, so that the first one's rows are stored while the second's finish) or
+/// register stores, saying when the TMA store was wanted (`want_tma_store`) but the kernel
+/// source lacks the entry.
 fn epilogue_name(
     tile: &WgTile,
     splits: u64,
+    k: u64,
     tma_store: bool,
     want_tma_store: bool,
 ) -> &'static str {
+    let overlapped = tile.bm == 128 && tile.bn == 256 && tile.cluster == 1;
     match (splits > 1, tma_store, want_tma_store) {
         (true, _, _) => "fp32 partials",
-        (false, true, _) if tile.bm == 128 && tile.bn == 256 && tile.cluster == 1 => {
-            "TMA store, overlapped with the next tile"
+        (false, true, _) if overlapped && k.div_ceil(64) > tile.stages as u64 => {
+            "TMA store, overlapped with the next tile; the last tile's tail skewed by warpgroup"
         }
+        (false, true, _) if overlapped => "TMA store, overlapped with the next tile",
         (false, true, _) => "TMA store",
         (false, false, true) => "register stores (this kernel source has no TMA-store entry)",
         (false, false, false) => "register stores",
@@ -778,18 +784,29 @@ mod tests {
     fn only_the_plain_128x256_tma_store_tile_overlaps_its_epilogue() {
         let by = |n: &str| TILES.iter().find(|t| t.name() == n).unwrap();
         let t = by("128x256");
+        // 4 stages: the tail is skewed from 5 K blocks (K > 256) on
+        for k in [257, 2048, 4097] {
+            assert_eq!(
+                epilogue_name(t, 1, k, true, true),
+                "TMA store, overlapped with the next tile; the last tile's tail skewed by warpgroup",
+                "k {k}"
+            );
+        }
+        for k in [8, 64, 256] {
+            assert_eq!(
+                epilogue_name(t, 1, k, true, true),
+                "TMA store, overlapped with the next tile",
+                "k {k}"
+            );
+        }
+        assert_eq!(epilogue_name(t, 2, 4096, true, true), "fp32 partials");
+        assert_eq!(epilogue_name(t, 1, 4096, false, false), "register stores");
         assert_eq!(
-            epilogue_name(t, 1, true, true),
-            "TMA store, overlapped with the next tile"
-        );
-        assert_eq!(epilogue_name(t, 2, true, true), "fp32 partials");
-        assert_eq!(epilogue_name(t, 1, false, false), "register stores");
-        assert_eq!(
-            epilogue_name(t, 1, false, true),
+            epilogue_name(t, 1, 4096, false, true),
             "register stores (this kernel source has no TMA-store entry)"
         );
         for n in ["128x256_c2", "128x128", "128x64", "192x192"] {
-            assert_eq!(epilogue_name(by(n), 1, true, true), "TMA store", "{n}");
+            assert_eq!(epilogue_name(by(n), 1, 4096, true, true), "TMA store", "{n}");
         }
     }
 
