@@ -230,6 +230,35 @@ pub fn against_stored(
     }
 }
 
+/// What decides the code a case times, as the gate compares it with a baseline's: the source
+/// hash (for our kernels the file with its includes, compile options and NVRTC version; for a
+/// worker backend its library and version; empty when the backend names none), the kernel
+/// configuration that ran (the record's `variant`) and the driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeIdentity<'a> {
+    /// Source hash; empty: unknown.
+    pub source_hash: &'a str,
+    /// Kernel configuration (`None`: not recorded).
+    pub variant: Option<&'a str>,
+    /// Driver version.
+    pub driver: &'a str,
+}
+
+/// Whether a run timed the very code its baseline timed: the same non-empty source hash, the
+/// same recorded configuration and the same driver. Such a run's slowdown beyond tolerance and
+/// noise is the machine's (a fresh machine slower for this case than the ones the baseline was
+/// measured on), not a regression of the code: nothing that decides the code changed. An
+/// unknown hash (empty, e.g. the cuBLAS backend), a configuration either side lacks, or an
+/// unknown driver is never the same code, so such cases stay gated.
+pub fn same_code(run: CodeIdentity<'_>, base: CodeIdentity<'_>) -> bool {
+    !run.source_hash.is_empty()
+        && run.source_hash == base.source_hash
+        && run.variant.is_some()
+        && run.variant == base.variant
+        && !run.driver.is_empty()
+        && run.driver == base.driver
+}
+
 /// The smallest relative slowdown of a kernel with baseline `base` ms that the rule calls,
 /// given the combined `noise`.
 pub fn min_detectable(base: f64, noise: f64, rule: Rule) -> f64 {

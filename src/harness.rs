@@ -120,7 +120,7 @@ fn run_trial(session: &Session, case: &Case) -> Result<Completion, Failed> {
             if r.verdict.passed() {
                 if matches!(
                     r.verdict,
-                    Verdict::Faster | Verdict::Ambiguous | Verdict::Throttled
+                    Verdict::Faster | Verdict::Ambiguous | Verdict::Throttled | Verdict::SameCode
                 ) {
                     println!("{}: {}", r.case, r.message);
                 }

@@ -196,6 +196,15 @@ pub fn verdict_message(r: &Record, gpu: &str, store: &Store) -> String {
             r.gpu_state.as_deref().unwrap_or("a thermal or hardware slowdown"),
             r.measurements,
         ),
+        Verdict::SameCode => format!(
+            "slower, same code (not a regression): median {now} vs baseline {base} = {ratio:.3}x ({:+.1}%), beyond tolerance {:.1}% and noise ±{noise:.2}%, \
+             but the source hash ({}), the configuration and the driver are the baseline's own: this machine is slower for this case than the \
+             baseline's machines (best of {} measurements{machines}); add its rounds with `kernelgate import`, or set KERNELGATE_STRICT=1 to fail such cases",
+            (ratio - 1.0) * 100.0,
+            r.tolerance_pct,
+            clip(&r.source_hash, VARIANT_NOTE_CHARS),
+            r.measurements,
+        ),
         Verdict::Ungated => format!(
             "ungated: median {now}, timed under a profiler (an Nsight injection variable is set), so not compared with the baseline in {}",
             file.display()

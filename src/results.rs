@@ -41,6 +41,12 @@ pub enum Verdict {
     /// the latency is not judged (`KERNELGATE_STRICT=1` keeps such a case a regression). With
     /// `UPDATE_BASELINES`, a case timed on a slowed GPU whose rounds were not stored.
     Throttled,
+    /// Correct; slower than the baseline beyond tolerance and noise, but with the code the
+    /// baseline timed ([`crate::gate::same_code`]: the same source hash, configuration and
+    /// driver): this machine is slower for this case than the baseline's machines, and no
+    /// change of the code made it so, so it is not failed (`KERNELGATE_STRICT=1` keeps such a
+    /// case a regression).
+    SameCode,
 }
 
 impl Verdict {

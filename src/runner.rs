@@ -1365,6 +1365,22 @@ pub fn run_case(
         record.lower_modes = modes;
         record.own_lower_mode = own_low;
     }
+    // The very code the baseline timed (gate::same_code): a slowdown is then this machine's.
+    let run_variant = crate::baseline::stored_variant(&first.variant);
+    let same_code = base.as_ref().is_some_and(|b| {
+        gate::same_code(
+            gate::CodeIdentity {
+                source_hash: &first.source_hash,
+                variant: run_variant.as_deref(),
+                driver: &gpu.info.driver,
+            },
+            gate::CodeIdentity {
+                source_hash: &b.env.source_hash,
+                variant: b.rounds.last().and_then(|r| r.variant.as_deref()),
+                driver: &b.env.driver,
+            },
+        )
+    });
     let verdict = if cfg.update_baselines
         && note_state(
             &mut record.slowdown,
@@ -1425,6 +1441,7 @@ pub fn run_case(
             None => Verdict::New,
             Some(c) => match c.change {
                 Change::Slow if throttled => Verdict::Throttled,
+                Change::Slow if same_code && !cfg.strict => Verdict::SameCode,
                 Change::Slow => Verdict::Regression,
                 Change::Fast => Verdict::Faster,
                 Change::Same => Verdict::Pass,

@@ -316,3 +316,43 @@ mod against_stored {
         assert!(c.lower_modes.is_some());
     }
 }
+
+#[test]
+fn same_code_needs_the_same_known_hash_configuration_and_driver() {
+    use kernelgate::gate::{same_code, CodeIdentity};
+    let id = |h, v, d| CodeIdentity {
+        source_hash: h,
+        variant: v,
+        driver: d,
+    };
+    let base = id("1596a9a19141", Some("kg_rmsnorm_bf16_w16"), "580.159.04");
+    assert!(same_code(base, base));
+    // The kernel file (or its includes, options, NVRTC) changed: gated.
+    assert!(!same_code(
+        id("0123456789ab", Some("kg_rmsnorm_bf16_w16"), "580.159.04"),
+        base
+    ));
+    // Another configuration ran (another entry, tile, launch shape or library call): gated.
+    assert!(!same_code(
+        id("1596a9a19141", Some("kg_rmsnorm_bf16_w32"), "580.159.04"),
+        base
+    ));
+    // Another driver: gated.
+    assert!(!same_code(
+        id("1596a9a19141", Some("kg_rmsnorm_bf16_w16"), "575.57.08"),
+        base
+    ));
+    // Unknown on either side is never the same code.
+    let unknown_hash = id("", Some("cublasGemmEx"), "580.159.04");
+    assert!(!same_code(unknown_hash, unknown_hash));
+    let no_variant = id("1596a9a19141", None, "580.159.04");
+    assert!(!same_code(no_variant, no_variant));
+    let no_driver = id("1596a9a19141", Some("kg_rmsnorm_bf16_w16"), "");
+    assert!(!same_code(no_driver, no_driver));
+    // A baseline stored before the backend named its library (cuBLAS: empty hash) is not the
+    // same code as a run that names it.
+    assert!(!same_code(
+        id("cuBLAS 13.0.2", Some("cublasGemmEx"), "580.159.04"),
+        id("", Some("cublasGemmEx"), "580.159.04")
+    ));
+}

@@ -18,6 +18,12 @@ fn example(v: Verdict) -> kernelgate::results::Record {
             record(dims, "cuda", v, Some(1.25), None)
         }
         Verdict::Wrong => record(dims, "cuda", v, None, None),
+        Verdict::SameCode => {
+            let mut r = record(dims, "cuda", v, Some(0.266), Some(0.25));
+            r.source_hash = "f09de93b325122e30ac538da".into();
+            r.baseline_machines = Some(12);
+            r
+        }
         Verdict::Throttled => {
             let mut r = record(dims, "cuda", v, Some(0.39), Some(0.25));
             r.gpu_state = Some(
@@ -29,6 +35,24 @@ fn example(v: Verdict) -> kernelgate::results::Record {
             r
         }
     }
+}
+
+#[test]
+fn same_code_messages_say_the_machine_is_slower_not_the_code() {
+    let store = Store::new("baselines");
+    let r = example(Verdict::SameCode);
+    let msg = verdict_message(&r, GPU, &store);
+    for needle in [
+        "slower, same code (not a regression): median 266.00 µs vs baseline 250.00 µs = 1.064x (+6.4%)",
+        "source hash (f09de93b325122e30ac538da), the configuration and the driver are the baseline's own",
+        "baseline from 12 machines",
+        "kernelgate import",
+        "KERNELGATE_STRICT=1",
+    ] {
+        assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
+    }
+    assert!(!msg.contains("REGRESSION"), "{msg}");
+    assert!(Verdict::SameCode.passed());
 }
 
 #[test]

@@ -19,7 +19,8 @@ fn verdict_passed() {
             Verdict::New,
             Verdict::Updated,
             Verdict::Ungated,
-            Verdict::Throttled
+            Verdict::Throttled,
+            Verdict::SameCode
         ]
     );
     for v in [
@@ -55,7 +56,8 @@ fn verdict_serde_names() {
             "wrong",
             "missing_baseline",
             "ungated",
-            "throttled"
+            "throttled",
+            "same_code"
         ]
     );
     for v in ALL_VERDICTS {

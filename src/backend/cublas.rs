@@ -68,10 +68,32 @@ impl Backend for Cublas {
         Ok(Prepared {
             launch: Box::new(launch),
             compile_s: 0.0,
-            source_hash: String::new(),
+            source_hash: library_version()?,
             variant: "cublasGemmEx".into(),
         })
     }
+}
+
+/// The loaded cuBLAS library's version, `"cuBLAS 13.0.2"`: the backend's code identity (a
+/// record's `source_hash`), so that the gate knows a run timed the library its baseline timed
+/// ([`crate::gate::same_code`]).
+fn library_version() -> Result<String> {
+    let get = |t: cb::libraryPropertyType, what: &str| -> Result<i32> {
+        let mut v: std::ffi::c_int = 0;
+        // SAFETY: cublasGetProperty writes one int through a valid pointer; the library is
+        // loaded (is_culib_present above).
+        let st = unsafe { cb::cublasGetProperty(t, &mut v) };
+        if st != cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(cublas_err(&format!("reading the library's {what}"), st));
+        }
+        Ok(v)
+    };
+    Ok(format!(
+        "cuBLAS {}.{}.{}",
+        get(cb::libraryPropertyType::MAJOR_VERSION, "major version")?,
+        get(cb::libraryPropertyType::MINOR_VERSION, "minor version")?,
+        get(cb::libraryPropertyType::PATCH_LEVEL, "patch level")?
+    ))
 }
 
 /// Enqueues row-major `C[m×n] = A[m×k] · B[k×n]` (all of type `ty`, fp32 compute, no TF32)

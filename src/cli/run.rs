@@ -156,6 +156,7 @@ pub fn case_line(i: usize, n: usize, c: &Case, r: &Record) -> String {
         Verdict::MissingBaseline => "NO-BASELINE",
         Verdict::Ungated => "UNGATED",
         Verdict::Throttled => "THROTTLED",
+        Verdict::SameCode => "SLOWER-SAME-CODE",
     };
     let mut s = format!(
         "[{i}/{n}] {} {} {} {word}",

@@ -150,7 +150,7 @@ pub fn record(
     }
 }
 
-pub const ALL_VERDICTS: [Verdict; 10] = [
+pub const ALL_VERDICTS: [Verdict; 11] = [
     Verdict::Pass,
     Verdict::Faster,
     Verdict::Ambiguous,
@@ -161,6 +161,7 @@ pub const ALL_VERDICTS: [Verdict; 10] = [
     Verdict::MissingBaseline,
     Verdict::Ungated,
     Verdict::Throttled,
+    Verdict::SameCode,
 ];
 
 /// A configuration rooted at `root` with every path under `dir` and a fixed seed.

@@ -806,7 +806,11 @@ mod tests {
             "register stores (this kernel source has no TMA-store entry)"
         );
         for n in ["128x256_c2", "128x128", "128x64", "192x192"] {
-            assert_eq!(epilogue_name(by(n), 1, 4096, true, true), "TMA store", "{n}");
+            assert_eq!(
+                epilogue_name(by(n), 1, 4096, true, true),
+                "TMA store",
+                "{n}"
+            );
         }
     }
 
