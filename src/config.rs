@@ -5,7 +5,7 @@
 //! | `KERNELGATE_SUITE` | suite name under `fixtures/` or a path to a suite JSON (default `default`) |
 //! | `UPDATE_BASELINES=1` | re-measure and rewrite the baselines of the cases that ran |
 //! | `UPDATE_BASELINES=append` | re-measure and add this run's rounds to the stored ones (last 9 kept), so the baseline's noise covers run-to-run variation |
-//! | `KERNELGATE_STRICT=1` | a case with no baseline for this GPU fails (for CI gates) |
+//! | `KERNELGATE_STRICT=1` | a case with no baseline for this GPU fails (for CI gates), and slowdowns the gate would call `throttled` (a GPU that slowed itself) or `same_code` (the code the baseline timed, on a slower machine) stay regressions |
 //! | `KERNELGATE_TOLERANCE_PCT` | regression tolerance in percent for every case (overrides suites) |
 //! | `KERNELGATE_BASELINE_DIR` | baselines root (default `<root>/baselines`) |
 //! | `KERNELGATE_RESULTS_DIR` | results directory (default `<root>/target/kernelgate/results`) |
