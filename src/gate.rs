@@ -8,6 +8,10 @@
 //! is first moved by what this machine's timed window costs over the baseline machines'
 //! ([`window_shift_ms`]).
 //!
+//! **The same code** ([`same_code`]): the test gate (not `kernelgate compare`, which answers
+//! whether B's times are slower than A's, whatever ran) passes a slowdown of the very code its
+//! baseline timed as the machine's (verdict `same_code`), since no change can have caused it.
+//!
 //! **Same-run A/B** ([`paired`]): base and new kernels timed in alternation on the same buffers;
 //! the change is the median of the per-pair log ratios, with a distribution-free 95% interval
 //! (sign-test order statistics). A slowdown is called when it is significant (the interval
