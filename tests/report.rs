@@ -37,38 +37,44 @@ fn example(v: Verdict) -> kernelgate::results::Record {
     }
 }
 
-#[test]
-fn same_code_messages_say_the_machine_is_slower_not_the_code() {
-    let store = Store::new("baselines");
-    let r = example(Verdict::SameCode);
-    let msg = verdict_message(&r, GPU, &store);
-    for needle in [
-        "slower, same code (not a regression): median 266.00 µs vs baseline 250.00 µs = 1.064x (+6.4%)",
-        "source hash (f09de93b325122e30ac538da), the configuration and the driver are the baseline's own",
-        "baseline from 12 machines",
-        "kernelgate import",
-        "KERNELGATE_STRICT=1",
-    ] {
+/// The message of `example(v)`, asserted to say every one of `needles` and not "REGRESSION".
+fn passing_message_says(v: Verdict, needles: &[&str]) -> String {
+    let msg = verdict_message(&example(v), GPU, &Store::new("baselines"));
+    for needle in needles {
         assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
     }
     assert!(!msg.contains("REGRESSION"), "{msg}");
-    assert!(Verdict::SameCode.passed());
+    assert!(v.passed(), "{v:?}");
+    msg
+}
+
+#[test]
+fn same_code_messages_say_the_machine_is_slower_not_the_code() {
+    passing_message_says(
+        Verdict::SameCode,
+        &[
+            "slower, same code (not a regression): median 266.00 µs vs baseline 250.00 µs = 1.064x (+6.4%)",
+            "source hash (f09de93b325122e30ac538da), the configuration and the driver are the baseline's own",
+            "baseline from 12 machines",
+            "kernelgate import",
+            "KERNELGATE_STRICT=1",
+        ],
+    );
 }
 
 #[test]
 fn throttled_messages_say_why_nothing_was_judged_or_stored() {
     let store = Store::new("baselines");
     let r = example(Verdict::Throttled);
-    let msg = verdict_message(&r, GPU, &store);
-    for needle in [
-        "THROTTLED (latency not judged): median 390.00 µs vs baseline 250.00 µs = 1.560x (+56.0%)",
-        "software thermal slowdown",
-        "after waiting 10.0 s for it to cool",
-        "KERNELGATE_STRICT=1",
-    ] {
-        assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
-    }
-    assert!(!msg.contains("REGRESSION"), "{msg}");
+    passing_message_says(
+        Verdict::Throttled,
+        &[
+            "THROTTLED (latency not judged): median 390.00 µs vs baseline 250.00 µs = 1.560x (+56.0%)",
+            "software thermal slowdown",
+            "after waiting 10.0 s for it to cool",
+            "KERNELGATE_STRICT=1",
+        ],
+    );
     // Under UPDATE_BASELINES there is no comparison: the message says the entry was kept.
     let mut u = record(
         (4096, 4096, 4096),
