@@ -252,7 +252,7 @@ pub fn summary_table(records: &[Record]) -> String {
         "case", "verdict", "median", "TFLOP/s", "GB/s", "now/base", "variant"
     );
     for r in rows {
-        let v = format!("{:?}", r.verdict).to_lowercase();
+        let v = r.verdict.name();
         s.push_str(&format!(
             "{:<w$}  {:>10}  {:>12}  {:>9}  {:>9}  {:>8}  {}\n",
             r.case,

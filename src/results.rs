@@ -50,6 +50,23 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict's name as results files write it (`"same_code"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Faster => "faster",
+            Verdict::Ambiguous => "ambiguous",
+            Verdict::New => "new",
+            Verdict::Updated => "updated",
+            Verdict::Regression => "regression",
+            Verdict::Wrong => "wrong",
+            Verdict::MissingBaseline => "missing_baseline",
+            Verdict::Ungated => "ungated",
+            Verdict::Throttled => "throttled",
+            Verdict::SameCode => "same_code",
+        }
+    }
+
     /// Whether the test passes.
     pub fn passed(self) -> bool {
         !matches!(

@@ -233,11 +233,7 @@ impl RunSummary {
     pub fn of(records: &[Record], policy_hold_us: f64) -> RunSummary {
         let mut verdicts = BTreeMap::new();
         for r in records {
-            let key = serde_json::to_value(r.verdict)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            *verdicts.entry(key).or_insert(0) += 1;
+            *verdicts.entry(r.verdict.name().to_string()).or_insert(0) += 1;
         }
         let mdc: Vec<(f64, &str)> = records
             .iter()

@@ -65,6 +65,11 @@ fn verdict_serde_names() {
             serde_json::from_value::<Verdict>(serde_json::to_value(v).unwrap()).unwrap(),
             v
         );
+        assert_eq!(
+            serde_json::to_value(v).unwrap(),
+            v.name(),
+            "name() is the serde name"
+        );
     }
 }
 
