@@ -10,7 +10,10 @@
 //! nothing changed, and whether a real 10% or 20% slowdown on it would still be called.
 //!
 //! The replay is conservative: the gate re-measures a suspected regression in fresh rounds and
-//! keeps the best, which a stored round cannot do.
+//! keeps the best, which a stored round cannot do. It replays the statistical rule alone: each
+//! held-out round timed its entry's own code, which the test gate itself would pass as
+//! `same_code` ([`gate::same_code`]) wherever the run names that code; a changed kernel meets
+//! the statistical rule, and this is how often it would fail one on an unseen machine.
 
 use crate::baseline::{BaselineFile, Entry, Round};
 use crate::gate::{self, Change, Rule};
@@ -295,6 +298,10 @@ pub fn render(r: &Report) -> String {
         r.single_machine
     );
     if !r.worst.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nEvery held-out round timed its entry's own code (an entry restarts when its code or configuration changes): the test gate passes such a slowdown as `same_code` where the run and the entry name the same source hash, configuration and driver. These counts are the statistical rule alone, the one a changed kernel meets."
+        );
         let total: usize = r.backends.values().map(|t| t.false_regressions).sum();
         let _ = writeln!(
             s,
