@@ -74,14 +74,14 @@ impl Backend for Cublas {
     }
 }
 
-/// The loaded cuBLAS library's version, `"cuBLAS 13.0.2"`: the backend's code identity (a
+/// The loaded cuBLAS library's version, `"cuBLAS 13.1.0"`: the backend's code identity (a
 /// record's `source_hash`), so that the gate knows a run timed the library its baseline timed
-/// ([`crate::gate::same_code`]).
+/// ([`crate::gate::same_code`]). Called by `prepare` once it has found the library.
 fn library_version() -> Result<String> {
     let get = |t: cb::libraryPropertyType, what: &str| -> Result<i32> {
         let mut v: std::ffi::c_int = 0;
-        // SAFETY: cublasGetProperty writes one int through a valid pointer; the library is
-        // loaded (is_culib_present above).
+        // SAFETY: cublasGetProperty writes one int through a valid pointer; `prepare` checked
+        // is_culib_present before calling, so the library can be loaded.
         let st = unsafe { cb::cublasGetProperty(t, &mut v) };
         if st != cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(cublas_err(&format!("reading the library's {what}"), st));
