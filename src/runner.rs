@@ -1366,12 +1366,12 @@ pub fn run_case(
         record.own_lower_mode = own_low;
     }
     // The very code the baseline timed (gate::same_code): a slowdown is then this machine's.
-    let run_variant = crate::baseline::stored_variant(&first.variant);
+    // This run's configuration as its rounds store it (`rounds` always holds the first).
     let same_code = base.as_ref().is_some_and(|b| {
         gate::same_code(
             gate::CodeIdentity {
                 source_hash: &first.source_hash,
-                variant: run_variant.as_deref(),
+                variant: rounds.first().and_then(|r| r.variant.as_deref()),
                 driver: &gpu.info.driver,
             },
             gate::CodeIdentity {
