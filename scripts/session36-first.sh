@@ -4,12 +4,14 @@
 #   the gemm cases of default, gemm and gemm_edges against the committed baselines, whose H200
 #   gemm_wgmma entries timed session 34's kernel; the dev bench's checks; gemm-table.md), then
 #   with MAIN=1 the README's main command.
-# - H100 (from its fourth run on): the README's main command (scripts/session33-main.sh), the
-#   first fresh-machine run of every family since the three gemm gates of this session.
+# - H100: with H100=main the README's main command (scripts/session33-main.sh; the fourth
+#   request ran it), otherwise stop at once (later requests: keep the device time for H200s).
 # Under $OUT: log.txt, gate.tgz, gemm-table.md, bench-checks.txt (+ results-main.json, main.log).
 set -u
 if nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; then
   AB=0 bash scripts/session35-gate.sh
-else
+elif [ "${H100:-}" = main ]; then
   bash scripts/session33-main.sh
+else
+  nvidia-smi --query-gpu=name,uuid --format=csv,noheader; echo "not an H200: stopping"
 fi
