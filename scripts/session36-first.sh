@@ -5,13 +5,16 @@
 #   gemm_wgmma entries timed session 34's kernel; the dev bench's checks; gemm-table.md), then
 #   with MAIN=1 the README's main command.
 # - H100: with H100=main the README's main command (scripts/session33-main.sh; the fourth
-#   request ran it), otherwise stop at once (later requests: keep the device time for H200s).
+#   request ran it), with H100=halves scripts/session36-halves.sh (the 2048^3 tail A/B),
+#   otherwise stop at once (keep the device time for H200s).
 # Under $OUT: log.txt, gate.tgz, gemm-table.md, bench-checks.txt (+ results-main.json, main.log).
 set -u
 if nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; then
   AB=0 bash scripts/session35-gate.sh
 elif [ "${H100:-}" = main ]; then
   bash scripts/session33-main.sh
+elif [ "${H100:-}" = halves ]; then
+  bash scripts/session36-halves.sh
 else
   nvidia-smi --query-gpu=name,uuid --format=csv,noheader; echo "not an H200: stopping"
 fi
