@@ -11,12 +11,12 @@ upper half of the m64n256 accumulators makes ptxas serialize the entry (C7511), 
   back to back; d + e at once);
 - `serial`: into d[0..63] again, after the first half has completed and been packed for its
   stores, with d[64..127] moved there first (a drain between the halves, half the registers).
-- `none`: no tail edit (with `+240`, the control for the register split alone).
+- `none`: no tail edit (with `r240`, the control for the register split alone).
 A previous tile's pending boxes are stored before the tail, so that pk is dead there.
-`+240` (a second argument after the mode) moves the two-consumer entries' register split from
+`r240` (a second argument after the mode) moves the two-consumer entries' register split from
 40 / 232 to 24 / 240 (FlashAttention-3's), where `zero` spilled 208 bytes at 232.
 
-gemm_skew_halves_patch.py FILE [zero|serial|none] [+240]. Exit status 1 if a pattern is missing (the file
+gemm_skew_halves_patch.py FILE [zero|serial|none] [r240]. Exit status 1 if a pattern is missing (the file
 changed)."""
 import sys
 
@@ -82,6 +82,8 @@ def half(acc, box_off, wait_full):
 
 
 mode = sys.argv[2] if len(sys.argv) > 2 else "zero"
+if set(sys.argv[3:]) - {"r240"}:
+    sys.exit(f"options {sys.argv[3:]}: only r240")
 head = """                        while (nbox < 4) store_next();  // the previous tile, if pending
                         if (cw == 1) {
                             wgmma_wait<0>();
@@ -141,7 +143,7 @@ tail_old = """                        if (cw == 1) {
                             named_bar_sync(3u, 256u);
                         }"""
 edits = [] if mode == "none" else [(helper_old, helper_new), (tail_old, head + body + end)]
-if "+240" in sys.argv[3:]:
+if "r240" in sys.argv[3:]:
     edits += [
         (
             'if constexpr (NC >= 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");',
