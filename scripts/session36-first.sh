@@ -5,7 +5,8 @@
 #   gemm_wgmma entries timed session 34's kernel; the dev bench's checks; gemm-table.md), then
 #   with MAIN=1 the README's main command.
 # - H100: with H100=main the README's main command (scripts/session33-main.sh; the fourth
-#   request ran it), with H100=halves scripts/session36-halves.sh (the 2048^3 tail A/B),
+#   request ran it), with H100=halves scripts/session36-halves.sh (the 2048^3 tail A/B), with
+#   H100=modes scripts/session36-modes.sh (2048x512x4096's two modes under every tile),
 #   otherwise stop at once (keep the device time for H200s).
 # Under $OUT: log.txt, gate.tgz, gemm-table.md, bench-checks.txt (+ results-main.json, main.log).
 set -u
@@ -15,6 +16,8 @@ elif [ "${H100:-}" = main ]; then
   bash scripts/session33-main.sh
 elif [ "${H100:-}" = halves ]; then
   bash scripts/session36-halves.sh
+elif [ "${H100:-}" = modes ]; then
+  bash scripts/session36-modes.sh
 else
   nvidia-smi --query-gpu=name,uuid --format=csv,noheader; echo "not an H200: stopping"
 fi
