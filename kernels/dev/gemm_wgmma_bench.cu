@@ -252,9 +252,6 @@ static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : REG_TILES[t - 
 // Mirror of BN64_MIN_KBLOCKS in the Rust file: the pick takes 128x64 only for at least this many
 // K blocks and M >= 128.
 static const long BN64_MIN_KBLOCKS = 16;
-// Mirror of N_PAIRS_ONE_WAVE_MIN_KBLOCKS: the pick takes 128x64_n2 with K aligned only for at
-// least this many K blocks (and one wave of it, N spanning two tiles).
-static const long N_PAIRS_ONE_WAVE_MIN_KBLOCKS = 32;
 // Mirror of WIDE_MIN_KBLOCKS: the pick takes 192x192 only for at least this many K blocks.
 static const long WIDE_MIN_KBLOCKS = 16;
 // Mirror of CLUSTER_IN_PICK in the Rust file (false: the _c2 tiles are timed and checked but the
@@ -298,15 +295,9 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
     for (int t = 0; t < NT; ++t)
         for (long s = 1; s <= MAX_SPLITS; ++s) {
             if (!split_ok(s, k)) continue;
-            // n_pairs_in_pick: 128x64_n2 only where M >= 128 and either K % 64 != 0 with K >= 3
-            // blocks, or K >= N_PAIRS_ONE_WAVE_MIN_KBLOCKS blocks, N >= 2 tiles and one wave
+            // n_pairs_in_pick: 128x64_n2 only where K % 64 != 0, M >= 128 and K >= 3 blocks
             if (TILES[t].pair_n) {
-                const long num_k = (k + 63) / 64;
-                const long slots = sms * TILES[t].ctas_per_sm / TILES[t].cluster * TILES[t].cluster;
-                const bool misaligned = k % 64 != 0 && num_k >= 3;
-                const bool one_long_wave = num_k >= N_PAIRS_ONE_WAVE_MIN_KBLOCKS &&
-                                           n > TILES[t].bn && TILES[t].tiles(m, n) <= slots;
-                if (TILES[t].bn != 64 || m < TILES[t].bm || !(misaligned || one_long_wave))
+                if (TILES[t].bn != 64 || k % 64 == 0 || m < TILES[t].bm || (k + 63) / 64 < 3)
                     continue;
             } else {
                 if (TILES[t].bm == 192 && std::max(1L, (k + 63) / 64) < WIDE_MIN_KBLOCKS) continue;

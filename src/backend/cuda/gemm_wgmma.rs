@@ -211,44 +211,25 @@ pub const TILES: [WgTile; 11] = [
 ];
 
 /// Whether [`pick`] considers the 2-CTA clusters paired along N (`_n2`, A multicast) for an
-/// `m × n × k` product on `sms` SMs: only 128x64_n2, only where M fills its 128 rows, and
-/// either
-/// - where A's rows are not 128-byte aligned (K % 64 ≠ 0, which the cost model charges
-///   [`MISALIGNED_TRAFFIC`] times the traffic; the multicast halves it) and K spans at least
-///   [`N_PAIRS_MIN_KBLOCKS`] blocks, or
-/// - where the pairs cover the product in one wave, N spans at least two tiles and K at least
-///   [`N_PAIRS_ONE_WAVE_MIN_KBLOCKS`] blocks (2048×512×4096).
+/// `m × k` A operand: only 128x64_n2, and only where A's rows are not 128-byte aligned
+/// (K % 64 ≠ 0, which the cost model charges [`MISALIGNED_TRAFFIC`] times the traffic; the
+/// multicast halves it), M fills its 128 rows and K spans at least [`N_PAIRS_MIN_KBLOCKS`]
+/// blocks.
 ///
-/// Misaligned K, measured with the producer tail (session 19, H100 GPU-9856f8c5, forced against
-/// the pick in one run, µs): M ≥ 128 and 3 or more K blocks, 128x64_n2 won everywhere —
+/// Measured with the producer tail (session 19, H100 GPU-9856f8c5, forced against the pick in
+/// one run, µs): misaligned K, M ≥ 128 and 3 or more K blocks, 128x64_n2 won everywhere —
 /// 1000³ 11.01 / 11.77, 777×1000×136 4.89 / 5.26, 777×999×135 10.88 / 12.02, 129×257×513
 /// 9.14 / 9.48, 4096×12×1000 9.81 / 10.02. With two K blocks it lost or tied (130×1001×72 6.09 /
 /// 5.94, 1000×1000×100 7.12 / 7.12), below 128 rows it lost by 1–20% (17×8192×77, 64×64×3,
-/// 33×17×1000). 128x128_n2 lost to it or to the pick on every shape but 4095×4097×64.
-///
-/// Aligned K: in session 19 it lost everywhere (256³ 3.82 / 3.58, 512³ 4.92 / 4.68, 1024³
-/// 8.09 / 6.92, 2048×512×4096 22.02 / 18.69, 8191×264×128 9.30 / 8.79). The kernel has changed
-/// since, and one long wave of 128x64 runs in two modes: 36–46% of its launches at
-/// 2048×512×4096 take 6–7 µs longer (sessions 24–25, and every H100 gate of session 36), which
-/// the A multicast removes. Same runs, forced tiles, medians in µs, 128x64_n2 / 128x64: H200
-/// 06ad590e 17.57 / 20.05 and H100 93ff6fed 19.30–19.63 / 19.17–20.88 (session 24), H100
-/// 81ebe78f 19.60–19.70 / 20.34–20.54 (session 36, one mode against 36–39% slow samples).
-/// 1024³ (16 K blocks) was not measured again and stays on 128x64.
-pub fn n_pairs_in_pick(t: WgTile, m: u64, n: u64, k: u64, sms: u64) -> bool {
-    let num_k = k.div_ceil(BK);
-    let misaligned = !k.is_multiple_of(BK) && num_k >= N_PAIRS_MIN_KBLOCKS;
-    let one_long_wave =
-        num_k >= N_PAIRS_ONE_WAVE_MIN_KBLOCKS && n > t.bn && t.tiles(m, n) <= t.grid(u64::MAX, sms);
-    t.pair_n && t.bn == 64 && m >= t.bm && (misaligned || one_long_wave)
+/// 33×17×1000), and with K aligned it lost everywhere (256³ 3.82 / 3.58, 512³ 4.92 / 4.68,
+/// 1024³ 8.09 / 6.92, 2048×512×4096 22.02 / 18.69, 8191×264×128 9.30 / 8.79). 128x128_n2 lost
+/// to it or to the pick on every shape but 4095×4097×64.
+pub fn n_pairs_in_pick(t: WgTile, m: u64, k: u64) -> bool {
+    t.bn == 64 && !k.is_multiple_of(BK) && m >= t.bm && k.div_ceil(BK) >= N_PAIRS_MIN_KBLOCKS
 }
 
-/// Fewest K blocks for which [`pick`] considers 128x64_n2 where K is misaligned
-/// ([`n_pairs_in_pick`]).
+/// Fewest K blocks for which [`pick`] considers 128x64_n2 ([`n_pairs_in_pick`]).
 pub const N_PAIRS_MIN_KBLOCKS: u64 = 3;
-
-/// Fewest K blocks for which [`pick`] considers 128x64_n2 where K is aligned and one wave of
-/// the pairs covers the product ([`n_pairs_in_pick`]).
-pub const N_PAIRS_ONE_WAVE_MIN_KBLOCKS: u64 = 32;
 
 /// Fewest 64-wide K blocks for which [`pick`] considers the 128x64 tile, and only where M fills
 /// its 128 rows. Forced on the few-tile shapes (H100 GPU-b75b1e0a, µs 128x64 / pick) it won
@@ -262,12 +243,11 @@ pub const BN64_MIN_KBLOCKS: u64 = 16;
 /// would take it for its fewer waves, untimed.
 pub const WIDE_MIN_KBLOCKS: u64 = 16;
 
-/// Whether [`pick`] considers `t` without being forced to, for an `m × n × k` product on `sms`
-/// SMs.
-fn in_pick(t: WgTile, m: u64, n: u64, k: u64, sms: u64) -> bool {
+/// Whether [`pick`] considers `t` without being forced to, for `m` rows and `k` columns of A.
+fn in_pick(t: WgTile, m: u64, k: u64) -> bool {
     let num_k = k.div_ceil(BK).max(1);
     if t.pair_n {
-        n_pairs_in_pick(t, m, n, k, sms)
+        n_pairs_in_pick(t, m, k)
     } else if t.bm == 192 {
         num_k >= WIDE_MIN_KBLOCKS
     } else if t.bn == 64 {
@@ -364,20 +344,14 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// split and never leave a split empty. A candidate must beat the best so far by 3% to replace
 /// it, so near-ties go to the larger tile and the fewer splits (no workspace, no second
 /// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 512³),
-/// 128x64 where K is long (1024³), 128x64_n2 where A's rows are misaligned or one wave of it
-/// covers a long K ([`n_pairs_in_pick`]: 1000³, 777×1000×136, 2048×512×4096), 192x192 at
-/// 3072³, 128x256 from 2048³ on;
+/// 128x64 where K is long (1024³, 2048×512×4096), 128x64_n2 where A's rows are misaligned
+/// ([`n_pairs_in_pick`]: 1000³, 777×1000×136), 192x192 at 3072³, 128x256 from 2048³ on;
 /// split-K where even the small tiles leave the machine mostly idle and K is long. Mirrored
 /// by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu`.
 pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || {
-            TILES
-                .into_iter()
-                .filter(|&t| in_pick(t, m, n, k, sms))
-                .collect()
-        },
+        || TILES.into_iter().filter(|&t| in_pick(t, m, k)).collect(),
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -878,15 +852,12 @@ mod tests {
     }
 
     #[test]
-    fn a_multicast_pairs_where_a_rows_are_misaligned_or_one_long_wave() {
-        // Measured wins: misaligned K, M ≥ 128, three or more K blocks (session 19); one wave
-        // of the pairs over 64 aligned K blocks (session 36).
+    fn a_multicast_pairs_only_where_a_rows_are_misaligned() {
+        // Measured wins (session 19): misaligned K, M ≥ 128, three or more K blocks.
         for &(m, n, k) in &[
             (1000u64, 1000u64, 1000u64),
             (777, 1000, 136),
             (777, 999, 136),
-            (2048, 512, 4096),
-            (2048, 512, 2048),
         ] {
             assert_eq!(
                 pick(m, n, k, 132, None, None).tile.name(),
@@ -894,35 +865,20 @@ mod tests {
                 "{m}x{n}x{k}"
             );
         }
-        // Two K blocks, short M, aligned K with fewer than 32 blocks (1024³), more than one
-        // wave (4096×512×4096, or 2048×512×4096 on 64 SMs), a single N tile: never.
-        for &(m, n, k, sms) in &[
-            (130u64, 1001u64, 72u64, 132u64),
-            (1000, 1000, 100, 132),
-            (17, 8192, 80, 132),
-            (64, 64, 8, 132),
-            (1024, 1024, 1024, 132),
-            (4096, 512, 4096, 132),
-            (2048, 512, 4096, 64),
-            (8192, 64, 4096, 132),
-            (8191, 264, 128, 132),
+        // Two K blocks, short M, aligned K: never.
+        for &(m, n, k) in &[
+            (130u64, 1001u64, 72u64),
+            (1000, 1000, 100),
+            (17, 8192, 80),
+            (64, 64, 8),
+            (1024, 1024, 1024),
+            (2048, 512, 4096),
+            (8191, 264, 128),
         ] {
-            assert!(
-                !pick(m, n, k, sms, None, None).tile.pair_n,
-                "{m}x{n}x{k} on {sms}"
-            );
+            assert!(!pick(m, n, k, 132, None, None).tile.pair_n, "{m}x{n}x{k}");
         }
         assert!(
-            !n_pairs_in_pick(TILES[8], 2048, 512, 1984, 132),
-            "31 K blocks"
-        );
-        assert!(
-            n_pairs_in_pick(TILES[8], 2048, 512, 2048, 132),
-            "32 K blocks"
-        );
-        assert!(
-            !n_pairs_in_pick(TILES[9], 1000, 1000, 1000, 132)
-                && !n_pairs_in_pick(TILES[9], 2048, 512, 4096, 132),
+            !n_pairs_in_pick(TILES[9], 1000, 1000),
             "128x128_n2 stays forced-only"
         );
     }
@@ -938,10 +894,10 @@ mod tests {
             let cluster = pick(m, n, k, 132, None, None).tile.cluster;
             assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
         }
-        // Nor the N pairs where K is aligned and short (or M short), and 128x64 only where K is
-        // long.
+        // Nor the N pairs where K is aligned (or M short), and 128x64 only where K is long.
         for &(m, n, k) in &[
-            (256u64, 256u64, 256u64),
+            (2048u64, 512u64, 4096u64),
+            (256, 256, 256),
             (1024, 1024, 1024),
             (5, 3000, 1000),
         ] {
@@ -1090,10 +1046,8 @@ mod tests {
             // the pick): 11.01 µs against 11.77 for 128x128, 4.89 against 5.26 for 64x128.
             (1000, 1000, 1000, "128x64_n2", 1),
             (777, 1000, 136, "128x64_n2", 1),
-            // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2; then
-            // 128x64_n2 (session 36, H100 GPU-81ebe78f, forced in the same runs): one mode at
-            // 19.6–19.7 µs against 128x64's two, median 20.3–20.5 (n_pairs_in_pick).
-            (2048, 512, 4096, "128x64_n2", 1),
+            // 128x64 (session 18, same run): 19.0 µs against 22.1 for 128x128 split 2.
+            (2048, 512, 4096, "128x64", 1),
             // M = 5 stays on the 64-row tile, split 4 (7.7 µs; 128x64 9.8, GPU-3ea44b83).
             (5, 3000, 1000, "64x128", 4),
             (2048, 2048, 2048, "128x256", 1),
@@ -1275,7 +1229,7 @@ mod tests {
         fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
             let p = pick(m, pad.np, pad.kp, 132, None, None);
-            proptest::prop_assert!(in_pick(p.tile, m, pad.np, pad.kp, 132));
+            proptest::prop_assert!(in_pick(p.tile, m, pad.kp));
             proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
             let num_k = pad.kp.div_ceil(BK);
             let kb_per = num_k.div_ceil(p.splits);
