@@ -10,7 +10,9 @@
 //! `write` flush's write-back lands in the timed window, a `read` one's does not) is still
 //! called, but marked, and the summary says how many such cases there are. So is a case whose
 //! kernel configuration (the record's `variant`: entry point, tile, split, peer version) differs
-//! between A and B; the two configurations are listed after the table.
+//! between A and B; the two configurations are listed after the table. So is a case timed with
+//! another number of launches per sample (or with and without a CUDA graph) in A than in B
+//! ([`Record::timing_word`]): a batch's time per launch is not a lone launch's.
 
 use crate::gate::{self, Change, Comparison};
 use crate::results::{Record, ResultsFile};
@@ -73,6 +75,9 @@ pub struct Row {
     pub flush_differs: Option<(Option<FlushMode>, Option<FlushMode>)>,
     /// The kernel configurations of A and B when both name one and they differ.
     pub variant_differs: Option<(String, String)>,
+    /// How a sample was timed in A and B ([`Record::timing_word`]) when both were timed and
+    /// the two differ.
+    pub timing_differs: Option<(String, String)>,
 }
 
 fn noise(r: &Record) -> f64 {
@@ -152,6 +157,12 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 }
                 _ => None,
             };
+            let timing_differs = match (ra, rb) {
+                (Some(ra), Some(rb)) if cmp.is_some() && ra.timing_word() != rb.timing_word() => {
+                    Some((ra.timing_word(), rb.timing_word()))
+                }
+                _ => None,
+            };
             Row {
                 key: k.clone(),
                 a_ms,
@@ -160,6 +171,7 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 status,
                 flush_differs,
                 variant_differs,
+                timing_differs,
             }
         })
         .collect()
@@ -181,7 +193,7 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}{}",
+            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}{}{}",
             r.key,
             ms(r.a_ms),
             ms(r.b_ms),
@@ -199,7 +211,11 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
                 " (configuration changed)"
             } else {
                 ""
-            }
+            },
+            r.timing_differs
+                .as_ref()
+                .map(|(a, b)| format!(" (timed as {a} -> {b})"))
+                .unwrap_or_default()
         );
     }
     let mut counts: Vec<String> = Vec::new();
@@ -230,6 +246,16 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
             "{mixed} case(s) were timed after different L2 flushes in A and B: not like for like \
              (a write flush leaves dirty lines that the timed kernel writes back; \
              KERNELGATE_L2_FLUSH sets the mode)"
+        );
+    }
+    let batched = rows.iter().filter(|r| r.timing_differs.is_some()).count();
+    if batched > 0 {
+        let _ = writeln!(
+            s,
+            "{batched} case(s) were timed with another number of launches per sample in A than in \
+             B: not like for like (in a batch each launch after the first overlaps the one before \
+             and finds a warm L2; a case's batch follows its duration unless a stored baseline \
+             names one, and KERNELGATE_BATCH pins it)"
         );
     }
     let changed: Vec<&Row> = rows

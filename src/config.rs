@@ -19,6 +19,7 @@
 //! | `KERNELGATE_SOAK_MS` | compute-bound families: after warm-up, run samples exactly as timed (flush, hold, launch), discarded, for this long, so the GPU's power management settles before the kept samples (default [`DEFAULT_SOAK_MS`]) |
 //! | `KERNELGATE_L2_FLUSH` | how the L2 is emptied before each sample of a flushed case: `read` (default: a read sweep of twice the L2, which leaves it cold and clean) or `write` (a memset, as before session 11 and as nvbench/triton do, which leaves it full of dirty lines the timed launch writes back); recorded per result and baseline round, and rounds of the other mode are not mixed into an entry |
 //! | `KERNELGATE_ADAPTIVE_BATCH=1` | choose every case's batch from its duration, even where a stored baseline recorded one (default: the gate and `UPDATE_BASELINES=append` time with the baseline's batch) |
+//! | `KERNELGATE_BATCH` | launches per sample (1 to 256; 1: every launch timed alone) for every case whose stored baseline names no batch, e.g. runs without baselines that `kernelgate rank` or `compare` will set side by side (default: chosen from the kernel's duration, batches of several launches under 20 µs); with `KERNELGATE_ADAPTIVE_BATCH=1`, for every case |
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
 //! | `KERNELGATE_DEVICE_CHECK_MB` | outputs above this size (MiB, default 256; 0 = all) are scanned for NaN/Inf on the device and only the sampled spans are copied to the host |
 //! | `KERNELGATE_HOLD_US` | hold kernel in front of every sample, µs (default 20; the external workers get it too) |
@@ -318,6 +319,19 @@ impl Config {
                 });
             }
             timing.duty_hold = v;
+        }
+        if let Some(v) = num::<usize>("KERNELGATE_BATCH")? {
+            if !(1..=timing.max_batch).contains(&v) {
+                return Err(Error::Env {
+                    var: "KERNELGATE_BATCH",
+                    value: v.to_string(),
+                    message: format!(
+                        "must be between 1 (every launch timed alone) and {} launches per sample",
+                        timing.max_batch
+                    ),
+                });
+            }
+            timing.batch = Some(v);
         }
         timing.soak_ms = num("KERNELGATE_SOAK_MS")?.unwrap_or(DEFAULT_SOAK_MS);
         if let Some(v) = var("KERNELGATE_L2_FLUSH") {

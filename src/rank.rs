@@ -13,7 +13,10 @@
 //! `tie`. Per run, over the cases every run timed: the cases it won, the geometric mean and the
 //! worst of its ratio to the fastest. Cases are matched by name, or by (GPU, name) when the runs
 //! span several GPU models: ranking across GPUs would rank the GPUs. Records without a latency
-//! (a wrong output is never timed) are listed as untimed and rank nowhere.
+//! (a wrong output is never timed) are listed as untimed and rank nowhere. A case the runs timed
+//! with different numbers of launches per sample ([`Record::timing_word`]; the batch follows a
+//! kernel's duration unless `KERNELGATE_BATCH` pins it) gets no winner: a batch's time per
+//! launch is not a lone launch's.
 
 use crate::error::{Error, Result};
 use crate::gate::{self, Change};
@@ -117,6 +120,10 @@ pub struct Row {
     pub clear: bool,
     /// The lead over the next run (its median over the fastest's, minus 1).
     pub lead: Option<f64>,
+    /// Per run: how one sample was timed ([`Record::timing_word`]), empty when untimed.
+    pub timing: Vec<String>,
+    /// Whether the timed runs timed a sample differently; then no winner is called.
+    pub timing_differs: bool,
 }
 
 /// Per-run summary over the cases every run timed.
@@ -217,12 +224,29 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
                 x.total_cmp(&y)
             });
             let fastest = order.first().copied();
+            let timing: Vec<String> = recs
+                .iter()
+                .zip(&ms)
+                .map(|(r, m)| match (r, m) {
+                    (Some(r), Some(_)) => r.timing_word(),
+                    _ => String::new(),
+                })
+                .collect();
+            let timing_differs = timing
+                .iter()
+                .filter(|t| !t.is_empty())
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1;
             let (clear, lead) = match (order.first(), order.get(1)) {
                 (Some(&b), Some(&s)) => {
                     let (rb, rs) = (recs[b].expect("timed"), recs[s].expect("timed"));
                     let (mb, msec) = (ms[b].expect("timed"), ms[s].expect("timed"));
                     let c = gate::compare(mb, noise(rb), msec, noise(rs), tolerance);
-                    (c.change == Change::Fast, Some(msec / mb - 1.0))
+                    (
+                        c.change == Change::Fast && !timing_differs,
+                        Some(msec / mb - 1.0),
+                    )
                 }
                 _ => (false, None),
             };
@@ -234,6 +258,8 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
                 fastest,
                 clear,
                 lead,
+                timing,
+                timing_differs,
             }
         })
         .collect();
@@ -326,6 +352,7 @@ pub fn render(r: &Ranking) -> String {
         }
         let winner = match (row.fastest, row.clear) {
             (Some(i), true) => r.labels[i].clone(),
+            (Some(_), false) if row.timing_differs => "timing differs".to_string(),
             (Some(_), false) if row.lead.is_some() => "tie".to_string(),
             (Some(i), false) => format!("{} (only run)", r.labels[i]),
             (None, _) => "untimed".to_string(),
@@ -357,6 +384,25 @@ pub fn render(r: &Ranking) -> String {
         "\nA winner leads the next run by more than {:.1}% and more than both runs' noise; else `tie`.",
         r.tolerance * 100.0
     );
+    let unlike: Vec<&Row> = r.rows.iter().filter(|row| row.timing_differs).collect();
+    if !unlike.is_empty() {
+        let _ = writeln!(
+            s,
+            "`timing differs`: the runs timed a sample with different numbers of launches (in a \
+             batch each launch after the first overlaps the one before and finds a warm L2), so \
+             no winner is called; KERNELGATE_BATCH pins the batch:"
+        );
+        for row in unlike {
+            let how: Vec<String> = r
+                .labels
+                .iter()
+                .zip(&row.timing)
+                .filter(|(_, t)| !t.is_empty())
+                .map(|(l, t)| format!("{l}: {t}"))
+                .collect();
+            let _ = writeln!(s, "- {}: {}", row.key, how.join(", "));
+        }
+    }
     if r.rows
         .iter()
         .any(|row| row.frac.iter().any(Option::is_some))

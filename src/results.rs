@@ -244,6 +244,18 @@ pub struct Record {
 }
 
 impl Record {
+    /// How one sample of this record was timed, for telling unlike timings apart: `1 launch`,
+    /// or `N launches` in a batch, `N launches, graph` when replayed from a CUDA graph. In a
+    /// batch every launch after the first overlaps the end of the one before it and finds a
+    /// warm L2, so a batch's time per launch is not a lone launch's.
+    pub fn timing_word(&self) -> String {
+        match (self.batch, self.graph) {
+            (0 | 1, _) => "1 launch".to_string(),
+            (b, true) => format!("{b} launches, graph"),
+            (b, false) => format!("{b} launches"),
+        }
+    }
+
     /// How this record's samples were flushed: `None` when not flushed; a flushed record from
     /// before the mode was recorded was flushed by a `write`.
     pub fn l2_flush_mode(&self) -> Option<crate::timing::FlushMode> {

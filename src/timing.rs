@@ -34,7 +34,8 @@ pub struct Policy {
     #[serde(default = "default_hold_us")]
     pub hold_us: f64,
     /// Launches per sample decided beforehand (the stored baseline's, so the gate compares like
-    /// with like); `None`: chosen in warm-up from the kernel's duration (see [`Policy::min_sample_us`]).
+    /// with like, else `KERNELGATE_BATCH`); `None`: chosen in warm-up from the kernel's duration
+    /// (see [`Policy::min_sample_us`]).
     /// A batch above 1 is replayed from a CUDA graph when capture works.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<usize>,

@@ -184,6 +184,66 @@ fn cases_timed_after_different_l2_flushes_are_marked() {
 }
 
 #[test]
+fn cases_timed_with_another_batch_are_marked() {
+    let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let mut b = a.clone();
+    // B: the first case in graph batches of two where A timed it alone (or the other way
+    // round), the second in plain batches of three, the third as A did.
+    let word = |batch: usize, graph: bool| {
+        let mut r = a.results[0].clone();
+        (r.batch, r.graph) = (batch, graph);
+        r.timing_word()
+    };
+    let (b0, g0) = if a.results[0].batch > 1 {
+        (1, false)
+    } else {
+        (2, true)
+    };
+    (b.results[0].batch, b.results[0].graph) = (b0, g0);
+    (b.results[1].batch, b.results[1].graph) = (3, false);
+    let rows = compare(&a, &b, 5.0);
+    let row = |i: usize| rows.iter().find(|r| r.key == a.results[i].case).unwrap();
+    assert_eq!(
+        row(0).timing_differs,
+        Some((a.results[0].timing_word(), word(b0, g0)))
+    );
+    assert_eq!(
+        row(1).timing_differs.as_ref().map(|d| d.1.as_str()),
+        (a.results[1].batch != 3).then_some("3 launches")
+    );
+    assert_eq!(row(2).timing_differs, None);
+    assert_eq!(word(1, true), "1 launch");
+    assert_eq!(word(2, true), "2 launches, graph");
+    assert_eq!(word(4, false), "4 launches");
+    let out = kernelgate::compare::render(&rows, 5.0);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&a.results[0].case))
+        .unwrap();
+    assert!(
+        line.ends_with(&format!(
+            "(timed as {} -> {})",
+            a.results[0].timing_word(),
+            word(b0, g0)
+        )),
+        "{line}"
+    );
+    let n = rows.iter().filter(|r| r.timing_differs.is_some()).count();
+    assert!(
+        out.contains(&format!(
+            "{n} case(s) were timed with another number of launches per sample in A than in B"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("KERNELGATE_BATCH pins it"), "{out}");
+    // Runs timed alike say nothing about it; the calls themselves do not change.
+    let same = kernelgate::compare::render(&compare(&a, &a, 5.0), 5.0);
+    assert!(!same.contains("timed as") && !same.contains("launches per sample"));
+    let plain = compare(&a, &a, 5.0);
+    assert!(rows.iter().zip(&plain).all(|(x, y)| x.status == y.status));
+}
+
+#[test]
 fn a_changed_kernel_configuration_is_marked_and_listed() {
     let a = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
     let mut b = a.clone();

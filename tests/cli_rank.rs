@@ -169,6 +169,56 @@ fn runs_on_several_gpu_models_rank_within_each_model() {
 }
 
 #[test]
+fn runs_that_timed_a_case_differently_get_no_winner() {
+    let a = smoke();
+    // B: case 0 20% faster (a clear win alike), case 1 20% faster but timed in graph batches
+    // of two where A timed it alone (or alone where A batched it): no winner.
+    let mut b = scaled(&a, &[(0, 1.0 / 1.2), (1, 1.0 / 1.2)]);
+    let other = if a.results[1].batch > 1 {
+        (1, false)
+    } else {
+        (2, true)
+    };
+    (b.results[1].batch, b.results[1].graph) = other;
+    let r = rank(
+        &[("a".into(), vec![a.clone()]), ("b".into(), vec![b.clone()])],
+        1.0,
+    );
+    let row = |i: usize| r.rows.iter().find(|x| x.key == a.results[i].case).unwrap();
+    assert!(row(0).clear && !row(0).timing_differs);
+    assert_eq!(row(0).fastest, Some(1));
+    assert!(!row(1).clear && row(1).timing_differs);
+    assert_eq!(row(1).fastest, Some(1), "the times are still shown");
+    assert_eq!(
+        row(1).timing,
+        vec![a.results[1].timing_word(), b.results[1].timing_word()]
+    );
+    assert_eq!(r.summaries[1].wins, 1);
+    let out = render(&r);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("| {} |", a.results[1].case)))
+        .unwrap();
+    assert!(line.contains("| timing differs |"), "{line}");
+    assert!(
+        out.contains(&format!(
+            "- {}: a: {}, b: {}",
+            a.results[1].case,
+            a.results[1].timing_word(),
+            b.results[1].timing_word()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("KERNELGATE_BATCH pins the batch"), "{out}");
+    // Alike runs print no such note.
+    let alike = render(&rank(
+        &[("a".into(), vec![a.clone()]), ("b".into(), vec![a])],
+        1.0,
+    ));
+    assert!(!alike.contains("timing differs"), "{alike}");
+}
+
+#[test]
 fn the_table_is_stable() {
     let a = smoke();
     let b = scaled(&a, &[(0, 1.2), (1, 1.0 / 1.2), (2, 1.0 / 1.005)]);

@@ -38,6 +38,7 @@ const VARS: &[&str] = &[
     "KERNELGATE_MACHINE_FACTOR",
     "KERNELGATE_SOAK_MS",
     "KERNELGATE_ADAPTIVE_BATCH",
+    "KERNELGATE_BATCH",
     "CUDA_INJECTION64_PATH",
     "NVTX_INJECTION64_PATH",
     "NV_COMPUTE_PROFILER_PERFWORKS_DIR",
@@ -197,6 +198,8 @@ fn environment() {
         assert!(ok("KERNELGATE_ADAPTIVE_BATCH", v).adaptive_batch, "{v}");
     }
     assert!(!ok("KERNELGATE_ADAPTIVE_BATCH", "0").adaptive_batch);
+    assert_eq!(ok("KERNELGATE_BATCH", "1").timing.batch, Some(1));
+    assert_eq!(ok("KERNELGATE_BATCH", "256").timing.batch, Some(256));
     assert_eq!(ok("KERNELGATE_DEVICE_CHECK_MB", "0").device_check_bytes, 0);
     assert_eq!(
         ok("KERNELGATE_DEVICE_CHECK_MB", "3").device_check_bytes,
@@ -299,6 +302,15 @@ fn environment() {
     env_err("KERNELGATE_DEVICE_CHECK_MB", "big", "not a number");
     env_err("KERNELGATE_SOAK_MS", "long", "not a number");
     env_err("KERNELGATE_ADAPTIVE_BATCH", "maybe", "expected 1 or 0");
+    for v in ["0", "257"] {
+        env_err(
+            "KERNELGATE_BATCH",
+            v,
+            "must be between 1 (every launch timed alone) and 256 launches per sample",
+        );
+    }
+    env_err("KERNELGATE_BATCH", "-1", "not a number");
+    env_err("KERNELGATE_BATCH", "two", "not a number");
     env_err("KERNELGATE_SPIN_SCALE", "x", "not a number");
     for v in ["-1", "-0.001", "NaN", "inf", "-inf"] {
         env_err(
