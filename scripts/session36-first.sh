@@ -8,7 +8,8 @@
 #   request ran it), with H100=halves scripts/session36-halves.sh (the 2048^3 tail A/B), with
 #   H100=modes scripts/session36-modes.sh (2048x512x4096's two modes under every tile), with
 #   H100=n2 scripts/session36-n2.sh (the pick's 128x64_n2 there, then the gemm gate; N2=1 runs
-#   it on an H200 too, in place of the plain gate),
+#   it on an H200 too, in place of the plain gate), with H100=batch scripts/session36-batch.sh
+#   (the gemm suite with ours and cuBLAS timed alike),
 #   otherwise stop at once (keep the device time for H200s).
 # Under $OUT: log.txt, gate.tgz, gemm-table.md, bench-checks.txt (+ results-main.json, main.log).
 set -u
@@ -22,6 +23,8 @@ elif [ "${H100:-}" = modes ]; then
   bash scripts/session36-modes.sh
 elif [ "${H100:-}" = n2 ]; then
   bash scripts/session36-n2.sh
+elif [ "${H100:-}" = batch ]; then
+  bash scripts/session36-batch.sh
 else
   nvidia-smi --query-gpu=name,uuid --format=csv,noheader; echo "not an H200: stopping"
 fi
