@@ -68,6 +68,19 @@ impl Row<'_> {
         Some(self.median(baseline)? / self.median(backend)?)
     }
 
+    /// Whether `backend` and `baseline` were both timed here with different launches per sample
+    /// ([`Record::timing_word`]): their speedup then compares a batch's time per launch with a
+    /// lone launch's, or batches of different sizes. A stored baseline pins each case's batch
+    /// separately, so peers of one shape can differ (set `KERNELGATE_BATCH` to time them alike).
+    pub fn timed_unlike(&self, backend: &str, baseline: &str) -> bool {
+        match (self.cells.get(backend), self.cells.get(baseline)) {
+            (Some(a), Some(b)) if a.latency_ms.is_some() && b.latency_ms.is_some() => {
+                a.timing_word() != b.timing_word()
+            }
+            _ => false,
+        }
+    }
+
     /// The value of dimension `name`.
     pub fn dim(&self, name: &str) -> Option<u64> {
         self.dims.iter().find(|(k, _)| k == name).map(|(_, v)| *v)

@@ -91,6 +91,7 @@ fn family_table(t: &FamilyTable) -> String {
             .map(|(i, _)| if i == 0 { " --- |" } else { " ---: |" })
             .collect::<String>()
     );
+    let mut unlike = 0;
     for row in &t.rows {
         let mut cells = vec![format!("`{}`", row.problem)];
         for b in &t.backends {
@@ -115,11 +116,25 @@ fn family_table(t: &FamilyTable) -> String {
             }
             if let Some(base) = &t.baseline {
                 if b != base {
-                    cells.push(num(row.speedup(b, base), &|v| format!("{v:.2}×")));
+                    let mark = if row.timed_unlike(b, base) {
+                        unlike += 1;
+                        " †"
+                    } else {
+                        ""
+                    };
+                    cells.push(num(row.speedup(b, base), &|v| format!("{v:.2}×{mark}")));
                 }
             }
         }
         let _ = writeln!(s, "| {} |", cells.join(" | "));
+    }
+    if unlike > 0 {
+        let _ = writeln!(
+            s,
+            "\n† {unlike} speedup(s) set records timed with different launches per sample side by \
+             side (each case keeps its stored baseline's batch; `KERNELGATE_BATCH` times peers \
+             alike)."
+        );
     }
     s
 }
