@@ -10,8 +10,8 @@
 //! Per case: each run's median and its ratio to the fastest, the kernel each ran (the record's
 //! `variant` entry point), and the winner: the fastest run when it leads the next one beyond
 //! the tolerance *and* both runs' noise ([`crate::gate::compare`], the gate's rule), else
-//! `tie`. Per run, over the cases every run timed: the cases it won, the geometric mean and the
-//! worst of its ratio to the fastest. Cases are matched by name, or by (GPU, name) when the runs
+//! `tie`. Per run, over the cases every run timed (alike): the cases it won, the geometric mean
+//! and the worst of its ratio to the fastest. Cases are matched by name, or by (GPU, name) when the runs
 //! span several GPU models: ranking across GPUs would rank the GPUs. Records without a latency
 //! (a wrong output is never timed) are listed as untimed and rank nowhere. A case the runs timed
 //! with different numbers of launches per sample ([`Record::timing_word`]; the batch follows a
@@ -126,7 +126,7 @@ pub struct Row {
     pub timing_differs: bool,
 }
 
-/// Per-run summary over the cases every run timed.
+/// Per-run summary over the cases every run timed alike (the same launches per sample).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     /// The label.
@@ -135,7 +135,8 @@ pub struct Summary {
     pub timed: usize,
     /// Cases it won clearly.
     pub wins: usize,
-    /// Geometric mean of its median over the fastest, over the common cases.
+    /// Geometric mean of its median over the fastest, over the common cases (every run timed
+    /// them, and alike).
     pub geomean: Option<f64>,
     /// Its worst ratio to the fastest over the common cases, and the case.
     pub worst: Option<(f64, String)>,
@@ -150,7 +151,7 @@ pub struct Ranking {
     pub rows: Vec<Row>,
     /// One summary per run.
     pub summaries: Vec<Summary>,
-    /// Cases every run timed.
+    /// Cases every run timed, and timed alike (rows with [`Row::timing_differs`] left out).
     pub common: usize,
     /// The tolerance (fraction) the winner had to lead by.
     pub tolerance: f64,
@@ -265,7 +266,7 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
         .collect();
     let common: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.ms.iter().all(Option::is_some))
+        .filter(|r| r.ms.iter().all(Option::is_some) && !r.timing_differs)
         .collect();
     let summaries = loaded
         .iter()
@@ -415,7 +416,7 @@ pub fn render(r: &Ranking) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "| run | cases timed | clear wins | geomean ratio to the fastest ({} common cases) | worst |",
+        "| run | cases timed | clear wins | geomean ratio to the fastest ({} common cases timed alike) | worst |",
         r.common
     );
     let _ = writeln!(s, "|---|---:|---:|---:|---|");

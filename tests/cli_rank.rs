@@ -194,6 +194,11 @@ fn runs_that_timed_a_case_differently_get_no_winner() {
         vec![a.results[1].timing_word(), b.results[1].timing_word()]
     );
     assert_eq!(r.summaries[1].wins, 1);
+    assert_eq!(
+        r.common,
+        a.results.len() - 1,
+        "the unlike case is left out of the summary"
+    );
     let out = render(&r);
     let line = out
         .lines()
