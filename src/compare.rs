@@ -253,8 +253,9 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
         let _ = writeln!(
             s,
             "{batched} case(s) were timed with another number of launches per sample in A than in \
-             B: not like for like (in a batch each launch after the first overlaps the one before \
-             and finds a warm L2; a case's batch follows its duration unless a stored baseline \
+             B: not like for like (in a batch the launches run back to back, overlapping where they \
+             use programmatic dependent launch, and each after the first finds a warm L2; a \
+             case's batch follows its duration unless a stored baseline \
              names one, and KERNELGATE_BATCH pins it)"
         );
     }

@@ -390,7 +390,8 @@ pub fn render(r: &Ranking) -> String {
         let _ = writeln!(
             s,
             "`timing differs`: the runs timed a sample with different numbers of launches (in a \
-             batch each launch after the first overlaps the one before and finds a warm L2), so \
+             batch the launches run back to back, overlapping where they use programmatic dependent \
+             launch, and each after the first finds a warm L2), so \
              no winner is called; KERNELGATE_BATCH pins the batch:"
         );
         for row in unlike {

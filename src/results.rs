@@ -246,8 +246,9 @@ pub struct Record {
 impl Record {
     /// How one sample of this record was timed, for telling unlike timings apart: `1 launch`,
     /// or `N launches` in a batch, `N launches, graph` when replayed from a CUDA graph. In a
-    /// batch every launch after the first overlaps the end of the one before it and finds a
-    /// warm L2, so a batch's time per launch is not a lone launch's.
+    /// batch the launches run back to back (overlapping where they use programmatic dependent
+    /// launch) and each after the first finds a warm L2, so a batch's time per launch is not a
+    /// lone launch's.
     pub fn timing_word(&self) -> String {
         match (self.batch, self.graph) {
             (0 | 1, _) => "1 launch".to_string(),
