@@ -158,8 +158,9 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 _ => None,
             };
             let timing_differs = match (ra, rb) {
-                (Some(ra), Some(rb)) if cmp.is_some() && ra.timing_word() != rb.timing_word() => {
-                    Some((ra.timing_word(), rb.timing_word()))
+                (Some(ra), Some(rb)) if cmp.is_some() => {
+                    let (a, b) = (ra.timing_word(), rb.timing_word());
+                    (a != b).then_some((a, b))
                 }
                 _ => None,
             };

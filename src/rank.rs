@@ -122,8 +122,15 @@ pub struct Row {
     pub lead: Option<f64>,
     /// Per run: how one sample was timed ([`Record::timing_word`]), empty when untimed.
     pub timing: Vec<String>,
-    /// Whether the timed runs timed a sample differently; then no winner is called.
-    pub timing_differs: bool,
+}
+
+impl Row {
+    /// Whether the timed runs timed a sample differently ([`Row::timing`]); then no winner is
+    /// called and the case stays out of the per-run summaries.
+    pub fn timing_differs(&self) -> bool {
+        let mut timed = self.timing.iter().filter(|t| !t.is_empty());
+        timed.next().is_some_and(|first| timed.any(|t| t != first))
+    }
 }
 
 /// Per-run summary over the cases every run timed alike (the same launches per sample).
@@ -233,40 +240,32 @@ pub fn rank(runs: &[(String, Vec<ResultsFile>)], tolerance_pct: f64) -> Ranking 
                     _ => String::new(),
                 })
                 .collect();
-            let timing_differs = timing
-                .iter()
-                .filter(|t| !t.is_empty())
-                .collect::<BTreeSet<_>>()
-                .len()
-                > 1;
-            let (clear, lead) = match (order.first(), order.get(1)) {
-                (Some(&b), Some(&s)) => {
-                    let (rb, rs) = (recs[b].expect("timed"), recs[s].expect("timed"));
-                    let (mb, msec) = (ms[b].expect("timed"), ms[s].expect("timed"));
-                    let c = gate::compare(mb, noise(rb), msec, noise(rs), tolerance);
-                    (
-                        c.change == Change::Fast && !timing_differs,
-                        Some(msec / mb - 1.0),
-                    )
-                }
-                _ => (false, None),
-            };
-            Row {
+            let mut row = Row {
                 key: k.clone(),
                 ms,
                 kernel,
                 frac,
                 fastest,
-                clear,
-                lead,
+                clear: false,
+                lead: None,
                 timing,
-                timing_differs,
-            }
+            };
+            let unlike = row.timing_differs();
+            (row.clear, row.lead) = match (order.first(), order.get(1)) {
+                (Some(&b), Some(&s)) => {
+                    let (rb, rs) = (recs[b].expect("timed"), recs[s].expect("timed"));
+                    let (mb, msec) = (row.ms[b].expect("timed"), row.ms[s].expect("timed"));
+                    let c = gate::compare(mb, noise(rb), msec, noise(rs), tolerance);
+                    (c.change == Change::Fast && !unlike, Some(msec / mb - 1.0))
+                }
+                _ => (false, None),
+            };
+            row
         })
         .collect();
     let common: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.ms.iter().all(Option::is_some) && !r.timing_differs)
+        .filter(|r| r.ms.iter().all(Option::is_some) && !r.timing_differs())
         .collect();
     let summaries = loaded
         .iter()
@@ -353,7 +352,7 @@ pub fn render(r: &Ranking) -> String {
         }
         let winner = match (row.fastest, row.clear) {
             (Some(i), true) => r.labels[i].clone(),
-            (Some(_), false) if row.timing_differs => "timing differs".to_string(),
+            (Some(_), false) if row.timing_differs() => "timing differs".to_string(),
             (Some(_), false) if row.lead.is_some() => "tie".to_string(),
             (Some(i), false) => format!("{} (only run)", r.labels[i]),
             (None, _) => "untimed".to_string(),
@@ -385,7 +384,7 @@ pub fn render(r: &Ranking) -> String {
         "\nA winner leads the next run by more than {:.1}% and more than both runs' noise; else `tie`.",
         r.tolerance * 100.0
     );
-    let unlike: Vec<&Row> = r.rows.iter().filter(|row| row.timing_differs).collect();
+    let unlike: Vec<&Row> = r.rows.iter().filter(|row| row.timing_differs()).collect();
     if !unlike.is_empty() {
         let _ = writeln!(
             s,

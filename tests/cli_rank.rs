@@ -185,9 +185,9 @@ fn runs_that_timed_a_case_differently_get_no_winner() {
         1.0,
     );
     let row = |i: usize| r.rows.iter().find(|x| x.key == a.results[i].case).unwrap();
-    assert!(row(0).clear && !row(0).timing_differs);
+    assert!(row(0).clear && !row(0).timing_differs());
     assert_eq!(row(0).fastest, Some(1));
-    assert!(!row(1).clear && row(1).timing_differs);
+    assert!(!row(1).clear && row(1).timing_differs());
     assert_eq!(row(1).fastest, Some(1), "the times are still shown");
     assert_eq!(
         row(1).timing,
