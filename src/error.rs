@@ -149,6 +149,14 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// `kernelgate rehash --since` cannot compare the machine code of two kernel trees.
+    #[error("rehash since {since:?}: {message}")]
+    Rehash {
+        /// The revision or directory given.
+        since: String,
+        /// What is wrong.
+        message: String,
+    },
     /// JSON (de)serialisation failed.
     #[error("JSON in {what}: {source}")]
     Json {

@@ -1332,7 +1332,7 @@ pub fn current_hashes(dir: &Path, arch: &str, nvrtc: &str) -> Result<BTreeMap<St
 }
 
 /// The source hash of `source` (a kernel file of `dir`) as the harness computes it by default.
-fn current_hash(dir: &Path, source: &str, arch: &str, nvrtc: &str) -> Result<String> {
+pub fn current_hash(dir: &Path, source: &str, arch: &str, nvrtc: &str) -> Result<String> {
     let includes = local_includes(dir, source)?;
     Ok(source_hash(
         source,
@@ -1351,7 +1351,7 @@ fn default_options(arch: &str) -> Vec<String> {
 }
 
 /// Every `dir/*.cu` as (file name, source text), sorted by name.
-fn kernel_sources(dir: &Path) -> Result<Vec<(String, String)>> {
+pub fn kernel_sources(dir: &Path) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     for path in crate::files::with_extension(dir, "cu")? {
         let source = std::fs::read_to_string(&path)
@@ -1384,6 +1384,17 @@ fn local_headers(dir: &Path) -> Result<Vec<(String, String)>> {
 /// `--ptxas-options=-v`, ptxas's per-entry report). A compile error is [`Error::Compile`] with
 /// the log; missing NVRTC or headers are their own errors.
 pub fn compile_offline(dir: &Path, file: &str, arch: &str, extra: &[String]) -> Result<String> {
+    Ok(compile_offline_cubin(dir, file, arch, extra)?.1)
+}
+
+/// [`compile_offline`]'s cubin and log: the machine code a run would load for `file` of `dir`
+/// (same options, same headers; no cache). [`crate::same_code`] compares two of them.
+pub fn compile_offline_cubin(
+    dir: &Path,
+    file: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<(Vec<u8>, String)> {
     nvrtc_version()?;
     let path = dir.join(file);
     let source =
@@ -1392,8 +1403,7 @@ pub fn compile_offline(dir: &Path, file: &str, arch: &str, extra: &[String]) -> 
     let mut options = default_options(arch);
     options.extend(extra.iter().cloned());
     let include = cuda_include_dir()?;
-    let (_cubin, log) = nvrtc_compile(file, &source, &headers, &options, &include)?;
-    Ok(log)
+    nvrtc_compile(file, &source, &headers, &options, &include)
 }
 
 /// Compiles `source` with NVRTC; returns the cubin and the compiler's log.

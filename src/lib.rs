@@ -31,6 +31,7 @@ pub mod report;
 pub mod results;
 pub mod roofline;
 pub mod runner;
+pub mod same_code;
 pub mod schedule;
 pub mod selftest;
 pub mod sensitivity;

@@ -170,6 +170,11 @@ pub enum Command {
     /// Move the stored baselines' source hashes to the current rule (a module's hash covers the
     /// local files it includes, not every `kernels/*.cuh`): entries whose hash is the old form of
     /// a current kernel file get its new form and keep their rounds. No GPU needed.
+    ///
+    /// With `--since REV` it moves instead the hashes of entries timed on the kernels of git
+    /// revision REV (or of a directory holding them) wherever the working tree's file compiles to
+    /// the same cubin, byte for byte (NVRTC here, no GPU): comment edits and refactors the
+    /// compiler sees through keep their baselines; files whose machine code changed restart.
     Rehash {
         /// The NVRTC version the stored hashes were computed with (the GPU machines').
         #[arg(long, default_value = "13.0")]
@@ -177,6 +182,12 @@ pub enum Command {
         /// The architecture they were compiled for.
         #[arg(long, default_value = "sm_90a")]
         arch: String,
+        /// Compare the machine code against the kernels of this git revision or directory.
+        #[arg(long, value_name = "REV")]
+        since: Option<String>,
+        /// With `--since`: print the comparison, change no baseline.
+        #[arg(long, requires = "since")]
+        dry_run: bool,
     },
     /// The spread stored in baselines per family (within and between machines), the entries to
     /// refresh (measured on one machine; long ones timed without the duty-cycle hold) and the
@@ -476,6 +487,57 @@ fn report(a: &ReportArgs) -> crate::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `kernelgate rehash --since REV`: compares the machine code of REV's kernels with the working
+/// tree's ([`crate::same_code`]) and, unless `dry_run`, moves the hashes of the files that kept
+/// theirs. The local NVRTC must be the version the stored hashes name: the comparison stands for
+/// what the GPU machines compiled only when it is their compiler.
+fn rehash_since(
+    cfg: &Config,
+    since: &str,
+    nvrtc: &str,
+    arch: &str,
+    dry_run: bool,
+) -> crate::Result<ExitCode> {
+    let local = crate::gpu::nvrtc_version()?;
+    if local != nvrtc {
+        return Err(Error::Rehash {
+            since: since.to_string(),
+            message: format!(
+                "the NVRTC here is {local}, the stored hashes name {nvrtc}: the cubins compared here would not be the ones that were timed"
+            ),
+        });
+    }
+    let target = cfg.root.join("target").join("kernelgate");
+    let old_dir =
+        crate::abtest::materialize(&cfg.root, &target, since).map_err(|e| Error::Rehash {
+            since: since.to_string(),
+            message: e.to_string(),
+        })?;
+    let new_dir = cfg.root.join("kernels");
+    let mut compile = |dir: &Path, file: &str| {
+        crate::gpu::compile_offline_cubin(dir, file, arch, &[]).map(|(cubin, _)| cubin)
+    };
+    let verdicts = crate::same_code::compare_dirs(&old_dir, &new_dir, arch, nvrtc, &mut compile)?;
+    print!(
+        "{}",
+        crate::same_code::render(&verdicts, since, arch, nvrtc)
+    );
+    let map = crate::same_code::migration(&verdicts);
+    if dry_run || map.is_empty() {
+        println!(
+            "\nNo baseline changed{}.",
+            if dry_run { " (--dry-run)" } else { "" }
+        );
+    } else {
+        let sum = crate::baseline::rehash_entries(&cfg.baseline_dir, &map)?;
+        println!(
+            "\n{} entries rehashed in {} files, {} left (other files, other code, other backends).",
+            sum.rewritten, sum.files, sum.left
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn config() -> crate::Result<Config> {
     Config::from_env()
 }
@@ -709,7 +771,13 @@ where
             print!("{}", crate::sensitivity::render_coverage(&rows));
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Rehash { nvrtc, arch } => config().and_then(|cfg| {
+        Command::Rehash {
+            nvrtc,
+            arch,
+            since: Some(since),
+            dry_run,
+        } => config().and_then(|cfg| rehash_since(&cfg, &since, &nvrtc, &arch, dry_run)),
+        Command::Rehash { nvrtc, arch, .. } => config().and_then(|cfg| {
             let map = crate::gpu::hash_migration(&cfg.root.join("kernels"), &arch, &nvrtc)?;
             let moved = map.iter().filter(|(old, (new, _))| old != &new).count();
             let sum = crate::baseline::rehash_entries(&cfg.baseline_dir, &map)?;

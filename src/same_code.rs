@@ -1,0 +1,165 @@
+//! Baselines across kernel edits that leave the machine code as it was (`kernelgate rehash
+//! --since REV`).
+//!
+//! A stored `cuda` entry belongs to the source hash of the code it timed
+//! ([`crate::gpu::source_hash`]): any edit of a kernel file or a header it includes restarts
+//! every entry of that file, a comment or a refactor too. This module compares the kernel
+//! sources of a git revision (or an exported directory) with the working tree's, file by file,
+//! and where the text differs compiles both with NVRTC for the baselines' architecture. A file
+//! whose two cubins are byte for byte the same runs the same machine code, so its entries'
+//! rounds still describe it: their hash moves to the new one ([`crate::baseline::rehash_entries`]).
+//! A file whose cubin changed keeps its old hash, and its entries restart on the next import
+//! as before. No GPU needed; NVRTC and the CUDA headers are.
+
+use crate::error::Result;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What became of one kernel file between the two trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Same source hash: nothing to move.
+    Unchanged,
+    /// The text differs, the cubins are identical: the entries keep their rounds.
+    SameCode,
+    /// The cubins differ: the entries restart on the next import.
+    CodeDiffers,
+    /// Only in the new tree.
+    Added,
+    /// Only in the old tree.
+    Removed,
+}
+
+impl Verdict {
+    /// The word the table prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Unchanged => "unchanged",
+            Verdict::SameCode => "same machine code: entries keep their rounds",
+            Verdict::CodeDiffers => "machine code differs: entries restart",
+            Verdict::Added => "new file",
+            Verdict::Removed => "removed",
+        }
+    }
+}
+
+/// One kernel file's comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileVerdict {
+    /// The file name (`gemm_wgmma.cu`).
+    pub file: String,
+    /// Its source hash in the old tree (absent for an added file).
+    pub old_hash: Option<String>,
+    /// Its source hash in the new tree (absent for a removed file).
+    pub new_hash: Option<String>,
+    /// What became of it.
+    pub verdict: Verdict,
+    /// The two cubins' sizes in bytes, where both were compiled.
+    pub cubin_bytes: Option<(usize, usize)>,
+}
+
+/// Compares every `*.cu` of `old_dir` and `new_dir` (kernel directories) for architecture
+/// `arch` and NVRTC version label `nvrtc` (the one the stored hashes were made with).
+/// `compile(dir, file)` returns a file's cubin; it runs only for files whose source hash
+/// differs, old tree first. The result is sorted by file name.
+pub fn compare_dirs(
+    old_dir: &Path,
+    new_dir: &Path,
+    arch: &str,
+    nvrtc: &str,
+    compile: &mut dyn FnMut(&Path, &str) -> Result<Vec<u8>>,
+) -> Result<Vec<FileVerdict>> {
+    let hashes = |dir: &Path| -> Result<BTreeMap<String, String>> {
+        let mut map = BTreeMap::new();
+        for (name, source) in crate::gpu::kernel_sources(dir)? {
+            let h = crate::gpu::current_hash(dir, &source, arch, nvrtc)?;
+            map.insert(name, h);
+        }
+        Ok(map)
+    };
+    let (old, new) = (hashes(old_dir)?, hashes(new_dir)?);
+    let mut names: Vec<&String> = old.keys().chain(new.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut out = Vec::new();
+    for name in names {
+        let (o, n) = (old.get(name).cloned(), new.get(name).cloned());
+        let (verdict, cubin_bytes) = match (&o, &n) {
+            (Some(a), Some(b)) if a == b => (Verdict::Unchanged, None),
+            (Some(_), Some(_)) => {
+                let a = compile(old_dir, name)?;
+                let b = compile(new_dir, name)?;
+                let v = if a == b {
+                    Verdict::SameCode
+                } else {
+                    Verdict::CodeDiffers
+                };
+                (v, Some((a.len(), b.len())))
+            }
+            (None, _) => (Verdict::Added, None),
+            (_, None) => (Verdict::Removed, None),
+        };
+        out.push(FileVerdict {
+            file: name.clone(),
+            old_hash: o,
+            new_hash: n,
+            verdict,
+            cubin_bytes,
+        });
+    }
+    Ok(out)
+}
+
+/// The hash moves of the files that kept their machine code: old hash → (new hash, file), as
+/// [`crate::baseline::rehash_entries`] takes them.
+pub fn migration(verdicts: &[FileVerdict]) -> BTreeMap<String, (String, String)> {
+    verdicts
+        .iter()
+        .filter(|v| v.verdict == Verdict::SameCode)
+        .filter_map(|v| Some((v.old_hash.clone()?, (v.new_hash.clone()?, v.file.clone()))))
+        .collect()
+}
+
+/// A Markdown table of the comparison: one row per file whose text changed (unchanged files
+/// are counted under it).
+pub fn render(verdicts: &[FileVerdict], old: &str, arch: &str, nvrtc: &str) -> String {
+    let mut s =
+        format!("# Kernel sources since {old}: machine code compared (NVRTC {nvrtc}, {arch})\n\n");
+    let changed: Vec<&FileVerdict> = verdicts
+        .iter()
+        .filter(|v| v.verdict != Verdict::Unchanged)
+        .collect();
+    if changed.is_empty() {
+        let _ = writeln!(s, "No kernel file changed ({} compared).", verdicts.len());
+        return s;
+    }
+    s.push_str("| file | old hash | new hash | cubin bytes (old / new) | verdict |\n");
+    s.push_str("| --- | --- | --- | --- | --- |\n");
+    for v in &changed {
+        let bytes = v
+            .cubin_bytes
+            .map(|(a, b)| format!("{a} / {b}"))
+            .unwrap_or_else(|| "–".into());
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            v.file,
+            v.old_hash.as_deref().unwrap_or("–"),
+            v.new_hash.as_deref().unwrap_or("–"),
+            bytes,
+            v.verdict.word()
+        );
+    }
+    let count = |w: Verdict| changed.iter().filter(|v| v.verdict == w).count();
+    let _ = writeln!(
+        s,
+        "\n{} same machine code, {} machine code differs, {} new, {} removed; {} unchanged.",
+        count(Verdict::SameCode),
+        count(Verdict::CodeDiffers),
+        count(Verdict::Added),
+        count(Verdict::Removed),
+        verdicts.len() - changed.len()
+    );
+    s
+}

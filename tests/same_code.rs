@@ -1,0 +1,282 @@
+//! `kernelgate rehash --since REV`: kernel files whose text changed but whose cubin did not keep
+//! their baselines; files whose machine code changed restart ([`kernelgate::same_code`]).
+
+use kernelgate::baseline::{rehash_entries, Store};
+use kernelgate::same_code::{compare_dirs, migration, render, Verdict};
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// A stand-in compiler: the "cubin" is the source without `//` comment lines and blank lines,
+/// so a comment edit compiles to the same bytes and a code edit does not.
+fn fake_cubin(dir: &Path, file: &str) -> kernelgate::Result<Vec<u8>> {
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//") && !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .into_bytes())
+}
+
+/// old/ and new/: same.cu unchanged; comment.cu and inc.cu (through its header) changed only in
+/// comments; code.cu changed in code; gone.cu only in old, added.cu only in new.
+fn trees() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let (old, new) = (t.path().join("old"), t.path().join("new"));
+    for d in [&old, &new] {
+        std::fs::create_dir_all(d).unwrap();
+        write(d, "same.cu", "__global__ void same() {}\n");
+        write(
+            d,
+            "inc.cu",
+            "#include \"h.cuh\"\n__global__ void inc() { H; }\n",
+        );
+    }
+    write(&old, "comment.cu", "__global__ void c() {}\n");
+    write(
+        &new,
+        "comment.cu",
+        "// why c is empty\n__global__ void c() {}\n",
+    );
+    write(&old, "h.cuh", "#define H 1\n");
+    write(&new, "h.cuh", "// H is one\n#define H 1\n");
+    write(&old, "code.cu", "__global__ void k(int* p) { *p = 1; }\n");
+    write(&new, "code.cu", "__global__ void k(int* p) { *p = 2; }\n");
+    write(&old, "gone.cu", "__global__ void g() {}\n");
+    write(&new, "added.cu", "__global__ void a() {}\n");
+    (t, old, new)
+}
+
+#[test]
+fn only_files_whose_text_changed_are_compiled_and_judged_by_their_cubins() {
+    let (_t, old, new) = trees();
+    let mut compiled = Vec::new();
+    let mut compile = |d: &Path, f: &str| {
+        compiled.push((
+            d.file_name().unwrap().to_string_lossy().to_string(),
+            f.to_string(),
+        ));
+        fake_cubin(d, f)
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut compile).unwrap();
+    let got: Vec<(&str, Verdict)> = v.iter().map(|f| (f.file.as_str(), f.verdict)).collect();
+    assert_eq!(
+        got,
+        [
+            ("added.cu", Verdict::Added),
+            ("code.cu", Verdict::CodeDiffers),
+            ("comment.cu", Verdict::SameCode),
+            ("gone.cu", Verdict::Removed),
+            ("inc.cu", Verdict::SameCode),
+            ("same.cu", Verdict::Unchanged),
+        ]
+    );
+    // Old tree first, and nothing compiled for unchanged, added or removed files.
+    let want: Vec<(String, String)> = ["code.cu", "comment.cu", "inc.cu"]
+        .iter()
+        .flat_map(|f| {
+            [
+                ("old".to_string(), f.to_string()),
+                ("new".to_string(), f.to_string()),
+            ]
+        })
+        .collect();
+    assert_eq!(compiled, want);
+    // The hashes are the harness's own (the header's edit moved inc.cu's).
+    let inc = v.iter().find(|f| f.file == "inc.cu").unwrap();
+    assert_ne!(inc.old_hash, inc.new_hash);
+    let same = v.iter().find(|f| f.file == "same.cu").unwrap();
+    assert_eq!(same.old_hash, same.new_hash);
+    let src = std::fs::read_to_string(new.join("same.cu")).unwrap();
+    assert_eq!(
+        same.new_hash.as_deref(),
+        Some(
+            kernelgate::gpu::current_hash(&new, &src, "sm_90a", "13.0")
+                .unwrap()
+                .as_str()
+        )
+    );
+}
+
+#[test]
+fn migration_moves_only_same_code_files() {
+    let (_t, old, new) = trees();
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut fake_cubin).unwrap();
+    let map = migration(&v);
+    let files: Vec<&str> = map.values().map(|(_, f)| f.as_str()).collect();
+    assert_eq!(files.len(), 2);
+    assert!(files.contains(&"comment.cu") && files.contains(&"inc.cu"));
+    for f in v.iter().filter(|f| f.verdict == Verdict::SameCode) {
+        let old_hash = f.old_hash.clone().unwrap();
+        assert_eq!(
+            map[&old_hash],
+            (f.new_hash.clone().unwrap(), f.file.clone())
+        );
+    }
+}
+
+#[test]
+fn a_compile_error_is_returned_not_judged() {
+    let (_t, old, new) = trees();
+    let mut compile = |_: &Path, f: &str| -> kernelgate::Result<Vec<u8>> {
+        Err(kernelgate::Error::Compile {
+            file: f.to_string(),
+            options: "--gpu-architecture=sm_90a".into(),
+            log: "error: expected a ;".into(),
+        })
+    };
+    let e = compare_dirs(&old, &new, "sm_90a", "13.0", &mut compile).unwrap_err();
+    assert!(e.to_string().contains("code.cu"), "{e}");
+}
+
+#[test]
+fn the_table_names_each_changed_file_and_its_verdict() {
+    let (_t, old, new) = trees();
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut fake_cubin).unwrap();
+    // Hashes depend on the text only: stable across machines.
+    insta::assert_snapshot!(render(&v, "HEAD~1", "sm_90a", "13.0"));
+    let unchanged = compare_dirs(&old, &old, "sm_90a", "13.0", &mut fake_cubin).unwrap();
+    assert_eq!(
+        render(&unchanged, "HEAD", "sm_90a", "13.0"),
+        "# Kernel sources since HEAD: machine code compared (NVRTC 13.0, sm_90a)\n\nNo kernel file changed (5 compared).\n"
+    );
+}
+
+#[test]
+fn rehashing_keeps_the_rounds_of_same_code_entries_and_leaves_the_others() {
+    let (_t, old, new) = trees();
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut fake_cubin).unwrap();
+    let hash = |file: &str| {
+        let f = v.iter().find(|f| f.file == file).unwrap();
+        (f.old_hash.clone().unwrap(), f.new_hash.clone().unwrap())
+    };
+    let (comment_old, comment_new) = hash("comment.cu");
+    let (code_old, _) = hash("code.cu");
+    let base = tempfile::tempdir().unwrap();
+    let store = Store::new(base.path());
+    let gpu = "NVIDIA H100 80GB HBM3";
+    store
+        .update(gpu, "gemm", "gemm::cuda::comment", entry(&comment_old))
+        .unwrap();
+    store
+        .update(gpu, "gemm", "gemm::cuda::code", entry(&code_old))
+        .unwrap();
+    let sum = rehash_entries(base.path(), &migration(&v)).unwrap();
+    assert_eq!((sum.rewritten, sum.left), (1, 1));
+    let got = |case: &str| store.entry(gpu, "gemm", case).unwrap().unwrap();
+    assert_eq!(got("gemm::cuda::comment").env.source_hash, comment_new);
+    assert_eq!(got("gemm::cuda::comment").rounds.len(), 1, "rounds kept");
+    assert_eq!(got("gemm::cuda::code").env.source_hash, code_old);
+}
+
+/// An entry with one round, timed by code of `hash`.
+fn entry(hash: &str) -> kernelgate::baseline::Entry {
+    use kernelgate::baseline::{Entry, Provenance, Round};
+    let date = "2026-11-25T10:00:00Z";
+    let round = Round {
+        machine: "GPU-a".into(),
+        host: "host-a".into(),
+        ..Round::unknown_machine(1.0, 0.002, 100, date)
+    };
+    let stats = kernelgate::stats::Stats::from_samples(&[1.0; 100]).unwrap();
+    let env = Provenance {
+        gpu: "NVIDIA H100 80GB HBM3".into(),
+        compute_capability: "9.0".into(),
+        driver: "580".into(),
+        cuda: "13.0".into(),
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 2619,
+        date: date.into(),
+        source_hash: hash.into(),
+    };
+    Entry::from_rounds(&stats, vec![round], env)
+}
+
+fn kernelgate_cli(args: &[&str], root: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(args)
+        .env("KERNELGATE_ROOT", root)
+        .env("KERNELGATE_BASELINE_DIR", root.join("baselines"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dry_run_needs_since() {
+    let t = tempfile::tempdir().unwrap();
+    let out = kernelgate_cli(&["rehash", "--dry-run"], t.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--since"));
+}
+
+#[test]
+fn without_nvrtc_rehash_since_names_nvrtc() {
+    if kernelgate::gpu::nvrtc_version().is_ok() {
+        eprintln!("NVRTC is present: `rehash --since` compiles for real (see the ignored test)");
+        return;
+    }
+    let (t, old, _new) = trees();
+    let out = kernelgate_cli(&["rehash", "--since", old.to_str().unwrap()], t.path());
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NVRTC"));
+}
+
+/// With NVRTC and the CUDA headers: a comment edit compiles to the same cubin and moves the
+/// entry's hash, a code edit does not. `cargo test --test same_code -- --ignored` where NVRTC is
+/// installed (LD_LIBRARY_PATH, CUDA_HOME).
+#[test]
+#[ignore = "needs NVRTC 13.0 and the CUDA headers"]
+fn with_nvrtc_a_comment_edit_keeps_the_baseline_and_a_code_edit_does_not() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    let (old, kernels) = (t.path().join("old"), root.join("kernels"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&kernels).unwrap();
+    let k = "extern \"C\" __global__ void k(float* p) { p[threadIdx.x] *= 2.f; }\n";
+    let j = "extern \"C\" __global__ void j(float* p) { p[threadIdx.x] += 1.f; }\n";
+    write(&old, "a.cu", k);
+    write(&old, "b.cu", j);
+    write(&kernels, "a.cu", &format!("// doubles p\n{k}"));
+    write(&kernels, "b.cu", &j.replace("1.f", "3.f"));
+    let hash = |dir: &Path, f: &str| {
+        let s = std::fs::read_to_string(dir.join(f)).unwrap();
+        kernelgate::gpu::current_hash(dir, &s, "sm_90a", "13.0").unwrap()
+    };
+    let store = Store::new(&root.join("baselines"));
+    let gpu = "NVIDIA H100 80GB HBM3";
+    store
+        .update(gpu, "gemm", "gemm::cuda::a", entry(&hash(&old, "a.cu")))
+        .unwrap();
+    store
+        .update(gpu, "gemm", "gemm::cuda::b", entry(&hash(&old, "b.cu")))
+        .unwrap();
+    let out = kernelgate_cli(&["rehash", "--since", old.to_str().unwrap()], &root);
+    let o = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{o}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        o.contains("| a.cu |") && o.contains("same machine code"),
+        "{o}"
+    );
+    assert!(
+        o.contains("| b.cu |") && o.contains("machine code differs"),
+        "{o}"
+    );
+    assert!(o.contains("1 entries rehashed"), "{o}");
+    let got = |case: &str| {
+        store
+            .entry(gpu, "gemm", case)
+            .unwrap()
+            .unwrap()
+            .env
+            .source_hash
+    };
+    assert_eq!(got("gemm::cuda::a"), hash(&kernels, "a.cu"));
+    assert_eq!(got("gemm::cuda::b"), hash(&old, "b.cu"));
+}
