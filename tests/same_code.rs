@@ -245,7 +245,7 @@ fn with_nvrtc_a_comment_edit_keeps_the_baseline_and_a_code_edit_does_not() {
         let s = std::fs::read_to_string(dir.join(f)).unwrap();
         kernelgate::gpu::current_hash(dir, &s, "sm_90a", "13.0").unwrap()
     };
-    let store = Store::new(&root.join("baselines"));
+    let store = Store::new(root.join("baselines"));
     let gpu = "NVIDIA H100 80GB HBM3";
     store
         .update(gpu, "gemm", "gemm::cuda::a", entry(&hash(&old, "a.cu")))
