@@ -1388,7 +1388,7 @@ pub fn compile_offline(dir: &Path, file: &str, arch: &str, extra: &[String]) -> 
 }
 
 /// [`compile_offline`]'s cubin and log: the machine code a run would load for `file` of `dir`
-/// (same options, same headers; no cache). [`crate::same_code`] compares two of them.
+/// (same options, same headers; no cache). [`crate::machine_code`] compares two of them.
 pub fn compile_offline_cubin(
     dir: &Path,
     file: &str,

@@ -488,7 +488,7 @@ fn report(a: &ReportArgs) -> crate::Result<ExitCode> {
 }
 
 /// `kernelgate rehash --since REV`: compares the machine code of REV's kernels with the working
-/// tree's ([`crate::same_code`]) and, unless `dry_run`, moves the hashes of the files that kept
+/// tree's ([`crate::machine_code`]) and, unless `dry_run`, moves the hashes of the files that kept
 /// theirs. The local NVRTC must be the version the stored hashes name: the comparison stands for
 /// what the GPU machines compiled only when it is their compiler.
 fn rehash_since(
@@ -517,12 +517,13 @@ fn rehash_since(
     let mut compile = |dir: &Path, file: &str| {
         crate::gpu::compile_offline_cubin(dir, file, arch, &[]).map(|(cubin, _)| cubin)
     };
-    let verdicts = crate::same_code::compare_dirs(&old_dir, &new_dir, arch, nvrtc, &mut compile)?;
+    let verdicts =
+        crate::machine_code::compare_dirs(&old_dir, &new_dir, arch, nvrtc, &mut compile)?;
     print!(
         "{}",
-        crate::same_code::render(&verdicts, since, arch, nvrtc)
+        crate::machine_code::render(&verdicts, since, arch, nvrtc)
     );
-    let map = crate::same_code::migration(&verdicts);
+    let map = crate::machine_code::migration(&verdicts);
     if dry_run || map.is_empty() {
         println!(
             "\nNo baseline changed{}.",

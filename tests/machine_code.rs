@@ -1,8 +1,8 @@
 //! `kernelgate rehash --since REV`: kernel files whose text changed but whose cubin did not keep
-//! their baselines; files whose machine code changed restart ([`kernelgate::same_code`]).
+//! their baselines; files whose machine code changed restart ([`kernelgate::machine_code`]).
 
 use kernelgate::baseline::{rehash_entries, Store};
-use kernelgate::same_code::{compare_dirs, migration, render, Verdict};
+use kernelgate::machine_code::{compare_dirs, migration, render, Verdict};
 use std::path::{Path, PathBuf};
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -225,7 +225,7 @@ fn without_nvrtc_rehash_since_names_nvrtc() {
 }
 
 /// With NVRTC and the CUDA headers: a comment edit compiles to the same cubin and moves the
-/// entry's hash, a code edit does not. `cargo test --test same_code -- --ignored` where NVRTC is
+/// entry's hash, a code edit does not. `cargo test --test machine_code -- --ignored` where NVRTC is
 /// installed (LD_LIBRARY_PATH, CUDA_HOME).
 #[test]
 #[ignore = "needs NVRTC 13.0 and the CUDA headers"]
