@@ -721,6 +721,19 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 mbar_arrive_cluster(GW_EMPTY(st), 1u);
             }
         };
+        // One K block from stage st: the warpgroup's BK / 16 wgmmas (m64nBNk16), one commit group.
+        auto issue_block = [&](const unsigned st) {
+            const unsigned a_s = a_base + st * A_STAGE_BYTES + cw * (64 * 128);
+            const unsigned b_s = b_base + st * B_STAGE_BYTES;
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; ++kk) {
+                const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
+                const unsigned long long db = make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
+                wgmma_tile<BF16, BN>(d, da, db);
+            }
+            wgmma_commit();
+        };
         if constexpr (TS && BN == 256 && CL == 1 && !PN) {
             if (splits == 1) {
                 // Overlapped epilogue (see "128x256_ts" in the header).
@@ -758,20 +771,6 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                         default: return;
                     }
                     ++nbox;
-                };
-                // One K block from stage st: the warpgroup's four m64n256k16, one commit group.
-                auto issue_block = [&](const unsigned st) {
-                    const unsigned a_s = a_base + st * A_STAGE_BYTES + cw * (64 * 128);
-                    const unsigned b_s = b_base + st * B_STAGE_BYTES;
-                    wgmma_fence();
-#pragma unroll
-                    for (int kk = 0; kk < BK / 16; ++kk) {
-                        const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
-                        const unsigned long long db =
-                            make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
-                        wgmma_tile<BF16, BN>(d, da, db);
-                    }
-                    wgmma_commit();
                 };
                 for (int u = cid; u < units; u += ncl) {
                     int pm, tn;
@@ -856,16 +855,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 const unsigned s = it % STAGES;
                 const unsigned ph = (it / STAGES) & 1u;
                 mbar_wait(GW_FULL(s), ph);
-                const unsigned a_s = a_base + s * A_STAGE_BYTES + cw * (64 * 128);
-                const unsigned b_s = b_base + s * B_STAGE_BYTES;
-                wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk) {
-                    const unsigned long long da = make_desc(a_s + kk * 32, 16, 1024);
-                    const unsigned long long db = make_desc(b_s + kk * 2048, B_DESC_LBO, B_DESC_SBO);
-                    wgmma_tile<BF16, BN>(d, da, db);
-                }
-                wgmma_commit();
+                issue_block(s);
                 wgmma_wait<1>();
                 // the group issued one iteration ago has completed: release its stage
                 if (kb > kb0 && leader) release((it - 1) % STAGES);
