@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 37, a fresh machine (repo root, .devbin/ carried with .devbin/old-kernels: the kernels
+# of 6de6a6b, before gemm_wgmma.cu's two K-block loop bodies became one).
+# - H200: the owed gate of the skewed GEMM tail (scripts/session35-gate.sh, AB=0: the gemm cases
+#   of default, gemm and gemm_edges against the committed baselines, the dev bench's checks,
+#   gemm-table.md), the README's main command (MAIN=1 there), then CODE below.
+# - H100: with H100=gate the same gate (its gemm_wgmma entries were rehashed by
+#   `rehash --since`: the gate must find them current) and CODE; with H100=code CODE alone;
+#   otherwise stop at once (keep the device time for H200s).
+# CODE: `kernelgate rehash --since .devbin/old-kernels --dry-run` with this machine's NVRTC:
+# whether the merge left the cubin as it was here too (machine-code.md).
+# Under $OUT: log.txt, gate.tgz, gemm-table.md, bench-checks.txt (+ results-main.json, main.log),
+# machine-code.md.
+set -u
+code() {
+  { date -u; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader
+    ls /usr/local/cuda/lib64/libnvrtc.so* 2>/dev/null
+    time .devbin/kernelgate rehash --since .devbin/old-kernels --dry-run; } > "$OUT/machine-code.md" 2>&1
+  tail -8 "$OUT/machine-code.md"
+}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+if echo "$gpu" | grep -q H200; then
+  MAIN=${MAIN:-1} AB=0 bash scripts/session35-gate.sh
+  code
+elif [ "${H100:-}" = gate ]; then
+  AB=0 bash scripts/session35-gate.sh
+  code
+elif [ "${H100:-}" = code ]; then
+  code
+else
+  nvidia-smi --query-gpu=name,uuid --format=csv,noheader; echo "not an H200: stopping"
+fi
