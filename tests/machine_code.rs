@@ -1,6 +1,8 @@
 //! `kernelgate rehash --since REV`: kernel files whose text changed but whose cubin did not keep
 //! their baselines; files whose machine code changed restart ([`kernelgate::machine_code`]).
 
+mod common;
+
 use kernelgate::baseline::{rehash_entries, Store};
 use kernelgate::machine_code::{compare_dirs, migration, render, Verdict};
 use std::path::{Path, PathBuf};
@@ -159,10 +161,20 @@ fn rehashing_keeps_the_rounds_of_same_code_entries_and_leaves_the_others() {
     let store = Store::new(base.path());
     let gpu = "NVIDIA H100 80GB HBM3";
     store
-        .update(gpu, "gemm", "gemm::cuda::comment", entry(&comment_old))
+        .update(
+            gpu,
+            "gemm",
+            "gemm::cuda::comment",
+            common::entry_of_code(&comment_old),
+        )
         .unwrap();
     store
-        .update(gpu, "gemm", "gemm::cuda::code", entry(&code_old))
+        .update(
+            gpu,
+            "gemm",
+            "gemm::cuda::code",
+            common::entry_of_code(&code_old),
+        )
         .unwrap();
     let sum = rehash_entries(base.path(), &migration(&v)).unwrap();
     assert_eq!((sum.rewritten, sum.left), (1, 1));
@@ -170,29 +182,6 @@ fn rehashing_keeps_the_rounds_of_same_code_entries_and_leaves_the_others() {
     assert_eq!(got("gemm::cuda::comment").env.source_hash, comment_new);
     assert_eq!(got("gemm::cuda::comment").rounds.len(), 1, "rounds kept");
     assert_eq!(got("gemm::cuda::code").env.source_hash, code_old);
-}
-
-/// An entry with one round, timed by code of `hash`.
-fn entry(hash: &str) -> kernelgate::baseline::Entry {
-    use kernelgate::baseline::{Entry, Provenance, Round};
-    let date = "2026-11-25T10:00:00Z";
-    let round = Round {
-        machine: "GPU-a".into(),
-        host: "host-a".into(),
-        ..Round::unknown_machine(1.0, 0.002, 100, date)
-    };
-    let stats = kernelgate::stats::Stats::from_samples(&[1.0; 100]).unwrap();
-    let env = Provenance {
-        gpu: "NVIDIA H100 80GB HBM3".into(),
-        compute_capability: "9.0".into(),
-        driver: "580".into(),
-        cuda: "13.0".into(),
-        sm_clock_mhz: 1980,
-        mem_clock_mhz: 2619,
-        date: date.into(),
-        source_hash: hash.into(),
-    };
-    Entry::from_rounds(&stats, vec![round], env)
 }
 
 fn kernelgate_cli(args: &[&str], root: &Path) -> std::process::Output {
@@ -248,10 +237,20 @@ fn with_nvrtc_a_comment_edit_keeps_the_baseline_and_a_code_edit_does_not() {
     let store = Store::new(root.join("baselines"));
     let gpu = "NVIDIA H100 80GB HBM3";
     store
-        .update(gpu, "gemm", "gemm::cuda::a", entry(&hash(&old, "a.cu")))
+        .update(
+            gpu,
+            "gemm",
+            "gemm::cuda::a",
+            common::entry_of_code(&hash(&old, "a.cu")),
+        )
         .unwrap();
     store
-        .update(gpu, "gemm", "gemm::cuda::b", entry(&hash(&old, "b.cu")))
+        .update(
+            gpu,
+            "gemm",
+            "gemm::cuda::b",
+            common::entry_of_code(&hash(&old, "b.cu")),
+        )
         .unwrap();
     let out = kernelgate_cli(&["rehash", "--since", old.to_str().unwrap()], &root);
     let o = String::from_utf8_lossy(&out.stdout);

@@ -1,6 +1,8 @@
 //! A module's source hash covers the local files it includes (not every `kernels/*.cuh`), and
 //! `kernelgate rehash` moves stored hashes of the old form to the new one.
 
+mod common;
+
 use kernelgate::baseline::{rehash_entries, Store};
 use kernelgate::gpu::{current_hashes, hash_migration, local_includes, source_hash};
 use std::path::Path;
@@ -127,7 +129,7 @@ fn rehash_moves_old_hashes_of_current_files_and_leaves_the_rest() {
     let base = tempfile::tempdir().unwrap();
     let store = Store::new(base.path());
     let gpu = "NVIDIA H100 80GB HBM3";
-    let mut e = sample_entry(&old_a);
+    let mut e = common::entry_of_code(&old_a);
     store
         .update(gpu, "gemm", "gemm::cuda::old", e.clone())
         .unwrap();
@@ -153,27 +155,4 @@ fn rehash_moves_old_hashes_of_current_files_and_leaves_the_rest() {
     // A second pass finds nothing to do.
     let again = rehash_entries(base.path(), &map).unwrap();
     assert_eq!((again.rewritten, again.files), (0, 0));
-}
-
-/// An entry with one round, measured by code of `hash`.
-fn sample_entry(hash: &str) -> kernelgate::baseline::Entry {
-    use kernelgate::baseline::{Entry, Provenance, Round};
-    let date = "2026-11-25T10:00:00Z";
-    let round = Round {
-        machine: "GPU-a".into(),
-        host: "host-a".into(),
-        ..Round::unknown_machine(1.0, 0.002, 100, date)
-    };
-    let stats = kernelgate::stats::Stats::from_samples(&[1.0; 100]).unwrap();
-    let env = Provenance {
-        gpu: "NVIDIA H100 80GB HBM3".into(),
-        compute_capability: "9.0".into(),
-        driver: "580.65.06".into(),
-        cuda: "13.0".into(),
-        sm_clock_mhz: 1980,
-        mem_clock_mhz: 2619,
-        date: date.into(),
-        source_hash: hash.into(),
-    };
-    Entry::from_rounds(&stats, vec![round], env)
 }

@@ -223,3 +223,26 @@ pub fn stored_round(median_us: f64, machine: &str) -> Round {
         low: None,
     }
 }
+
+/// A stored entry of one round (GPU-a, 1 ms), timed by code of source hash `hash`.
+pub fn entry_of_code(hash: &str) -> kernelgate::baseline::Entry {
+    use kernelgate::baseline::{Entry, Provenance, Round};
+    let date = "2026-11-25T10:00:00Z";
+    let round = Round {
+        machine: "GPU-a".into(),
+        host: "host-a".into(),
+        ..Round::unknown_machine(1.0, 0.002, 100, date)
+    };
+    let stats = kernelgate::stats::Stats::from_samples(&[1.0; 100]).unwrap();
+    let env = Provenance {
+        gpu: "NVIDIA H100 80GB HBM3".into(),
+        compute_capability: "9.0".into(),
+        driver: "580.65.06".into(),
+        cuda: "13.0".into(),
+        sm_clock_mhz: 1980,
+        mem_clock_mhz: 2619,
+        date: date.into(),
+        source_hash: hash.into(),
+    };
+    Entry::from_rounds(&stats, vec![round], env)
+}
