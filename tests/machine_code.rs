@@ -268,14 +268,7 @@ fn with_nvrtc_a_comment_edit_keeps_the_baseline_and_a_code_edit_does_not() {
         "{o}"
     );
     assert!(o.contains("1 entries rehashed"), "{o}");
-    let got = |case: &str| {
-        store
-            .entry(gpu, "gemm", case)
-            .unwrap()
-            .unwrap()
-            .env
-            .source_hash
-    };
+    let got = |case: &str| common::stored_hash(&store, gpu, "gemm", case);
     assert_eq!(got("gemm::cuda::a"), hash(&kernels, "a.cu"));
     assert_eq!(got("gemm::cuda::b"), hash(&old, "b.cu"));
 }

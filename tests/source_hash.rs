@@ -141,14 +141,7 @@ fn rehash_moves_old_hashes_of_current_files_and_leaves_the_rest() {
     store.update(gpu, "gemm", "gemm::cuda::new", e).unwrap();
     let sum = rehash_entries(base.path(), &map).unwrap();
     assert_eq!((sum.rewritten, sum.left, sum.files), (1, 2, 1));
-    let hash_of = |case: &str| {
-        store
-            .entry(gpu, "gemm", case)
-            .unwrap()
-            .unwrap()
-            .env
-            .source_hash
-    };
+    let hash_of = |case: &str| common::stored_hash(&store, gpu, "gemm", case);
     assert_eq!(hash_of("gemm::cuda::old"), new_a);
     assert_eq!(hash_of("gemm::cuda::other"), "ffffffffffffffffffffffff");
     assert_eq!(hash_of("gemm::cuda::new"), new_a);

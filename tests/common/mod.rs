@@ -246,3 +246,18 @@ pub fn entry_of_code(hash: &str) -> kernelgate::baseline::Entry {
     };
     Entry::from_rounds(&stats, vec![round], env)
 }
+
+/// The source hash stored for `case` of family `family` on GPU model `gpu` in `store`.
+pub fn stored_hash(
+    store: &kernelgate::baseline::Store,
+    gpu: &str,
+    family: &str,
+    case: &str,
+) -> String {
+    store
+        .entry(gpu, family, case)
+        .unwrap()
+        .unwrap()
+        .env
+        .source_hash
+}
