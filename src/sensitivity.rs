@@ -598,7 +598,8 @@ fn timed_older_code(
 type CaseList = fn(&Coverage) -> &[String];
 
 /// A markdown table of `rows`, then each row's one-machine, older-code and no-code-identity
-/// cases (the first 8 of each).
+/// cases (the first 8 of each), and where any entry timed older code, how to keep the rounds of
+/// those whose machine code did not change.
 pub fn render_coverage(rows: &[Coverage]) -> String {
     let mut s = String::from(
         "| suite | GPU | cases | several machines | one machine | no entry | older code | no code identity |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
@@ -627,6 +628,11 @@ pub fn render_coverage(rows: &[Coverage]) -> String {
                 first_and_more(cases(r), 8)
             );
         }
+    }
+    if rows.iter().any(|r| r.older > 0) {
+        s.push_str(
+            "\nEntries that timed older code restart on their next import. Where the edits since then left the machine code as it was (comments, refactors the compiler sees through), `kernelgate rehash --since REV` (REV: the revision they timed) keeps their rounds.\n",
+        );
     }
     s
 }
