@@ -6,6 +6,7 @@
 #   gemm-table.md), the README's main command (MAIN=1 there), then CODE below.
 # - H100: with H100=gate the same gate (its gemm_wgmma entries were rehashed by
 #   `rehash --since`: the gate must find them current) and CODE; with H100=code CODE alone;
+#   with H100=nsa scripts/session37-nsa.sh (the diagonal-first NSA lists against .devbin/base);
 #   otherwise stop at once (keep the device time for H200s).
 # CODE: `kernelgate rehash --since .devbin/old-kernels --dry-run` with this machine's NVRTC:
 # whether the merge left the cubin as it was here too (machine-code.md).
@@ -27,6 +28,8 @@ elif [ "${H100:-}" = gate ]; then
   code
 elif [ "${H100:-}" = code ]; then
   code
+elif [ "${H100:-}" = nsa ]; then
+  bash scripts/session37-nsa.sh
 else
   nvidia-smi --query-gpu=name,uuid --format=csv,noheader; echo "not an H200: stopping"
 fi
