@@ -593,8 +593,7 @@ template <typename T> struct NsaArgs {
 };
 // NSA shared memory, after the barrier area: two list buffers of nsa_words(BM, nkv_max) words,
 // each: [0] the tile's key-tile count n, [8 + 2w], [9 + 2w] producer warp w's union bits,
-// [16, 16 + nkv_max) the key tiles (the diagonal one first, then ascending), then the
-// multiplicities masks[kvt·BM + row];
+// [16, 16 + nkv_max) the ascending key tiles, then the multiplicities masks[kvt·BM + row];
 // then BM·S words where producer thread i stages its token's S block indices.
 static __host__ __device__ constexpr int nsa_words(int bm, int nkv_max) { return 16 + nkv_max + bm * nkv_max; }
 
@@ -692,21 +691,6 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             }
             int tile = blockIdx.x;
             unsigned it = 0;
-            // Key tile key0 / BN of (b, hkv) into ring slot `it`, once the consumers freed it.
-            auto load_kv = [&](int key0, int b, int hkv) {
-                const unsigned st = it % STAGES;
-                const unsigned ph = (it / STAGES) & 1u;
-                mbar_wait(MW_KEMPTY(st), ph ^ 1u);
-                mbar_arrive_expect_tx(MW_KFULL(st), L::KV_TILE);
-#pragma unroll
-                for (int c = 0; c < D / 64; ++c)
-                    tma_load_4d(k_s + st * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(st), 64 * c, hkv, key0, b);
-                mbar_wait(MW_VEMPTY(st), ph ^ 1u);
-                mbar_arrive_expect_tx(MW_VFULL(st), L::KV_TILE);
-#pragma unroll
-                for (int c = 0; c < D / 64; ++c)
-                    tma_load_4d(v_s + st * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(st), 64 * c, hkv, key0, b);
-            };
             for (unsigned k = 0;; ++k) {
                 if (tile >= units) {
                     if (tid == 0) {
@@ -726,16 +710,12 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 // The CTA's first tile: Q's load goes out before the lists are built (its latency
                 // and the build's overlap at launch); Q_FULL completes only with the arrival
                 // after the build. Later tiles load Q after the build, once the consumers have
-                // released the previous Q (Q_EMPTY), as mha does. The diagonal key tile (ext − 1)
-                // heads every tile's list whether selected or not (a token's own block is in every
-                // NSA selection; unselected, its masks stay 0 and it adds nothing), so the first
-                // tile's first K/V load goes out here too, before the indices have arrived.
+                // released the previous Q (Q_EMPTY), as mha does.
                 if (k == 0 && tid == 0) {
                     st_shared_s32(MW_SLOT, tile);
                     mbar_expect_tx(MW_QFULL, L::Q_BYTES);
 #pragma unroll
                     for (int c = 0; c < D / 64; ++c) tma_load_4d(q_s + c * L::Q_BOX, tmQ, MW_QFULL, 64 * c, hq, w.m0, b);
-                    load_kv((ext - 1) * BN, b, hkv);
                 }
                 // This token's S slots, all in flight at once (cp.async into its staging row),
                 // and its count, before waiting for the list buffer.
@@ -778,12 +758,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                         a0 |= (unsigned)ld_shared_s32(buf + 4u * (8u + 2u * q));
                         a1 |= (unsigned)ld_shared_s32(buf + 4u * (9u + 2u * q));
                     }
-                    // The diagonal key tile first (see above), then the others in ascending order.
-                    const int dkt = ext - 1;
-                    if (dkt < 32) a0 &= ~(1u << dkt);
-                    else a1 &= ~(1u << (dkt - 32));
-                    st_shared_s32(buf + 4u * 16u, dkt);
-                    int n = 1;
+                    int n = 0;
                     for (; a0; a0 &= a0 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a0) - 1);
                     for (; a1; a1 &= a1 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a1) + 31);
                     st_shared_s32(buf, n);
@@ -801,10 +776,22 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     auto fetch_next = [&]() {
                         next = sched ? (int)gridDim.x + (int)atomicAdd(sched, 1u) : tile + (int)gridDim.x;
                     };
+                    if (n == 0) fetch_next();
                     for (int j = 0; j < n; ++j, ++it) {
                         if (j == n - 1) fetch_next();
-                        if (k == 0 && j == 0) continue;  // the first tile's diagonal: loaded above
-                        load_kv(ld_shared_s32(buf + 4u * (16u + j)) * BN, b, hkv);
+                        const int key0 = ld_shared_s32(buf + 4u * (16u + j)) * BN;
+                        const unsigned st = it % STAGES;
+                        const unsigned ph = (it / STAGES) & 1u;
+                        mbar_wait(MW_KEMPTY(st), ph ^ 1u);
+                        mbar_arrive_expect_tx(MW_KFULL(st), L::KV_TILE);
+#pragma unroll
+                        for (int c = 0; c < D / 64; ++c)
+                            tma_load_4d(k_s + st * L::KV_TILE + c * L::KV_BOX, tmK, MW_KFULL(st), 64 * c, hkv, key0, b);
+                        mbar_wait(MW_VEMPTY(st), ph ^ 1u);
+                        mbar_arrive_expect_tx(MW_VFULL(st), L::KV_TILE);
+#pragma unroll
+                        for (int c = 0; c < D / 64; ++c)
+                            tma_load_4d(v_s + st * L::KV_TILE + c * L::KV_BOX, tmV, MW_VFULL(st), 64 * c, hkv, key0, b);
                     }
                     st_shared_s32(MW_NEXT, next);
                 }
