@@ -33,6 +33,11 @@ pub struct Provenance {
     pub date: String,
     /// Hash of the kernel source and compile options (empty for vendor libraries).
     pub source_hash: String,
+    /// Hash of the cubin that ran ([`crate::gpu::code_hash`]; absent for vendor libraries and
+    /// entries from before it was kept): a new round of another source hash but this code hash
+    /// timed the same machine code and joins the entry's rounds.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code_hash: String,
 }
 
 /// One independent measurement that went into a baseline: a process's round of a case with
@@ -851,7 +856,16 @@ pub fn import_results(
             }
             let stored = old.as_ref().map_or(0, |e| e.rounds.len());
             let mut rounds = old
-                .map(|e| rounds_to_keep(e, &r.source_hash, flush, duty, round.variant.as_deref()))
+                .map(|e| {
+                    rounds_to_keep(
+                        e,
+                        &r.source_hash,
+                        &r.code_hash,
+                        flush,
+                        duty,
+                        round.variant.as_deref(),
+                    )
+                })
                 .unwrap_or_default();
             if rounds
                 .iter()
@@ -878,6 +892,7 @@ pub fn import_results(
                 mem_clock_mhz: gpu.mem_clock_mhz,
                 date: r.date.clone(),
                 source_hash: r.source_hash.clone(),
+                code_hash: r.code_hash.clone(),
             };
             store.update(
                 &r.gpu_model,
@@ -905,11 +920,12 @@ fn timed_alike(
         && same_variant(r.variant.as_deref(), variant)
 }
 
-/// The rounds of `old` that a new round of code `source_hash` and kernel configuration
-/// `variant`, timed after an L2 flush of `l2_flush` and with the duty-cycle hold `duty_hold`,
-/// joins: all of them when the entry timed the same code the same way, none when its source
-/// hash differs (the kernel changed: its old rounds timed other code, and keeping them would put
-/// the change itself into the baseline's spread); of the rest, only those whose flush was the
+/// The rounds of `old` that a new round of code `source_hash` (cubin `code_hash`) and kernel
+/// configuration `variant`, timed after an L2 flush of `l2_flush` and with the duty-cycle hold
+/// `duty_hold`, joins: all of them when the entry timed the same code the same way, none when
+/// its source hash differs and its stored code hash is not this round's (the kernel changed: its
+/// old rounds timed other code, and keeping them would put the change itself into the
+/// baseline's spread; an edit that left the cubin byte for byte as it was changed nothing); of the rest, only those whose flush was the
 /// same (see [`same_flush`]: a write flush leaves dirty lines that the timed launch pays for, so
 /// its rounds time more than the kernel), whose duty-cycle hold was the same (a long,
 /// power-bound kernel runs faster the longer the GPU idles between samples) and whose kernel
@@ -918,11 +934,13 @@ fn timed_alike(
 pub fn rounds_to_keep(
     old: Entry,
     source_hash: &str,
+    code_hash: &str,
     l2_flush: Option<crate::timing::FlushMode>,
     duty_hold: Option<f64>,
     variant: Option<&str>,
 ) -> Vec<Round> {
-    if old.env.source_hash.is_empty() || old.env.source_hash == source_hash {
+    let same_cubin = !code_hash.is_empty() && old.env.code_hash == code_hash;
+    if old.env.source_hash.is_empty() || old.env.source_hash == source_hash || same_cubin {
         old.rounds
             .into_iter()
             .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))

@@ -236,27 +236,32 @@ pub fn against_stored(
 
 /// What decides the code a case times, as the gate compares it with a baseline's: the source
 /// hash (for our kernels the file with its includes, compile options and NVRTC version; for a
-/// worker backend its library and version; empty when the backend names none), the kernel
-/// configuration that ran (the record's `variant`) and the driver.
+/// worker backend its library and version; empty when the backend names none) or, for our
+/// kernels, the hash of the cubin itself, the kernel configuration that ran (the record's
+/// `variant`) and the driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodeIdentity<'a> {
     /// Source hash; empty: unknown.
     pub source_hash: &'a str,
+    /// Cubin hash ([`crate::gpu::code_hash`]); empty: unknown.
+    pub code_hash: &'a str,
     /// Kernel configuration (`None`: not recorded).
     pub variant: Option<&'a str>,
     /// Driver version.
     pub driver: &'a str,
 }
 
-/// Whether a run timed the very code its baseline timed: the same non-empty source hash, the
-/// same recorded configuration and the same driver. Such a run's slowdown beyond tolerance and
+/// Whether a run timed the very code its baseline timed: the same non-empty source hash or the
+/// same non-empty cubin hash (an edit the compiler saw through), the same recorded configuration
+/// and the same driver. Such a run's slowdown beyond tolerance and
 /// noise is the machine's (a fresh machine slower for this case than the ones the baseline was
 /// measured on), not a regression of the code: nothing that decides the code changed. An
 /// unknown hash (empty, e.g. the cuBLAS backend), a configuration either side lacks, or an
 /// unknown driver is never the same code, so such cases stay gated.
 pub fn same_code(run: CodeIdentity<'_>, base: CodeIdentity<'_>) -> bool {
-    !run.source_hash.is_empty()
-        && run.source_hash == base.source_hash
+    let same_source = !run.source_hash.is_empty() && run.source_hash == base.source_hash;
+    let same_cubin = !run.code_hash.is_empty() && run.code_hash == base.code_hash;
+    (same_source || same_cubin)
         && run.variant.is_some()
         && run.variant == base.variant
         && !run.driver.is_empty()

@@ -266,6 +266,8 @@ pub struct Module {
     module: Arc<cudarc::driver::CudaModule>,
     /// Hash of source, includes, options, arch and NVRTC version.
     pub source_hash: String,
+    /// Hash of the cubin the module was loaded from ([`code_hash`]): the machine code itself.
+    pub code_hash: String,
     /// Seconds spent compiling (0 when served from the cache).
     pub compile_s: f64,
     /// Whether the cubin came from the on-disk cache.
@@ -1202,6 +1204,7 @@ impl Gpu {
         } else {
             start.elapsed().as_secs_f64()
         };
+        let code = code_hash(&cubin);
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
@@ -1214,6 +1217,7 @@ impl Gpu {
         Ok(Module {
             module,
             source_hash: hash,
+            code_hash: code,
             compile_s,
             cached,
             functions: HashMap::new(),
@@ -1243,6 +1247,18 @@ pub fn source_hash(
     h.update(options.join(" ").as_bytes());
     h.update(nvrtc.as_bytes());
     h.finalize()
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A cubin's code hash: the first 12 bytes of SHA-256 over its bytes, in hex. Two modules with the
+/// same code hash run the same machine code, whatever their sources' text: the gate and imports
+/// then treat them as the same code ([`crate::gate::same_code`],
+/// [`crate::baseline::rounds_to_keep`]).
+pub fn code_hash(cubin: &[u8]) -> String {
+    Sha256::digest(cubin)
         .iter()
         .take(12)
         .map(|b| format!("{b:02x}"))

@@ -10,6 +10,10 @@
 //! rounds still describe it: their hash moves to the new one ([`crate::baseline::rehash_entries`]).
 //! A file whose cubin changed keeps its old hash, and its entries restart on the next import
 //! as before. No GPU needed; NVRTC and the CUDA headers are.
+//!
+//! Entries that store the hash of the cubin they timed (`code_hash`, kept since session 37) need
+//! no such step: the gate and imports match them by cubin on the next run. This module serves
+//! entries stored before that, and moving hashes ahead of any run.
 
 use crate::error::Result;
 use std::collections::BTreeMap;

@@ -167,6 +167,11 @@ pub struct Record {
     pub memory_mb: f64,
     /// Kernel source hash.
     pub source_hash: String,
+    /// Hash of the cubin that ran ([`crate::gpu::code_hash`]; absent for vendor libraries and
+    /// workers, and in records from before it was kept). Equal code hashes are the same machine
+    /// code whatever the source hashes say.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code_hash: String,
     /// UTC time of the result.
     pub date: String,
     /// Human-readable message of the verdict.
@@ -196,9 +201,10 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_variant: Option<String>,
     /// The source hash the baseline entry stored when it differs from this run's
-    /// [`Record::source_hash`]: the entry timed code that has changed since (a kernel edit, or
-    /// another peer version). The gate still compares with it, and the entry restarts on its
-    /// next import. Never set against entries that stored no hash (cuBLAS).
+    /// [`Record::source_hash`] and whose machine code is not known to be this run's (no stored
+    /// [`Record::code_hash`], or another one): the entry timed code that has changed since (a
+    /// kernel edit, or another peer version). The gate still compares with it, and the entry
+    /// restarts on its next import. Never set against entries that stored no hash (cuBLAS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_source_hash: Option<String>,
     /// The ratio a uniformly faster or slower machine alone would explain (baseline ceilings

@@ -592,6 +592,8 @@ struct Round {
     compile_s: f64,
     variant: String,
     source_hash: String,
+    /// The cubin's hash ([`crate::gpu::code_hash`]; empty for vendor libraries and workers).
+    code_hash: String,
     /// Same-run A/B (only with `KERNELGATE_BASE`, our own kernels, correct output).
     ab: Option<AbRound>,
     /// Why an external worker could not capture its op in a CUDA graph, if it could not.
@@ -600,7 +602,7 @@ struct Round {
 
 /// What the A/B part of a round found.
 enum AbRound {
-    /// The base compiles to the same sources: nothing to compare.
+    /// The base compiles to the same sources, or to the same machine code: nothing to compare.
     Identical(String),
     /// The base could not be prepared (e.g. the kernel did not exist there).
     Unavailable(String),
@@ -708,7 +710,10 @@ fn round(
                     ab = Some(AbRound::Unavailable(e.to_string()));
                 }
                 Err(e) => return Err(e),
-                Ok(b) if b.source_hash == prepared.source_hash => {
+                Ok(b)
+                    if b.source_hash == prepared.source_hash
+                        || (!b.code_hash.is_empty() && b.code_hash == prepared.code_hash) =>
+                {
                     ab = Some(AbRound::Identical(b.source_hash));
                 }
                 Ok(b) => pair = Some(b),
@@ -749,6 +754,7 @@ fn round(
         compile_s: prepared.compile_s,
         variant: prepared.variant,
         source_hash: prepared.source_hash,
+        code_hash: prepared.code_hash,
     })
 }
 
@@ -974,6 +980,7 @@ fn external_round(
             reply.variant
         },
         source_hash: format!("{} {}", w.hello.name, w.hello.version),
+        code_hash: String::new(),
     })
 }
 
@@ -1091,6 +1098,7 @@ pub fn run_case(
         seed,
         memory_mb,
         source_hash: first.source_hash.clone(),
+        code_hash: first.code_hash.clone(),
         date: crate::timefmt::now_rfc3339(),
         message: String::new(),
         speedup_vs: None,
@@ -1371,11 +1379,13 @@ pub fn run_case(
         gate::same_code(
             gate::CodeIdentity {
                 source_hash: &first.source_hash,
+                code_hash: &first.code_hash,
                 variant: rounds.first().and_then(|r| r.variant.as_deref()),
                 driver: &gpu.info.driver,
             },
             gate::CodeIdentity {
                 source_hash: &b.env.source_hash,
+                code_hash: &b.env.code_hash,
                 variant: b.rounds.last().and_then(|r| r.variant.as_deref()),
                 driver: &b.env.driver,
             },
@@ -1403,6 +1413,7 @@ pub fn run_case(
             mem_clock_mhz: gpu.info.mem_clock_mhz,
             date: crate::timefmt::now_rfc3339(),
             source_hash: first.source_hash.clone(),
+            code_hash: first.code_hash.clone(),
         };
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
@@ -1410,6 +1421,7 @@ pub fn run_case(
                 all_rounds = crate::baseline::rounds_to_keep(
                     old,
                     &first.source_hash,
+                    &first.code_hash,
                     samples.l2_flush,
                     samples.duty_hold,
                     rounds.first().and_then(|r| r.variant.as_deref()),
@@ -1491,6 +1503,7 @@ pub fn run_case(
         .filter(|v| *v != record.variant);
     record.baseline_source_hash = base
         .as_ref()
+        .filter(|b| b.env.code_hash.is_empty() || b.env.code_hash != record.code_hash)
         .map(|b| b.env.source_hash.clone())
         .filter(|h| !h.is_empty() && *h != record.source_hash);
     record.machine = machine.key.clone();

@@ -631,7 +631,7 @@ pub fn render_coverage(rows: &[Coverage]) -> String {
     }
     if rows.iter().any(|r| r.older > 0) {
         s.push_str(
-            "\nEntries that timed older code restart on their next import. Where the edits since then left the machine code as it was (comments, refactors the compiler sees through), `kernelgate rehash --since REV` (REV: the revision they timed) keeps their rounds.\n",
+            "\nEntries that timed older code restart on their next import, unless the run's cubin is the one they stored (`code_hash`). Where the edits since then left the machine code as it was (comments, refactors the compiler sees through) and the entries store no cubin hash, `kernelgate rehash --since REV` (REV: the revision they timed) keeps their rounds.\n",
         );
     }
     s

@@ -24,6 +24,7 @@ fn env() -> Provenance {
         mem_clock_mhz: 2619,
         date: "2026-04-20T10:00:00Z".into(),
         source_hash: "abc123".into(),
+        code_hash: String::new(),
     }
 }
 
@@ -928,6 +929,7 @@ fn importing_results_keeps_the_batch_of_each_round() {
         vec![round(0.0062, "GPU-old")],
         Provenance {
             source_hash: rec.source_hash.clone(),
+            code_hash: String::new(),
             ..env()
         },
     );
@@ -989,15 +991,30 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
     // Same code: the new round joins the old ones.
     assert_eq!(
-        rounds_to_keep(e.clone(), &e.env.source_hash, None, None, None).len(),
+        rounds_to_keep(e.clone(), &e.env.source_hash, "", None, None, None).len(),
         2
     );
     // The kernel changed: its old rounds timed other code.
-    assert!(rounds_to_keep(e.clone(), "fedcba", None, None, None).is_empty());
+    assert!(rounds_to_keep(e.clone(), "fedcba", "", None, None, None).is_empty());
+    // An edit the compiler saw through: another source hash, the stored cubin hash: kept.
+    let mut cubin = e.clone();
+    cubin.env.code_hash = "c0de".into();
+    assert_eq!(
+        rounds_to_keep(cubin.clone(), "fedcba", "c0de", None, None, None).len(),
+        2
+    );
+    // Another cubin too, or no cubin hash on this side: the kernel changed.
+    assert!(rounds_to_keep(cubin.clone(), "fedcba", "beef", None, None, None).is_empty());
+    assert!(rounds_to_keep(cubin, "fedcba", "", None, None, None).is_empty());
+    // An entry stored before cubin hashes were kept matches by source hash only.
+    assert!(rounds_to_keep(e.clone(), "fedcba", "c0de", None, None, None).is_empty());
     // No hash recorded (hand-made or very old entries): kept.
     let mut unknown = e;
     unknown.env.source_hash.clear();
-    assert_eq!(rounds_to_keep(unknown, "fedcba", None, None, None).len(), 2);
+    assert_eq!(
+        rounds_to_keep(unknown, "fedcba", "", None, None, None).len(),
+        2
+    );
 }
 
 #[test]
@@ -1021,17 +1038,17 @@ fn rounds_of_another_l2_flush_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A read round joins only the read rounds: the write rounds timed the flush's write-back too.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Read), None, None);
+    let kept = rounds_to_keep(e.clone(), &h, "", Some(Read), None, None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
     // A write round joins the write rounds and those from before the mode was recorded.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Write), None, None);
+    let kept = rounds_to_keep(e.clone(), &h, "", Some(Write), None, None);
     assert_eq!(
         kept.iter().map(|r| r.machine.as_str()).collect::<Vec<_>>(),
         ["a", "b"]
     );
     // An unflushed case's round (None) joins the unrecorded rounds only.
-    assert_eq!(rounds_to_keep(e, &h, None, None, None).len(), 1);
+    assert_eq!(rounds_to_keep(e, &h, "", None, None, None).len(), 1);
     assert!(same_flush(None, Some(Write)));
     assert!(!same_flush(None, Some(Read)));
     assert!(!same_flush(Some(Write), Some(Read)));
@@ -1121,6 +1138,7 @@ fn store_one(store: &Store, stored: Round, rec: &kernelgate::results::Record) {
         vec![stored],
         Provenance {
             source_hash: rec.source_hash.clone(),
+            code_hash: String::new(),
             ..env()
         },
     );
@@ -1190,15 +1208,15 @@ fn rounds_of_another_duty_cycle_hold_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A new round with the hold joins only the held round; one without joins the other two.
-    let kept = rounds_to_keep(e.clone(), &h, Some(Read), Some(1.0), None);
+    let kept = rounds_to_keep(e.clone(), &h, "", Some(Read), Some(1.0), None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
     assert_eq!(
-        rounds_to_keep(e.clone(), &h, Some(Read), None, None).len(),
+        rounds_to_keep(e.clone(), &h, "", Some(Read), None, None).len(),
         2
     );
     // Another ratio is another way of timing.
-    assert!(rounds_to_keep(e, &h, Some(Read), Some(2.0), None).is_empty());
+    assert!(rounds_to_keep(e, &h, "", Some(Read), Some(2.0), None).is_empty());
 }
 
 #[test]
@@ -1278,7 +1296,7 @@ fn rounds_of_another_kernel_configuration_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     let machines = |v: Option<&str>| -> Vec<String> {
-        rounds_to_keep(e.clone(), &h, Some(Read), None, v)
+        rounds_to_keep(e.clone(), &h, "", Some(Read), None, v)
             .into_iter()
             .map(|r| r.machine)
             .collect()
@@ -1516,7 +1534,7 @@ proptest::proptest! {
         let st = Stats::from_samples(&[1.0; 20]).unwrap();
         let e = Entry::from_rounds(&st, rounds.clone(), env());
         let hash = if same_code { e.env.source_hash.clone() } else { "other".to_string() };
-        let kept = rounds_to_keep(e, &hash, flush(new.0), hold(new.1), variant(new.2));
+        let kept = rounds_to_keep(e, &hash, "", flush(new.0), hold(new.1), variant(new.2));
         let want: Vec<String> = if same_code {
             rounds
                 .iter()
@@ -1580,4 +1598,50 @@ fn lower_modes_make_an_entry_of_their_own() {
     // No round held two modes: no lower-mode entry.
     let plain = Entry::from_rounds(&st, vec![round(2.2, "a"), round(2.21, "b")], env());
     assert_eq!(plain.lower_modes(), None);
+}
+
+/// A record of another source hash joins the entry's rounds when its cubin hash is the one the
+/// entry stored (an edit the compiler saw through), and restarts the entry otherwise; the entry
+/// then names the new source hash and the cubin hash.
+#[test]
+fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    file.results[0].code_hash = "c0dec0dec0de".into();
+    let rec = file.results[0].clone();
+    let stored_entry = |code: &str| {
+        let entry = Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![read_round("2000-01-01T00:00:00Z", None, "GPU-stored")],
+            Provenance {
+                source_hash: "5ca1ab1e5ca1ab1e5ca1ab1e".into(),
+                code_hash: code.into(),
+                ..env()
+            },
+        );
+        store
+            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
+            .unwrap();
+    };
+    let import = || import_results(&store, std::slice::from_ref(&file), false).unwrap();
+    let entry = || {
+        store
+            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+            .unwrap()
+            .unwrap()
+    };
+    stored_entry("c0dec0dec0de");
+    let sum = import();
+    assert_eq!((sum.added, sum.restarted), (1, 0));
+    assert_eq!(entry().rounds.len(), 2);
+    assert_eq!(entry().env.source_hash, rec.source_hash);
+    assert_eq!(entry().env.code_hash, "c0dec0dec0de");
+    // The stored cubin differs: the kernel changed, the entry starts over.
+    stored_entry("beefbeefbeef");
+    let sum = import();
+    assert_eq!((sum.added, sum.restarted), (1, 1));
+    assert_eq!(entry().rounds.len(), 1);
 }

@@ -190,6 +190,7 @@ fn provenance(gpu: &str) -> Provenance {
         mem_clock_mhz: 2619,
         date: "2026-04-20T10:00:00Z".into(),
         source_hash: "abc".into(),
+        code_hash: String::new(),
     }
 }
 

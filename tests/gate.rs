@@ -322,6 +322,7 @@ fn same_code_needs_the_same_known_hash_configuration_and_driver() {
     use kernelgate::gate::{same_code, CodeIdentity};
     let id = |h, v, d| CodeIdentity {
         source_hash: h,
+        code_hash: "",
         variant: v,
         driver: d,
     };
@@ -355,4 +356,41 @@ fn same_code_needs_the_same_known_hash_configuration_and_driver() {
         id("cuBLAS 13.0.2", Some("cublasGemmEx"), "580.159.04"),
         id("", Some("cublasGemmEx"), "580.159.04")
     ));
+}
+
+#[test]
+fn the_same_cubin_is_the_same_code_whatever_the_source_hash() {
+    use kernelgate::gate::{same_code, CodeIdentity};
+    let id = |h, c, v: Option<&'static str>| CodeIdentity {
+        source_hash: h,
+        code_hash: c,
+        variant: v,
+        driver: "580.159.04",
+    };
+    let v = Some("gemm_wgmma_bf16_128x256_ts");
+    let base = id("18694b20c1b6", "9f0e11aa22bb", v);
+    // A comment or refactor: another source hash, the same cubin.
+    assert!(same_code(id("1adc74fdb22b", "9f0e11aa22bb", v), base));
+    // Another cubin and another source: gated.
+    assert!(!same_code(id("1adc74fdb22b", "0000aaaa1111", v), base));
+    // The same cubin under another configuration or driver is still gated.
+    assert!(!same_code(
+        id(
+            "1adc74fdb22b",
+            "9f0e11aa22bb",
+            Some("gemm_wgmma_bf16_128x64")
+        ),
+        base
+    ));
+    let other_driver = CodeIdentity {
+        driver: "575.57.08",
+        ..id("1adc74fdb22b", "9f0e11aa22bb", v)
+    };
+    assert!(!same_code(other_driver, base));
+    // An entry from before code hashes were kept (empty) matches only by source hash.
+    let old = id("18694b20c1b6", "", v);
+    assert!(!same_code(id("1adc74fdb22b", "9f0e11aa22bb", v), old));
+    assert!(same_code(id("18694b20c1b6", "9f0e11aa22bb", v), old));
+    // Two unknown code hashes are not equal code.
+    assert!(!same_code(id("aaaa", "", v), id("bbbb", "", v)));
 }

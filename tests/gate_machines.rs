@@ -37,6 +37,7 @@ fn env() -> Provenance {
         mem_clock_mhz: 2619,
         date: "2026-04-20T10:00:00Z".into(),
         source_hash: "abc123".into(),
+        code_hash: String::new(),
     }
 }
 

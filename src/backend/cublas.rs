@@ -69,6 +69,7 @@ impl Backend for Cublas {
             launch: Box::new(launch),
             compile_s: 0.0,
             source_hash: library_version()?,
+            code_hash: String::new(),
             variant: "cublasGemmEx".into(),
         })
     }

@@ -141,6 +141,7 @@ pub fn record(
         seed: 42,
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),
+        code_hash: String::new(),
         date: "2026-04-20T10:11:12Z".into(),
         message: if verdict == Verdict::Wrong {
             "WRONG OUTPUT: output `C`: 2 of 4 elements are NaN/Inf".into()
@@ -203,6 +204,7 @@ pub fn h200_provenance() -> Provenance {
         mem_clock_mhz: 3201,
         date: "2026-11-25T03:00:00Z".into(),
         source_hash: "abc".into(),
+        code_hash: String::new(),
     }
 }
 
@@ -243,6 +245,7 @@ pub fn entry_of_code(hash: &str) -> kernelgate::baseline::Entry {
         mem_clock_mhz: 2619,
         date: date.into(),
         source_hash: hash.into(),
+        code_hash: String::new(),
     };
     Entry::from_rounds(&stats, vec![round], env)
 }
