@@ -268,6 +268,10 @@ pub struct Module {
     pub source_hash: String,
     /// Hash of the cubin the module was loaded from ([`code_hash`]): the machine code itself.
     pub code_hash: String,
+    /// The cubin, for the per-entry hashes ([`crate::cubin::entry_code_hash`]).
+    cubin: Vec<u8>,
+    /// The entry points looked up since the last [`Gpu::start_code_log`].
+    requested: Vec<String>,
     /// Seconds spent compiling (0 when served from the cache).
     pub compile_s: f64,
     /// Whether the cubin came from the on-disk cache.
@@ -298,6 +302,9 @@ fn is_missing_entry(code: cudarc::driver::sys::CUresult) -> bool {
 impl Module {
     /// The function `name`, loaded once ([`Error::MissingEntry`] where the module has none).
     pub fn function(&mut self, name: &str) -> Result<Func> {
+        if !self.requested.iter().any(|r| r == name) {
+            self.requested.push(name.to_string());
+        }
         if let Some(f) = self.functions.get(name) {
             return Ok(*f);
         }
@@ -309,6 +316,13 @@ impl Module {
         // Keep the module alive through self.module; the CudaFunction handle itself can go.
         self.functions.insert(name.to_string(), raw);
         Ok(raw)
+    }
+
+    /// The hash of entry point `name`'s machine code ([`crate::cubin::entry_code_hash`]): the
+    /// same for two builds whose `name` runs the same code, whatever else changed in the file.
+    /// Where the cubin cannot be taken apart, the whole cubin's hash ([`Module::code_hash`]).
+    pub fn entry_code_hash(&self, name: &str) -> String {
+        crate::cubin::entry_code_hash(&self.cubin, name).unwrap_or_else(|_| self.code_hash.clone())
     }
 
     /// Whether the module defines `name` (loaded once when it does). Launchers use it to fall
@@ -1148,6 +1162,43 @@ impl Gpu {
         }
     }
 
+    /// Forgets which entry points were looked up, so that [`Gpu::code_log_hash`] covers what is
+    /// looked up from now on (one backend's `prepare`).
+    pub fn start_code_log(&mut self) {
+        for m in self.modules.values_mut() {
+            m.requested.clear();
+        }
+    }
+
+    /// The code hash of the entry points looked up since [`Gpu::start_code_log`]: SHA-256 over
+    /// each (file, entry point, [`Module::entry_code_hash`]) in name order, the first 12 bytes
+    /// in hex; empty when none was (vendor libraries, workers). Every launch a backend prepares
+    /// looks its functions up while preparing, so this is the machine code a case runs.
+    pub fn code_log_hash(&self) -> String {
+        let mut used: Vec<(String, String, String)> = self
+            .modules
+            .values()
+            .flat_map(|m| {
+                m.requested
+                    .iter()
+                    .map(move |e| (m.file.clone(), e.clone(), m.entry_code_hash(e)))
+            })
+            .collect();
+        if used.is_empty() {
+            return String::new();
+        }
+        used.sort();
+        let mut h = Sha256::new();
+        for (file, entry, hash) in &used {
+            h.update(format!("{file}\t{entry}\t{hash}\n").as_bytes());
+        }
+        h.finalize()
+            .iter()
+            .take(12)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The module compiled from `<kernel set>/<file>`, compiling (or loading from the cache)
     /// once per kernel set.
     pub fn module(&mut self, file: &str) -> Result<&mut Module> {
@@ -1205,6 +1256,7 @@ impl Gpu {
             start.elapsed().as_secs_f64()
         };
         let code = code_hash(&cubin);
+        let kept = cubin.clone();
         let module = self
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
@@ -1218,6 +1270,8 @@ impl Gpu {
             module,
             source_hash: hash,
             code_hash: code,
+            cubin: kept,
+            requested: Vec::new(),
             compile_s,
             cached,
             functions: HashMap::new(),

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod crossval;
+pub mod cubin;
 pub mod devices;
 pub mod error;
 pub mod family;

@@ -61,6 +61,32 @@ pub struct FileVerdict {
     pub verdict: Verdict,
     /// The two cubins' sizes in bytes, where both were compiled.
     pub cubin_bytes: Option<(usize, usize)>,
+    /// Where the machine code differs: the entry points whose own code differs
+    /// ([`crate::cubin::entry_code_hash`]; an entry point of one build only counts as changed),
+    /// and how many entry points the new cubin has. `None` where the cubins could not be taken
+    /// apart.
+    pub changed_entries: Option<(Vec<String>, usize)>,
+}
+
+/// The entry points whose machine code differs between cubins `a` and `b`, and `b`'s count.
+pub fn changed_entries(a: &[u8], b: &[u8]) -> Option<(Vec<String>, usize)> {
+    let (ea, eb) = (
+        crate::cubin::entry_points(a).ok()?,
+        crate::cubin::entry_points(b).ok()?,
+    );
+    let mut names: Vec<&String> = ea.iter().chain(eb.iter()).collect();
+    names.sort();
+    names.dedup();
+    let changed = names
+        .into_iter()
+        .filter(|e| {
+            let ha = crate::cubin::entry_code_hash(a, e).ok();
+            let hb = crate::cubin::entry_code_hash(b, e).ok();
+            ha.is_none() || ha != hb
+        })
+        .cloned()
+        .collect();
+    Some((changed, eb.len()))
 }
 
 /// Compares every `*.cu` of `old_dir` and `new_dir` (kernel directories) for architecture
@@ -89,20 +115,20 @@ pub fn compare_dirs(
     let mut out = Vec::new();
     for name in names {
         let (o, n) = (old.get(name).cloned(), new.get(name).cloned());
-        let (verdict, cubin_bytes) = match (&o, &n) {
-            (Some(a), Some(b)) if a == b => (Verdict::Unchanged, None),
+        let (verdict, cubin_bytes, changed) = match (&o, &n) {
+            (Some(a), Some(b)) if a == b => (Verdict::Unchanged, None, None),
             (Some(_), Some(_)) => {
                 let a = compile(old_dir, name)?;
                 let b = compile(new_dir, name)?;
-                let v = if a == b {
-                    Verdict::SameCode
+                if a == b {
+                    (Verdict::SameCode, Some((a.len(), b.len())), None)
                 } else {
-                    Verdict::CodeDiffers
-                };
-                (v, Some((a.len(), b.len())))
+                    let changed = changed_entries(&a, &b);
+                    (Verdict::CodeDiffers, Some((a.len(), b.len())), changed)
+                }
             }
-            (None, _) => (Verdict::Added, None),
-            (_, None) => (Verdict::Removed, None),
+            (None, _) => (Verdict::Added, None, None),
+            (_, None) => (Verdict::Removed, None, None),
         };
         out.push(FileVerdict {
             file: name.clone(),
@@ -110,6 +136,7 @@ pub fn compare_dirs(
             new_hash: n,
             verdict,
             cubin_bytes,
+            changed_entries: changed,
         });
     }
     Ok(out)
@@ -154,6 +181,19 @@ pub fn render(verdicts: &[FileVerdict], old: &str, arch: &str, nvrtc: &str) -> S
             bytes,
             v.verdict.word()
         );
+    }
+    for v in &changed {
+        if let Some((names, total)) = &v.changed_entries {
+            let _ = writeln!(
+                s,
+                "\n{}: the machine code of {} of {} entry points differs{}{}",
+                v.file,
+                names.len(),
+                total,
+                if names.is_empty() { "" } else { ": " },
+                names.join(", ")
+            );
+        }
     }
     let count = |w: Verdict| changed.iter().filter(|v| v.verdict == w).count();
     let _ = writeln!(

@@ -678,7 +678,9 @@ fn round(
         inputs: inputs.iter().map(|(_, b)| b.ptr()).collect(),
         outputs: outputs.iter().map(|(s, b)| out_ptr(s, b)).collect(),
     };
+    gpu.start_code_log();
     let mut prepared = be.prepare(gpu, case, &bind, cfg)?;
+    prepared.code_hash = gpu.code_log_hash();
 
     // Correctness gate: one checked run on poisoned outputs.
     (prepared.launch)(gpu)?;
@@ -703,7 +705,11 @@ fn round(
                 &mut gpu.kernel_set,
                 crate::gpu::KernelSet::plain(dir.clone()),
             );
-            let base = be.prepare(gpu, case, &bind, cfg);
+            gpu.start_code_log();
+            let base = be.prepare(gpu, case, &bind, cfg).map(|mut b| {
+                b.code_hash = gpu.code_log_hash();
+                b
+            });
             gpu.kernel_set = new_set;
             match base {
                 Err(e) if base_unavailable(&e) => {

@@ -21,8 +21,9 @@ pub struct Prepared {
     pub compile_s: f64,
     /// Hash of the kernel source and options (empty for vendor libraries).
     pub source_hash: String,
-    /// Hash of the loaded cubin ([`crate::gpu::code_hash`]; empty for vendor libraries and
-    /// workers).
+    /// Hash of the machine code of the entry points the case runs ([`crate::gpu::Gpu::code_log_hash`]):
+    /// backends leave it empty and the runner fills it from what `prepare` looked up (empty for
+    /// vendor libraries and workers).
     pub code_hash: String,
     /// Which implementation variant runs (e.g. `wgmma`, `tc`, `cublasGemmEx`).
     pub variant: String,

@@ -220,11 +220,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     };
     let module = gpu.module("gemm.cu")?;
     let f = module.function(&name)?;
-    let (compile_s, hash, code) = (
-        module.compile_s,
-        module.source_hash.clone(),
-        module.code_hash.clone(),
-    );
+    let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
     let args = [
         KernelArg::Ptr(a),
         KernelArg::Ptr(b),
@@ -237,7 +233,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s,
         source_hash: hash,
-        code_hash: code,
+        code_hash: String::new(),
         variant,
     })
 }

@@ -27,7 +27,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings, cfg: &Config) -> Res
         launch: Box::new(move |gpu: &Gpu| gpu.launch(f, dims, &args)),
         compile_s: module.compile_s,
         source_hash: module.source_hash.clone(),
-        code_hash: module.code_hash.clone(),
+        code_hash: String::new(),
         variant: if cfg.spin_scale == 1.0 {
             "kg_spin".into()
         } else {

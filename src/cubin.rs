@@ -1,0 +1,258 @@
+//! The machine code of one kernel entry point inside a cubin (an ELF64 file), as a hash.
+//!
+//! A cubin holds every entry point of a kernel file. Editing one tile's template changes that
+//! tile's machine code and leaves the others' byte for byte as they were. [`entry_code_hash`]
+//! hashes what decides one entry's execution:
+//!
+//! - its own sections (`.text.E`, `.nv.info.E`, `.nv.constant0.E`, `.nv.shared.E`, its
+//!   relocations, ...);
+//! - every section that belongs to no entry: device functions that were not inlined, module
+//!   globals and constants, the call graph;
+//! - its records in the module-wide `.nv.info` (registers, stack, frame size).
+//!
+//! It leaves out other entries' sections and records, symbol and string tables, debug and note
+//! sections. Symbol indices, which shift when an entry is added or removed, are replaced by
+//! symbol names wherever a section refers to one.
+//!
+//! Any doubt errs towards "changed": a section it cannot attribute counts for every entry. A
+//! file it cannot parse is an error, and the caller falls back to the whole cubin's hash.
+
+use sha2::{Digest, Sha256};
+
+const SHT_RELA: u32 = 4;
+const SHT_NOBITS: u32 = 8;
+const SHT_REL: u32 = 9;
+const STT_FUNC: u8 = 2;
+/// `st_other` bit of a CUDA kernel entry point.
+const STO_CUDA_ENTRY: u8 = 0x10;
+/// EIATTR record format whose value is `u16 size` then `size` bytes.
+const EIFMT_SVAL: u8 = 4;
+
+struct Section<'a> {
+    name: String,
+    kind: u32,
+    flags: u64,
+    align: u64,
+    size: u64,
+    data: &'a [u8],
+}
+
+struct Symbol {
+    name: String,
+    entry: bool,
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+fn cstr(b: &[u8], at: usize) -> Option<String> {
+    let rest = b.get(at..)?;
+    let end = rest.iter().position(|&c| c == 0)?;
+    Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+}
+
+/// The sections and symbols of an ELF64 little-endian file.
+fn parse(elf: &[u8]) -> Result<(Vec<Section<'_>>, Vec<Symbol>), String> {
+    if elf.get(..4) != Some(b"\x7fELF".as_slice()) {
+        return Err("not an ELF file".into());
+    }
+    if elf.get(4) != Some(&2) || elf.get(5) != Some(&1) {
+        return Err("not a 64-bit little-endian ELF file".into());
+    }
+    let bad = || "truncated ELF header".to_string();
+    let shoff = u64_at(elf, 40).ok_or_else(bad)? as usize;
+    let shentsize = u16_at(elf, 58).ok_or_else(bad)? as usize;
+    let shnum = u16_at(elf, 60).ok_or_else(bad)? as usize;
+    let shstrndx = u16_at(elf, 62).ok_or_else(bad)? as usize;
+    if shentsize < 64 {
+        return Err(format!("section header size {shentsize} < 64"));
+    }
+    let header = |i: usize| -> Result<(u32, u32, u64, u64, u64, u32, u64), String> {
+        let h = shoff + i * shentsize;
+        let e = || format!("section header {i} out of the file");
+        Ok((
+            u32_at(elf, h).ok_or_else(e)?,
+            u32_at(elf, h + 4).ok_or_else(e)?,
+            u64_at(elf, h + 8).ok_or_else(e)?,
+            u64_at(elf, h + 24).ok_or_else(e)?,
+            u64_at(elf, h + 32).ok_or_else(e)?,
+            u32_at(elf, h + 40).ok_or_else(e)?,
+            u64_at(elf, h + 48).ok_or_else(e)?,
+        ))
+    };
+    let body = |kind: u32, off: u64, size: u64, i: usize| -> Result<&[u8], String> {
+        if kind == SHT_NOBITS {
+            return Ok(&[]);
+        }
+        elf.get(off as usize..(off + size) as usize)
+            .ok_or_else(|| format!("section {i}'s data out of the file"))
+    };
+    let (_, k, _, off, size, _, _) = header(shstrndx)?;
+    let shstr = body(k, off, size, shstrndx)?;
+    let mut sections = Vec::with_capacity(shnum);
+    let mut symtab = None;
+    for i in 0..shnum {
+        let (name, kind, flags, off, size, link, align) = header(i)?;
+        let data = body(kind, off, size, i)?;
+        let name = cstr(shstr, name as usize).ok_or_else(|| format!("section {i}'s name"))?;
+        if name == ".symtab" {
+            symtab = Some((data, link as usize));
+        }
+        sections.push(Section {
+            name,
+            kind,
+            flags,
+            align,
+            size,
+            data,
+        });
+    }
+    let mut symbols = Vec::new();
+    if let Some((data, strndx)) = symtab {
+        let strtab = sections
+            .get(strndx)
+            .ok_or("the symbol table's string table is missing")?
+            .data;
+        for s in data.chunks_exact(24) {
+            let name = cstr(strtab, u32_at(s, 0).unwrap_or(0) as usize).unwrap_or_default();
+            symbols.push(Symbol {
+                entry: s[4] & 0xf == STT_FUNC && s[5] & STO_CUDA_ENTRY != 0,
+                name,
+            });
+        }
+    }
+    Ok((sections, symbols))
+}
+
+/// The entry whose own section `name` is (`.text.E`, `.nv.info.E`, ...), if any.
+fn owner<'a>(name: &str, entries: &'a [&'a str]) -> Option<&'a str> {
+    entries.iter().copied().find(|e| {
+        name.len() > e.len() + 1
+            && name.ends_with(e)
+            && name.as_bytes()[name.len() - e.len() - 1] == b'.'
+    })
+}
+
+/// The hash of what decides entry point `entry`'s execution in `cubin` (module doc), as the
+/// first 12 bytes of SHA-256 in hex. An error when the cubin cannot be parsed or has no such
+/// entry point.
+pub fn entry_code_hash(cubin: &[u8], entry: &str) -> Result<String, String> {
+    let (sections, symbols) = parse(cubin)?;
+    let entries: Vec<&str> = symbols
+        .iter()
+        .filter(|s| s.entry)
+        .map(|s| s.name.as_str())
+        .collect();
+    if !entries.contains(&entry) {
+        return Err(format!("no entry point {entry} in the cubin"));
+    }
+    // A symbol index as the hash sees it: this entry, another entry (its record is left out),
+    // or a name.
+    let sym = |idx: u64| -> Option<String> {
+        match symbols.get(idx as usize) {
+            Some(s) if s.name == entry => Some("@".into()),
+            Some(s) if s.entry => None,
+            Some(s) => Some(format!("sym:{}", s.name)),
+            None => Some(format!("raw:{idx}")),
+        }
+    };
+    let mut h = Sha256::new();
+    for s in &sections {
+        let n = s.name.as_str();
+        if matches!(n, "" | ".shstrtab" | ".strtab" | ".symtab")
+            || n.starts_with(".debug")
+            || n.starts_with(".note")
+        {
+            continue;
+        }
+        let canonical = match owner(n, &entries) {
+            Some(e) if e == entry => format!("{}.@", &n[..n.len() - e.len() - 1]),
+            Some(_) => continue,
+            None => n.to_string(),
+        };
+        h.update(canonical.as_bytes());
+        h.update([0]);
+        h.update(s.kind.to_le_bytes());
+        h.update(s.flags.to_le_bytes());
+        h.update(s.align.to_le_bytes());
+        h.update(s.size.to_le_bytes());
+        if s.kind == SHT_NOBITS {
+            continue;
+        }
+        if n == ".nv.info" {
+            // Per-function attributes of every function: this entry's and non-entries' only.
+            let mut at = 0;
+            while at + 4 <= s.data.len() {
+                let (fmt, attr) = (s.data[at], s.data[at + 1]);
+                let len = if fmt == EIFMT_SVAL {
+                    4 + u16_at(s.data, at + 2).unwrap_or(0) as usize
+                } else {
+                    4
+                };
+                let rec = s
+                    .data
+                    .get(at..at + len)
+                    .ok_or_else(|| format!(".nv.info record at {at} runs past the section"))?;
+                if fmt == EIFMT_SVAL && len >= 8 {
+                    let Some(who) = sym(u32_at(rec, 4).unwrap_or(0) as u64) else {
+                        at += len;
+                        continue;
+                    };
+                    h.update([fmt, attr]);
+                    h.update(who.as_bytes());
+                    h.update(&rec[8..]);
+                } else {
+                    h.update(rec);
+                }
+                at += len;
+            }
+            continue;
+        }
+        if s.kind == SHT_REL || s.kind == SHT_RELA {
+            let size = if s.kind == SHT_RELA { 24 } else { 16 };
+            for r in s.data.chunks(size) {
+                let info = u64_at(r, 8).unwrap_or(0);
+                h.update(&r[..8.min(r.len())]);
+                h.update((info & 0xffff_ffff).to_le_bytes());
+                h.update(sym(info >> 32).unwrap_or_else(|| "entry".into()).as_bytes());
+                h.update(r.get(16..).unwrap_or(&[]));
+            }
+            continue;
+        }
+        if n == ".nv.callgraph" {
+            // Pairs of symbol indices: as names, the pairs with another entry left out.
+            for p in s.data.chunks(8) {
+                let (a, b) = (u32_at(p, 0).unwrap_or(0), u32_at(p, 4).unwrap_or(0));
+                if let (Some(a), Some(b)) = (sym(a as u64), sym(b as u64)) {
+                    h.update(a.as_bytes());
+                    h.update([0]);
+                    h.update(b.as_bytes());
+                    h.update([0]);
+                }
+            }
+            continue;
+        }
+        h.update(s.data);
+    }
+    Ok(h.finalize()
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// The entry points of `cubin` (kernels), in symbol-table order.
+pub fn entry_points(cubin: &[u8]) -> Result<Vec<String>, String> {
+    let (_, symbols) = parse(cubin)?;
+    Ok(symbols
+        .into_iter()
+        .filter(|s| s.entry)
+        .map(|s| s.name)
+        .collect())
+}

@@ -1,0 +1,206 @@
+//! One entry point's machine code inside a cubin ([`kernelgate::cubin::entry_code_hash`]): other
+//! entries' sections and records do not count, module-wide ones do, symbol indices count by
+//! name.
+
+use kernelgate::cubin::{entry_code_hash, entry_points};
+
+/// A symbol: name, whether it is a kernel entry point.
+type Sym<'a> = (&'a str, bool);
+
+/// A minimal ELF64 little-endian file with `sections` (name, type, data) after the null section,
+/// then `.shstrtab`, `.strtab` and `.symtab` holding `symbols` after the null symbol.
+fn elf(sections: &[(&str, u32, Vec<u8>)], symbols: &[Sym]) -> Vec<u8> {
+    let mut names = vec![0u8];
+    let mut name_at = |n: &str, names: &mut Vec<u8>| {
+        let at = names.len() as u32;
+        names.extend_from_slice(n.as_bytes());
+        names.push(0);
+        at
+    };
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24];
+    for (n, entry) in symbols {
+        let at = name_at(n, &mut strtab);
+        let mut s = vec![0u8; 24];
+        s[..4].copy_from_slice(&at.to_le_bytes());
+        s[4] = if *entry { 0x12 } else { 0x11 }; // GLOBAL FUNC / GLOBAL OBJECT
+        s[5] = if *entry { 0x10 } else { 0 };
+        symtab.extend(s);
+    }
+    let n = sections.len();
+    let mut all: Vec<(String, u32, Vec<u8>, u32)> = sections
+        .iter()
+        .map(|(a, t, d)| (a.to_string(), *t, d.clone(), 0))
+        .collect();
+    // .shstrtab at n + 1, .strtab at n + 2, .symtab at n + 3 (linked to .strtab).
+    all.push((".shstrtab".into(), 3, Vec::new(), 0));
+    all.push((".strtab".into(), 3, strtab, 0));
+    all.push((".symtab".into(), 2, symtab, (n + 2) as u32));
+    let name_offsets: Vec<u32> = all.iter().map(|s| name_at(&s.0, &mut names)).collect();
+    all[n].2 = names;
+    let mut out = vec![0u8; 64];
+    let mut offs = Vec::new();
+    for s in &all {
+        offs.push(out.len() as u64);
+        out.extend(&s.2);
+    }
+    while out.len() % 8 != 0 {
+        out.push(0);
+    }
+    let shoff = out.len() as u64;
+    out.extend([0u8; 64]); // the null section
+    for (i, s) in all.iter().enumerate() {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(&name_offsets[i].to_le_bytes());
+        h[4..8].copy_from_slice(&s.1.to_le_bytes());
+        h[24..32].copy_from_slice(&offs[i].to_le_bytes());
+        h[32..40].copy_from_slice(&(s.2.len() as u64).to_le_bytes());
+        h[40..44].copy_from_slice(&s.3.to_le_bytes());
+        out.extend(h);
+    }
+    out[..4].copy_from_slice(b"\x7fELF");
+    out[4] = 2;
+    out[5] = 1;
+    out[40..48].copy_from_slice(&shoff.to_le_bytes());
+    out[58..60].copy_from_slice(&64u16.to_le_bytes());
+    out[60..62].copy_from_slice(&((all.len() + 1) as u16).to_le_bytes());
+    out[62..64].copy_from_slice(&((n + 1) as u16).to_le_bytes());
+    out
+}
+
+/// A module-wide `.nv.info` record (EIFMT_SVAL) of attribute `attr` for symbol `sym`.
+fn info(attr: u8, sym: u32, value: u32) -> Vec<u8> {
+    let mut r = vec![4, attr, 8, 0];
+    r.extend(sym.to_le_bytes());
+    r.extend(value.to_le_bytes());
+    r
+}
+
+/// A RELA record at `offset` against symbol `sym`.
+fn rela(offset: u64, sym: u32) -> Vec<u8> {
+    let mut r = offset.to_le_bytes().to_vec();
+    r.extend(((sym as u64) << 32 | 0x2a).to_le_bytes());
+    r.extend(0i64.to_le_bytes());
+    r
+}
+
+const PROGBITS: u32 = 1;
+const RELA: u32 = 4;
+
+/// Two kernels a and b and a global g; a's text `ta`, b's `tb`, shared data `glob`, register
+/// counts `ra` and `rb`; with `swap`, b's and a's symbols trade places (indices 1 and 2).
+fn module(ta: &[u8], tb: &[u8], glob: &[u8], ra: u32, rb: u32, swap: bool) -> Vec<u8> {
+    let (ia, ib) = if swap { (2, 1) } else { (1, 2) };
+    let syms: Vec<Sym> = if swap {
+        vec![("b", true), ("a", true), ("g", false)]
+    } else {
+        vec![("a", true), ("b", true), ("g", false)]
+    };
+    let mut nvinfo = info(0x2f, ia, ra);
+    nvinfo.extend(info(0x2f, ib, rb));
+    elf(
+        &[
+            (".nv.info", 0x7000_0000, nvinfo),
+            (".nv.info.a", 0x7000_0000, vec![1, 2, 3, 4]),
+            (".nv.info.b", 0x7000_0000, vec![5, 6, 7, 8]),
+            (".rela.text.a", RELA, rela(16, 3)),
+            (".nv.global.init", PROGBITS, glob.to_vec()),
+            (".text.a", PROGBITS, ta.to_vec()),
+            (".text.b", PROGBITS, tb.to_vec()),
+            (
+                ".debug_frame",
+                PROGBITS,
+                vec![ta.len() as u8, tb.len() as u8],
+            ),
+        ],
+        &syms,
+    )
+}
+
+fn hashes(m: &[u8]) -> (String, String) {
+    (
+        entry_code_hash(m, "a").unwrap(),
+        entry_code_hash(m, "b").unwrap(),
+    )
+}
+
+#[test]
+fn another_entrys_code_or_registers_do_not_count() {
+    let base = hashes(&module(b"AAAA", b"BBBB", b"G", 40, 56, false));
+    assert_ne!(base.0, base.1);
+    // b's text, length (and so the debug frame) and register count change: a's hash does not.
+    let b_changed = hashes(&module(b"AAAA", b"BBBBBB", b"G", 40, 64, false));
+    assert_eq!(b_changed.0, base.0);
+    assert_ne!(b_changed.1, base.1);
+    // a's text changes: a's hash does, b's does not.
+    let a_changed = hashes(&module(b"AAAZ", b"BBBB", b"G", 40, 56, false));
+    assert_ne!(a_changed.0, base.0);
+    assert_eq!(a_changed.1, base.1);
+    // a's register count alone changes: a's hash does.
+    assert_ne!(
+        hashes(&module(b"AAAA", b"BBBB", b"G", 48, 56, false)).0,
+        base.0
+    );
+}
+
+#[test]
+fn module_wide_sections_count_for_every_entry() {
+    let base = hashes(&module(b"AAAA", b"BBBB", b"G", 40, 56, false));
+    let glob = hashes(&module(b"AAAA", b"BBBB", b"H", 40, 56, false));
+    assert_ne!(glob.0, base.0);
+    assert_ne!(glob.1, base.1);
+}
+
+#[test]
+fn symbol_indices_count_by_name() {
+    // The symbols trade places: the records and relocations name other indices, the same
+    // symbols. (a's relocation names index 3, g, in both.)
+    let base = hashes(&module(b"AAAA", b"BBBB", b"G", 40, 56, false));
+    assert_eq!(hashes(&module(b"AAAA", b"BBBB", b"G", 40, 56, true)), base);
+}
+
+#[test]
+fn entry_points_are_the_kernels() {
+    let m = module(b"AAAA", b"BBBB", b"G", 40, 56, false);
+    assert_eq!(entry_points(&m).unwrap(), ["a", "b"]);
+}
+
+#[test]
+fn what_cannot_be_read_is_an_error() {
+    let m = module(b"AAAA", b"BBBB", b"G", 40, 56, false);
+    assert!(entry_code_hash(&m, "g")
+        .unwrap_err()
+        .contains("no entry point g"));
+    assert!(entry_code_hash(b"not an elf", "a")
+        .unwrap_err()
+        .contains("not an ELF"));
+    assert!(entry_code_hash(&m[..80], "a").is_err());
+    let mut wide = m.clone();
+    wide[4] = 1; // 32-bit
+    assert!(entry_code_hash(&wide, "a").unwrap_err().contains("64-bit"));
+}
+
+/// With NVRTC and the CUDA headers: a real cubin of two kernels in which only `b` changed.
+/// `cargo test --test cubin -- --ignored` where NVRTC is installed (LD_LIBRARY_PATH, CUDA_HOME).
+#[test]
+#[ignore = "needs NVRTC 13.0 and the CUDA headers"]
+fn with_nvrtc_only_the_changed_kernel_changes() {
+    let t = tempfile::tempdir().unwrap();
+    let src = |c: &str| {
+        format!(
+            "extern \"C\" __global__ void a(float* p) {{ p[threadIdx.x] = __expf(p[threadIdx.x]); }}\n\
+             extern \"C\" __global__ void b(float* p) {{ p[threadIdx.x] *= {c}; }}\n"
+        )
+    };
+    let cubin = |c: &str| {
+        std::fs::write(t.path().join("k.cu"), src(c)).unwrap();
+        kernelgate::gpu::compile_offline_cubin(t.path(), "k.cu", "sm_90a", &[])
+            .unwrap()
+            .0
+    };
+    let (one, two) = (cubin("2.f"), cubin("3.f"));
+    assert_ne!(one, two, "the cubins differ");
+    assert_eq!(entry_points(&one).unwrap().len(), 2);
+    assert_eq!(entry_code_hash(&one, "a"), entry_code_hash(&two, "a"));
+    assert_ne!(entry_code_hash(&one, "b"), entry_code_hash(&two, "b"));
+}
