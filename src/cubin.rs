@@ -37,6 +37,17 @@ struct Section<'a> {
     data: &'a [u8],
 }
 
+/// One section header's fields that matter here.
+struct Header {
+    name: u32,
+    kind: u32,
+    flags: u64,
+    off: u64,
+    size: u64,
+    link: u32,
+    align: u64,
+}
+
 struct Symbol {
     name: String,
     entry: bool,
@@ -73,18 +84,18 @@ fn parse(elf: &[u8]) -> Result<(Vec<Section<'_>>, Vec<Symbol>), String> {
     if shentsize < 64 {
         return Err(format!("section header size {shentsize} < 64"));
     }
-    let header = |i: usize| -> Result<(u32, u32, u64, u64, u64, u32, u64), String> {
+    let header = |i: usize| -> Result<Header, String> {
         let h = shoff + i * shentsize;
         let e = || format!("section header {i} out of the file");
-        Ok((
-            u32_at(elf, h).ok_or_else(e)?,
-            u32_at(elf, h + 4).ok_or_else(e)?,
-            u64_at(elf, h + 8).ok_or_else(e)?,
-            u64_at(elf, h + 24).ok_or_else(e)?,
-            u64_at(elf, h + 32).ok_or_else(e)?,
-            u32_at(elf, h + 40).ok_or_else(e)?,
-            u64_at(elf, h + 48).ok_or_else(e)?,
-        ))
+        Ok(Header {
+            name: u32_at(elf, h).ok_or_else(e)?,
+            kind: u32_at(elf, h + 4).ok_or_else(e)?,
+            flags: u64_at(elf, h + 8).ok_or_else(e)?,
+            off: u64_at(elf, h + 24).ok_or_else(e)?,
+            size: u64_at(elf, h + 32).ok_or_else(e)?,
+            link: u32_at(elf, h + 40).ok_or_else(e)?,
+            align: u64_at(elf, h + 48).ok_or_else(e)?,
+        })
     };
     let body = |kind: u32, off: u64, size: u64, i: usize| -> Result<&[u8], String> {
         if kind == SHT_NOBITS {
@@ -93,23 +104,23 @@ fn parse(elf: &[u8]) -> Result<(Vec<Section<'_>>, Vec<Symbol>), String> {
         elf.get(off as usize..(off + size) as usize)
             .ok_or_else(|| format!("section {i}'s data out of the file"))
     };
-    let (_, k, _, off, size, _, _) = header(shstrndx)?;
-    let shstr = body(k, off, size, shstrndx)?;
+    let sh = header(shstrndx)?;
+    let shstr = body(sh.kind, sh.off, sh.size, shstrndx)?;
     let mut sections = Vec::with_capacity(shnum);
     let mut symtab = None;
     for i in 0..shnum {
-        let (name, kind, flags, off, size, link, align) = header(i)?;
-        let data = body(kind, off, size, i)?;
-        let name = cstr(shstr, name as usize).ok_or_else(|| format!("section {i}'s name"))?;
+        let h = header(i)?;
+        let data = body(h.kind, h.off, h.size, i)?;
+        let name = cstr(shstr, h.name as usize).ok_or_else(|| format!("section {i}'s name"))?;
         if name == ".symtab" {
-            symtab = Some((data, link as usize));
+            symtab = Some((data, h.link as usize));
         }
         sections.push(Section {
             name,
-            kind,
-            flags,
-            align,
-            size,
+            kind: h.kind,
+            flags: h.flags,
+            align: h.align,
+            size: h.size,
             data,
         });
     }
