@@ -11,7 +11,7 @@ type Sym<'a> = (&'a str, bool);
 /// then `.shstrtab`, `.strtab` and `.symtab` holding `symbols` after the null symbol.
 fn elf(sections: &[(&str, u32, Vec<u8>)], symbols: &[Sym]) -> Vec<u8> {
     let mut names = vec![0u8];
-    let mut name_at = |n: &str, names: &mut Vec<u8>| {
+    let name_at = |n: &str, names: &mut Vec<u8>| {
         let at = names.len() as u32;
         names.extend_from_slice(n.as_bytes());
         names.push(0);
@@ -44,7 +44,7 @@ fn elf(sections: &[(&str, u32, Vec<u8>)], symbols: &[Sym]) -> Vec<u8> {
         offs.push(out.len() as u64);
         out.extend(&s.2);
     }
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     let shoff = out.len() as u64;
