@@ -12,7 +12,10 @@
 //! kernel configuration (the record's `variant`: entry point, tile, split, peer version) differs
 //! between A and B; the two configurations are listed after the table. So is a case timed with
 //! another number of launches per sample (or with and without a CUDA graph) in A than in B
-//! ([`Record::timing_word`]): a batch's time per launch is not a lone launch's.
+//! ([`Record::timing_word`]): a batch's time per launch is not a lone launch's. Where both
+//! records carry a code hash (the machine code of the entry points the case ran,
+//! [`Record::code_hash`]), a case whose code differs is marked and the summary counts the cases
+//! that ran the same machine code in both: their speed changes are not the code's.
 
 use crate::gate::{self, Change, Comparison};
 use crate::results::{Record, ResultsFile};
@@ -78,6 +81,9 @@ pub struct Row {
     /// How a sample was timed in A and B ([`Record::timing_word`]) when both were timed and
     /// the two differ.
     pub timing_differs: Option<(String, String)>,
+    /// Whether A and B ran the same machine code ([`Record::code_hash`]); `None` where either
+    /// side has no code hash (vendor libraries, workers, older records) or a case is in one file.
+    pub same_code: Option<bool>,
 }
 
 fn noise(r: &Record) -> f64 {
@@ -164,6 +170,12 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 }
                 _ => None,
             };
+            let same_code = match (ra, rb) {
+                (Some(ra), Some(rb)) if !ra.code_hash.is_empty() && !rb.code_hash.is_empty() => {
+                    Some(ra.code_hash == rb.code_hash)
+                }
+                _ => None,
+            };
             Row {
                 key: k.clone(),
                 a_ms,
@@ -173,6 +185,7 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 flush_differs,
                 variant_differs,
                 timing_differs,
+                same_code,
             }
         })
         .collect()
@@ -194,7 +207,7 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}{}{}",
+            "{:<w$}  {:>10}  {:>10}  {:>8}  {:>7}  {}{}{}{}{}",
             r.key,
             ms(r.a_ms),
             ms(r.b_ms),
@@ -216,7 +229,12 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
             r.timing_differs
                 .as_ref()
                 .map(|(a, b)| format!(" (timed as {a} -> {b})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if r.same_code == Some(false) {
+                " (machine code changed)"
+            } else {
+                ""
+            }
         );
     }
     let mut counts: Vec<String> = Vec::new();
@@ -258,6 +276,24 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
              use programmatic dependent launch, and each after the first finds a warm L2; a \
              case's batch follows its duration unless a stored baseline \
              names one, and KERNELGATE_BATCH pins it)"
+        );
+    }
+    let hashed: Vec<&Row> = rows.iter().filter(|r| r.same_code.is_some()).collect();
+    if !hashed.is_empty() {
+        let other = hashed.iter().filter(|r| r.same_code == Some(false)).count();
+        let moved = hashed
+            .iter()
+            .filter(|r| {
+                r.same_code == Some(true) && matches!(r.status, Status::Fast | Status::Slow)
+            })
+            .count();
+        let _ = writeln!(
+            s,
+            "{other} of {} case(s) with a code hash on both sides ran other machine code in B than \
+             in A; {} ran the same machine code, and {moved} of those were called faster or slower: \
+             not by their code but by the machine or the run",
+            hashed.len(),
+            hashed.len() - other
         );
     }
     let changed: Vec<&Row> = rows

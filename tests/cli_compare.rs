@@ -301,3 +301,48 @@ fn runs_in_two_modes_are_compared_on_their_lower_modes() {
     // 10% slower in both modes: called on the lower modes.
     assert_eq!(row(1).status, Status::Slow);
 }
+
+#[test]
+fn machine_code_changes_are_marked_and_counted() {
+    let a0 = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
+    let timed: Vec<usize> = (0..a0.results.len())
+        .filter(|&i| a0.results[i].latency_ms.is_some())
+        .take(3)
+        .collect();
+    assert_eq!(timed.len(), 3, "the fixture has timed cases");
+    let mut a = a0.clone();
+    for &i in &timed {
+        a.results[i].code_hash = format!("c0de{i}");
+    }
+    let mut b = a.clone();
+    // Case 0 ran other code; case 1 the same code, but 30% slower; case 2 has no hash in B.
+    b.results[timed[0]].code_hash = "beef".into();
+    let slower = b.results[timed[1]].latency_ms.unwrap() * 1.3;
+    b.results[timed[1]].latency_ms = Some(slower);
+    b.results[timed[2]].code_hash.clear();
+    let rows = compare(&a, &b, 5.0);
+    let row = |i: usize| rows.iter().find(|r| r.key == a.results[i].case).unwrap();
+    assert_eq!(row(timed[0]).same_code, Some(false));
+    assert_eq!(row(timed[1]).same_code, Some(true));
+    assert_eq!(row(timed[1]).status, Status::Slow);
+    assert_eq!(row(timed[2]).same_code, None);
+    let text = kernelgate::compare::render(&rows, 5.0);
+    let line = |i: usize| {
+        text.lines()
+            .find(|l| l.starts_with(&a.results[i].case))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(timed[0]).ends_with("(machine code changed)"), "{text}");
+    assert!(!line(timed[1]).contains("machine code"), "{text}");
+    assert!(
+        text.contains(
+            "1 of 2 case(s) with a code hash on both sides ran other machine code in B than in A; \
+             1 ran the same machine code, and 1 of those were called faster or slower"
+        ),
+        "{text}"
+    );
+    // Files without code hashes say nothing about it.
+    let plain = kernelgate::compare::render(&compare(&a0, &a0, 5.0), 5.0);
+    assert!(!plain.contains("code hash"), "{plain}");
+}
