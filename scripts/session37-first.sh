@@ -7,7 +7,8 @@
 # - H100: with H100=gate the same gate (its gemm_wgmma entries were rehashed by
 #   `rehash --since`: the gate must find them current) and CODE; with H100=code CODE alone;
 #   with H100=nsa scripts/session37-nsa.sh (the diagonal-first NSA lists against .devbin/base);
-#   with H100=codehash scripts/session37-codehash.sh (cubin hashes end to end);
+#   with H100=codehash scripts/session37-codehash.sh (cubin hashes end to end); with H100=main
+#   the README's main command (scripts/session33-main.sh);
 #   otherwise stop at once (keep the device time for H200s).
 # CODE: `kernelgate rehash --since .devbin/old-kernels --dry-run` with this machine's NVRTC:
 # whether the merge left the cubin as it was here too (machine-code.md).
@@ -30,6 +31,8 @@ elif [ "${H100:-}" = gate ]; then
   code
 elif [ "${H100:-}" = code ]; then
   code
+elif [ "${H100:-}" = main ]; then
+  bash scripts/session33-main.sh
 elif [ "${H100:-}" = codehash ]; then
   bash scripts/session37-codehash.sh
 elif [ "${H100:-}" = nsa ]; then
