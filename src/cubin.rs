@@ -19,9 +19,13 @@
 
 use sha2::{Digest, Sha256};
 
+/// Section type: relocations with addends (24-byte records).
 const SHT_RELA: u32 = 4;
+/// Section type: no bytes in the file (shared memory sizes).
 const SHT_NOBITS: u32 = 8;
+/// Section type: relocations without addends (16-byte records).
 const SHT_REL: u32 = 9;
+/// Symbol type: a function.
 const STT_FUNC: u8 = 2;
 /// `st_other` bit of a CUDA kernel entry point.
 const STO_CUDA_ENTRY: u8 = 0x10;
