@@ -42,6 +42,7 @@
 //   [mask: R ints, each token's valid slots]
 // with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S), R <= 256 and R·S <= NSL_MAX_PAIRS.
 #include "kg_common.cuh"
+#include "bucket_scan.cuh"
 
 #define NSL_MAX_PAIRS 2048  // (token, slot) pairs per CTA
 #define NSL_ROWS 16         // rows per tile (one warp's m16)
@@ -154,48 +155,9 @@ __device__ __forceinline__ int nsl_bucket(const int* __restrict__ ind, const int
         }
     }
     __syncthreads();
-    // Bucket starts and tile starts: each thread sums a run of `seg` blocks, then an exclusive
-    // scan of the runs' sums over the CTA (warp shuffles, then the warps' totals by warp 0).
-    const int seg = (nbl + NT - 1) / NT;
-    const int j0 = min(nbl, tid * seg), j1 = min(nbl, j0 + seg);
-    int se = 0, st = 0;
-    for (int j = j0; j < j1; ++j) {
-        se += count[j];
-        st += (count[j] + NSL_ROWS - 1) / NSL_ROWS;
-    }
-    int ie = se, it = st;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const int a = __shfl_up_sync(NSL_FULL, ie, o), d = __shfl_up_sync(NSL_FULL, it, o);
-        if (lane >= o) {
-            ie += a;
-            it += d;
-        }
-    }
-    if (lane == 31) {
-        wsum[0][warp] = ie;
-        wsum[1][warp] = it;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const bool in = lane < NT / 32;
-        const int a = in ? wsum[0][lane] : 0, d = in ? wsum[1][lane] : 0;
-        int xa = a, xd = d;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int pa = __shfl_up_sync(NSL_FULL, xa, o), pd = __shfl_up_sync(NSL_FULL, xd, o);
-            if (lane >= o) {
-                xa += pa;
-                xd += pd;
-            }
-        }
-        if (in) {
-            wsum[0][lane] = xa - a;  // exclusive prefix of the warps before
-            wsum[1][lane] = xd - d;
-        }
-    }
-    __syncthreads();
-    int be = wsum[0][warp] + ie - se, bt = wsum[1][warp] + it - st;
+    // Bucket starts and tile starts (bucket_scan.cuh).
+    int j0, j1, be, bt;
+    kg_bucket_scan<NT>(count, nbl, NSL_ROWS, wsum, tid, lane, warp, j0, j1, be, bt);
     for (int j = j0; j < j1; ++j) {
         const int cj = count[j];
         start[j] = be;

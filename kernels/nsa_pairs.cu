@@ -39,6 +39,7 @@
 // Records: rec_o [B*T*HQ][S][D] (storage dtype), rec_ml [B*T*HQ][S] float2; only valid slots are
 // written and read. Workspace sizes and the tile bound: src/backend/cuda/nsa.rs (pairs_*).
 #include "kg_common.cuh"
+#include "bucket_scan.cuh"
 
 #define NSP_ROWS 64             // query rows per tile CTA (4 warps x 16)
 #define NSP_THREADS 128         // threads per tile CTA
@@ -133,48 +134,9 @@ extern "C" __global__ void __launch_bounds__(NSP_BUCKET_THREADS)
             if (v[u] >= 0) atomicAdd(count + v[u], 1);
     }
     __syncthreads();
-    // Bucket starts and tile starts: each thread sums a run of `seg` blocks, then an exclusive
-    // scan of the runs' sums over the block (warp shuffles, then the warps' totals by warp 0).
-    const int seg = (nb + NT - 1) / NT;
-    const int j0 = min(nb, tid * seg), j1 = min(nb, j0 + seg);
-    int se = 0, st = 0;
-    for (int j = j0; j < j1; ++j) {
-        se += count[j];
-        st += (count[j] + rp - 1) / rp;
-    }
-    int ie = se, it = st;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const int a = __shfl_up_sync(NSP_FULL, ie, o), c = __shfl_up_sync(NSP_FULL, it, o);
-        if (lane >= o) {
-            ie += a;
-            it += c;
-        }
-    }
-    if (lane == 31) {
-        wsum[0][warp] = ie;
-        wsum[1][warp] = it;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const bool in = lane < NT / 32;
-        const int a = in ? wsum[0][lane] : 0, c = in ? wsum[1][lane] : 0;
-        int xa = a, xc = c;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int pa = __shfl_up_sync(NSP_FULL, xa, o), pc = __shfl_up_sync(NSP_FULL, xc, o);
-            if (lane >= o) {
-                xa += pa;
-                xc += pc;
-            }
-        }
-        if (in) {
-            wsum[0][lane] = xa - a;  // exclusive prefix of the warps before
-            wsum[1][lane] = xc - c;
-        }
-    }
-    __syncthreads();
-    int be = wsum[0][warp] + ie - se, bt = wsum[1][warp] + it - st;
+    // Bucket starts and tile starts (bucket_scan.cuh).
+    int j0, j1, be, bt;
+    kg_bucket_scan<NT>(count, nb, rp, wsum, tid, lane, warp, j0, j1, be, bt);
     int4* tiles_bh = tiles + (size_t)bh * max_tiles;
     for (int j = j0; j < j1; ++j) {
         const int c = count[j];
