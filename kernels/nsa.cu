@@ -35,50 +35,14 @@
 //   (kernels/dev/nsa_bench.cu, H200, bar case: 4x3 1.046 ms, 4x2 1.017, 6x2 0.957, 2x6 2.018;
 //   D=64 B=2 T=2048 HQ=16 H=4 S=16 bs=32: 8x3 0.253 ms, 8x2 0.253, 6x4 0.301, 12x2 0.208).
 #include "kg_common.cuh"
+#include "mma_sync.cuh"
 
 #define NSA_CK 32
 #define NSA_NEG_INF (-__int_as_float(0x7f800000))
 
 typedef unsigned int u32;
 
-template <typename T> struct NsaOps;
-template <> struct NsaOps<__nv_bfloat16> {
-    static __device__ __forceinline__ void mma(float* c, const u32* a, u32 b0, u32 b1) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-    static __device__ __forceinline__ u32 pack(float lo, float hi) {
-        __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<u32*>(&v);
-    }
-};
-template <> struct NsaOps<__half> {
-    static __device__ __forceinline__ void mma(float* c, const u32* a, u32 b0, u32 b1) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-    static __device__ __forceinline__ u32 pack(float lo, float hi) {
-        __half2 v = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<u32*>(&v);
-    }
-};
 
-template <typename T> __device__ __forceinline__ float nsa_to_float(T x);
-template <> __device__ __forceinline__ float nsa_to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <> __device__ __forceinline__ float nsa_to_float<__half>(__half x) { return __half2float(x); }
-
-// 2^x, approximate (2 ulp); 2^-inf = +0.
-__device__ __forceinline__ float nsa_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 __device__ __forceinline__ void nsa_cp_async16(u32 dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
@@ -188,8 +152,8 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
                 int ch = 2 * kk + ((lane >> 3) & 1);
                 u32 b0, b1, b2, b3;
                 nsa_ldsm_x4(sK + (u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
-                NsaOps<T>::mma(s[2 * np], qf[kk], b0, b1);
-                NsaOps<T>::mma(s[2 * np + 1], qf[kk], b2, b3);
+                KgMma<T>::mma(s[2 * np], qf[kk], b0, b1);
+                KgMma<T>::mma(s[2 * np + 1], qf[kk], b2, b3);
             }
         }
         // Scale to base 2, mask the future, row max.
@@ -213,19 +177,19 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
         mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
         float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
         float base0 = mn0 == NSA_NEG_INF ? 0.f : mn0, base1 = mn1 == NSA_NEG_INF ? 0.f : mn1;
-        float c0 = nsa_exp2(m0 - base0), c1 = nsa_exp2(m1 - base1);
+        float c0 = kg_exp2(m0 - base0), c1 = kg_exp2(m1 - base1);
         m0 = mn0;
         m1 = mn1;
         float ps0 = 0.f, ps1 = 0.f;
         u32 pa[2][4];
 #pragma unroll
         for (int n = 0; n < 4; ++n) {
-            float p0 = nsa_exp2(s[n][0] - base0), p1 = nsa_exp2(s[n][1] - base0);
-            float p2 = nsa_exp2(s[n][2] - base1), p3 = nsa_exp2(s[n][3] - base1);
+            float p0 = kg_exp2(s[n][0] - base0), p1 = kg_exp2(s[n][1] - base0);
+            float p2 = kg_exp2(s[n][2] - base1), p3 = kg_exp2(s[n][3] - base1);
             ps0 += p0 + p1;
             ps1 += p2 + p3;
-            pa[n >> 1][(n & 1) * 2 + 0] = NsaOps<T>::pack(p0, p1);
-            pa[n >> 1][(n & 1) * 2 + 1] = NsaOps<T>::pack(p2, p3);
+            pa[n >> 1][(n & 1) * 2 + 0] = KgMma<T>::pack(p0, p1);
+            pa[n >> 1][(n & 1) * 2 + 1] = KgMma<T>::pack(p2, p3);
         }
         l0 = l0 * c0 + ps0;
         l1 = l1 * c1 + ps1;
@@ -245,8 +209,8 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
                 int ch = 2 * np + (lane >> 4);
                 u32 b0, b1, b2, b3;
                 nsa_ldsm_x4_t(sV + (u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
-                NsaOps<T>::mma(o[2 * np], pa[ks], b0, b1);
-                NsaOps<T>::mma(o[2 * np + 1], pa[ks], b2, b3);
+                KgMma<T>::mma(o[2 * np], pa[ks], b0, b1);
+                KgMma<T>::mma(o[2 * np + 1], pa[ks], b2, b3);
             }
         }
         __syncwarp();
@@ -326,8 +290,8 @@ __device__ __forceinline__ void nsa_fwd(const T* __restrict__ q, const T* __rest
     NsaSelCursor sel{ind + row * S, count, 0, 0, BS / NSA_CK, BS, t, (Tn + BS - 1) / BS};
     float acc[ND][4];
     nsa_branch<T, D, STAGES>(sel, sel, qf, smem_warp, kb, vb, stride, t, scale_log2, lane, acc);
-    const float gs0 = v0 ? nsa_to_float(g_slc[tok * HQ + hq0]) : 0.f;
-    const float gs1 = v1 ? nsa_to_float(g_slc[tok * HQ + hq1]) : 0.f;
+    const float gs0 = v0 ? KgMma<T>::to_float(g_slc[tok * HQ + hq0]) : 0.f;
+    const float gs1 = v1 ? KgMma<T>::to_float(g_slc[tok * HQ + hq1]) : 0.f;
 #pragma unroll
     for (int n = 0; n < ND; ++n) {
         acc[n][0] *= gs0;
@@ -340,8 +304,8 @@ __device__ __forceinline__ void nsa_fwd(const T* __restrict__ q, const T* __rest
         NsaWinCursor win{ws < 0 ? 0 : ws, t};
         float wacc[ND][4];
         nsa_branch<T, D, STAGES>(win, win, qf, smem_warp, kb, vb, stride, t, scale_log2, lane, wacc);
-        const float gw0 = v0 ? nsa_to_float(g_swa[tok * HQ + hq0]) : 0.f;
-        const float gw1 = v1 ? nsa_to_float(g_swa[tok * HQ + hq1]) : 0.f;
+        const float gw0 = v0 ? KgMma<T>::to_float(g_swa[tok * HQ + hq0]) : 0.f;
+        const float gw1 = v1 ? KgMma<T>::to_float(g_swa[tok * HQ + hq1]) : 0.f;
 #pragma unroll
         for (int n = 0; n < ND; ++n) {
             acc[n][0] += gw0 * wacc[n][0];
@@ -355,8 +319,8 @@ __device__ __forceinline__ void nsa_fwd(const T* __restrict__ q, const T* __rest
 #pragma unroll
     for (int n = 0; n < ND; ++n) {
         int c = 8 * n + 2 * (lane & 3);
-        if (v0) *reinterpret_cast<u32*>(o0 + c) = NsaOps<T>::pack(acc[n][0], acc[n][1]);
-        if (v1) *reinterpret_cast<u32*>(o1 + c) = NsaOps<T>::pack(acc[n][2], acc[n][3]);
+        if (v0) *reinterpret_cast<u32*>(o0 + c) = KgMma<T>::pack(acc[n][0], acc[n][1]);
+        if (v1) *reinterpret_cast<u32*>(o1 + c) = KgMma<T>::pack(acc[n][2], acc[n][3]);
     }
 }
 

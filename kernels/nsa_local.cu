@@ -42,6 +42,7 @@
 //   [mask: R ints, each token's valid slots]
 // with max_tiles = ceil(R·S/16) + min(ceil(T/BS), R·S), R <= 256 and R·S <= NSL_MAX_PAIRS.
 #include "kg_common.cuh"
+#include "mma_sync.cuh"
 #include "bucket_scan.cuh"
 
 #define NSL_MAX_PAIRS 2048  // (token, slot) pairs per CTA
@@ -52,37 +53,10 @@
 typedef unsigned int nsl_u32;
 
 
-// The storage dtype's m16n8k16 MMA (fp32 accumulators), packing and conversion.
-#define NSL_OPS(T, PTX, PACK2, TOF)                                                                     \
-    template <> struct NslOps<T> {                                                                      \
-        static __device__ __forceinline__ void mma(float* c, const nsl_u32* a, nsl_u32 b0, nsl_u32 b1) { \
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX "." PTX                          \
-                         ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                \
-                         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                               \
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));               \
-        }                                                                                               \
-        static __device__ __forceinline__ nsl_u32 pack(float lo, float hi) {                            \
-            auto v = PACK2(lo, hi);                                                                     \
-            return *reinterpret_cast<nsl_u32*>(&v);                                                     \
-        }                                                                                               \
-        static __device__ __forceinline__ float2 unpack(nsl_u32 w) {                                    \
-            const T* h = reinterpret_cast<const T*>(&w);                                                \
-            return make_float2(TOF(h[0]), TOF(h[1]));                                                   \
-        }                                                                                               \
-        static __device__ __forceinline__ float to_float(T x) { return TOF(x); }                       \
-    };
-template <typename T> struct NslOps;
-NSL_OPS(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __bfloat162float)
-NSL_OPS(__half, "f16", __floats2half2_rn, __half2float)
 
 __device__ __forceinline__ float nsl_rcp(float x) {
     float y;
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float nsl_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
 // Whether slot s of token t (block index v, clamped count c) is attended (the reference's rule).
@@ -315,8 +289,8 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
                 const int key = 16 * np + (lane & 7) + ((lane >> 4) << 3);
                 nsl_u32 bf[4];
                 nsl_ldsm(sk + nsl_swz<D>(key, 2 * kk + ((lane >> 3) & 1)), bf, false);
-                NslOps<T>::mma(s[2 * np], cur.qf[kk], bf[0], bf[1]);
-                NslOps<T>::mma(s[2 * np + 1], cur.qf[kk], bf[2], bf[3]);
+                KgMma<T>::mma(s[2 * np], cur.qf[kk], bf[0], bf[1]);
+                KgMma<T>::mma(s[2 * np + 1], cur.qf[kk], bf[2], bf[3]);
             }
         }
         // Keys past a row's token masked: only where the block's last key lies past a live row's
@@ -352,14 +326,14 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         nsl_u32 pa[BS / 16][4];
 #pragma unroll
         for (int n = 0; n < NK; ++n) {
-            const float p0 = nsl_exp2(fmaf(s[n][0], scale_log2, -base0));
-            const float p1 = nsl_exp2(fmaf(s[n][1], scale_log2, -base0));
-            const float p2 = nsl_exp2(fmaf(s[n][2], scale_log2, -base1));
-            const float p3 = nsl_exp2(fmaf(s[n][3], scale_log2, -base1));
+            const float p0 = kg_exp2(fmaf(s[n][0], scale_log2, -base0));
+            const float p1 = kg_exp2(fmaf(s[n][1], scale_log2, -base0));
+            const float p2 = kg_exp2(fmaf(s[n][2], scale_log2, -base1));
+            const float p3 = kg_exp2(fmaf(s[n][3], scale_log2, -base1));
             l0 += p0 + p1;
             l1 += p2 + p3;
-            pa[n >> 1][(n & 1) * 2 + 0] = NslOps<T>::pack(p0, p1);
-            pa[n >> 1][(n & 1) * 2 + 1] = NslOps<T>::pack(p2, p3);
+            pa[n >> 1][(n & 1) * 2 + 0] = KgMma<T>::pack(p0, p1);
+            pa[n >> 1][(n & 1) * 2 + 1] = KgMma<T>::pack(p2, p3);
         }
 #pragma unroll
         for (int o = 1; o <= 2; o <<= 1) {
@@ -377,8 +351,8 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
                 const int key = 16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3);
                 nsl_u32 bf[4];
                 nsl_ldsm(sv + nsl_swz<D>(key, 2 * np + (lane >> 4)), bf, true);
-                NslOps<T>::mma(o[2 * np], pa[ks], bf[0], bf[1]);
-                NslOps<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
+                KgMma<T>::mma(o[2 * np], pa[ks], bf[0], bf[1]);
+                KgMma<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
             }
         }
         // Records of the live rows, in shared memory at (local token, slot); 16-byte chunk n of
@@ -393,7 +367,7 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
 #pragma unroll
             for (int n = 0; n < ND; ++n)
                 *reinterpret_cast<nsl_u32*>(dst + nsl_swz<D>(rec, n)) =
-                    NslOps<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
+                    KgMma<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
             if ((lane & 3) == 0) rec_ml[rec] = make_float2(e ? base1 : base0, e ? l1 : l0);
         }
         __syncwarp();  // this stage's K and V read by every lane before copies overwrite them
@@ -415,7 +389,7 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
     for (int tt = warp * TPW + lane / LPT; tt < nt; tt += NW * TPW) {
         const int c = lane % LPT;
         const size_t row = ((size_t)b * Tn + t0 + tt) * H + h;  // G = 1: HQ = H
-        const float gs = NslOps<T>::to_float(g_slc[row]);
+        const float gs = KgMma<T>::to_float(g_slc[row]);
         const unsigned vm0 = mask[tt];
         float m = NSL_NEG_INF;
         for (unsigned vm = vm0; vm; vm &= vm - 1) m = fmaxf(m, rec_ml[tt * S + __ffs(vm) - 1].x);
@@ -423,24 +397,24 @@ __device__ __forceinline__ void nsl_forward(const T* __restrict__ q, const T* __
         for (unsigned vm = vm0; vm; vm &= vm - 1) {
             const int rec = tt * S + __ffs(vm) - 1;
             const float2 ml = rec_ml[rec];
-            const float w = ml.y * nsl_exp2(ml.x - m);
+            const float w = ml.y * kg_exp2(ml.x - m);
             wsum += w;
             const uint4 u = *reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(rec_o) +
                                                             nsl_swz<D>(rec, c));
             const nsl_u32 uw[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                const float2 f = NslOps<T>::unpack(uw[i]);
+                const float2 f = KgMma<T>::unpack(uw[i]);
                 acc[2 * i] = fmaf(w, f.x, acc[2 * i]);
                 acc[2 * i + 1] = fmaf(w, f.y, acc[2 * i + 1]);
             }
         }
         const float scale = wsum > 0.f ? gs / wsum : 0.f;  // no valid slot: 0
         uint4 o;
-        o.x = NslOps<T>::pack(acc[0] * scale, acc[1] * scale);
-        o.y = NslOps<T>::pack(acc[2] * scale, acc[3] * scale);
-        o.z = NslOps<T>::pack(acc[4] * scale, acc[5] * scale);
-        o.w = NslOps<T>::pack(acc[6] * scale, acc[7] * scale);
+        o.x = KgMma<T>::pack(acc[0] * scale, acc[1] * scale);
+        o.y = KgMma<T>::pack(acc[2] * scale, acc[3] * scale);
+        o.z = KgMma<T>::pack(acc[4] * scale, acc[5] * scale);
+        o.w = KgMma<T>::pack(acc[6] * scale, acc[7] * scale);
         *reinterpret_cast<uint4*>(out + row * D + 8 * c) = o;
     }
 }

@@ -39,6 +39,7 @@
 // Records: rec_o [B*T*HQ][S][D] (storage dtype), rec_ml [B*T*HQ][S] float2; only valid slots are
 // written and read. Workspace sizes and the tile bound: src/backend/cuda/nsa.rs (pairs_*).
 #include "kg_common.cuh"
+#include "mma_sync.cuh"
 #include "bucket_scan.cuh"
 
 #define NSP_ROWS 64             // query rows per tile CTA (4 warps x 16)
@@ -50,34 +51,7 @@
 
 typedef unsigned int nsp_u32;
 
-// The storage dtype's m16n8k16 MMA (fp32 accumulators), packing and conversion.
-#define NSP_OPS(T, PTX, PACK2, TOF)                                                                     \
-    template <> struct NspOps<T> {                                                                      \
-        static __device__ __forceinline__ void mma(float* c, const nsp_u32* a, nsp_u32 b0, nsp_u32 b1) { \
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX "." PTX                          \
-                         ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                \
-                         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                               \
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));               \
-        }                                                                                               \
-        static __device__ __forceinline__ nsp_u32 pack(float lo, float hi) {                            \
-            auto v = PACK2(lo, hi);                                                                     \
-            return *reinterpret_cast<nsp_u32*>(&v);                                                     \
-        }                                                                                               \
-        static __device__ __forceinline__ float2 unpack(nsp_u32 w) {                                    \
-            const T* h = reinterpret_cast<const T*>(&w);                                                \
-            return make_float2(TOF(h[0]), TOF(h[1]));                                                   \
-        }                                                                                               \
-        static __device__ __forceinline__ float to_float(T x) { return TOF(x); }                       \
-    };
-template <typename T> struct NspOps;
-NSP_OPS(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __bfloat162float)
-NSP_OPS(__half, "f16", __floats2half2_rn, __half2float)
 
-__device__ __forceinline__ float nsp_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 // Whether slot s of token t (block index v, clamped count c) is attended (the reference's rule).
 __device__ __forceinline__ bool nsp_valid(int s, int c, int v, int t, int nb, int BS) {
@@ -249,8 +223,8 @@ __device__ __forceinline__ void nsp_tile(const T* __restrict__ q, const T* __res
             const int key = 16 * np + (lane & 7) + ((lane >> 4) << 3);
             nsp_u32 bf[4];
             nsp_ldsm(k0 + nsp_swz<D>(key, 2 * kk + ((lane >> 3) & 1)), bf);
-            NspOps<T>::mma(s[2 * np], qf[kk], bf[0], bf[1]);
-            NspOps<T>::mma(s[2 * np + 1], qf[kk], bf[2], bf[3]);
+            KgMma<T>::mma(s[2 * np], qf[kk], bf[0], bf[1]);
+            KgMma<T>::mma(s[2 * np + 1], qf[kk], bf[2], bf[3]);
         }
     }
     // Base-2 scores, keys past the row's token masked, row max over the quad.
@@ -276,12 +250,12 @@ __device__ __forceinline__ void nsp_tile(const T* __restrict__ q, const T* __res
     nsp_u32 pa[BS / 16][4];
 #pragma unroll
     for (int n = 0; n < NK; ++n) {
-        const float p0 = nsp_exp2(s[n][0] - base0), p1 = nsp_exp2(s[n][1] - base0);
-        const float p2 = nsp_exp2(s[n][2] - base1), p3 = nsp_exp2(s[n][3] - base1);
+        const float p0 = kg_exp2(s[n][0] - base0), p1 = kg_exp2(s[n][1] - base0);
+        const float p2 = kg_exp2(s[n][2] - base1), p3 = kg_exp2(s[n][3] - base1);
         l0 += p0 + p1;
         l1 += p2 + p3;
-        pa[n >> 1][(n & 1) * 2 + 0] = NspOps<T>::pack(p0, p1);
-        pa[n >> 1][(n & 1) * 2 + 1] = NspOps<T>::pack(p2, p3);
+        pa[n >> 1][(n & 1) * 2 + 0] = KgMma<T>::pack(p0, p1);
+        pa[n >> 1][(n & 1) * 2 + 1] = KgMma<T>::pack(p2, p3);
     }
 #pragma unroll
     for (int o = 1; o <= 2; o <<= 1) {
@@ -299,8 +273,8 @@ __device__ __forceinline__ void nsp_tile(const T* __restrict__ q, const T* __res
             const int key = 16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3);
             nsp_u32 bf[4];
             nsp_ldsm_t(v0 + nsp_swz<D>(key, 2 * np + (lane >> 4)), bf);
-            NspOps<T>::mma(o[2 * np], pa[ks], bf[0], bf[1]);
-            NspOps<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
+            KgMma<T>::mma(o[2 * np], pa[ks], bf[0], bf[1]);
+            KgMma<T>::mma(o[2 * np + 1], pa[ks], bf[2], bf[3]);
         }
     }
     // Partial records of the live rows: O / l in the storage dtype, (m, l) in fp32.
@@ -314,7 +288,7 @@ __device__ __forceinline__ void nsp_tile(const T* __restrict__ q, const T* __res
 #pragma unroll
         for (int n = 0; n < ND; ++n)
             *reinterpret_cast<nsp_u32*>(dst + 8 * n + 2 * (lane & 3)) =
-                NspOps<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
+                KgMma<T>::pack(o[n][2 * e] * inv, o[n][2 * e + 1] * inv);
         if ((lane & 3) == 0) rec_ml[rec] = make_float2(e ? base1 : base0, e ? l1 : l0);
     }
 }
@@ -345,20 +319,20 @@ __device__ __forceinline__ void nsp_merge(const T* __restrict__ rec_o, const flo
         const int s = __ffs(vm) - 1;
         vm &= vm - 1;
         const float2 ml = rec_ml[row * S + s];
-        const float w = ml.y * nsp_exp2(ml.x - m);
+        const float w = ml.y * kg_exp2(ml.x - m);
         wsum += w;
         const nsp_u32* src = reinterpret_cast<const nsp_u32*>(rec_o + (row * S + s) * D + E * lane);
 #pragma unroll
         for (int i = 0; i < E / 2; ++i) {
-            const float2 f = NspOps<T>::unpack(src[i]);
+            const float2 f = KgMma<T>::unpack(src[i]);
             acc[2 * i] += w * f.x;
             acc[2 * i + 1] += w * f.y;
         }
     }
-    const float scale = wsum > 0.f ? NspOps<T>::to_float(g_slc[row]) / wsum : 0.f;
+    const float scale = wsum > 0.f ? KgMma<T>::to_float(g_slc[row]) / wsum : 0.f;
     nsp_u32* dst = reinterpret_cast<nsp_u32*>(out + row * D + E * lane);
 #pragma unroll
-    for (int i = 0; i < E / 2; ++i) dst[i] = NspOps<T>::pack(acc[2 * i] * scale, acc[2 * i + 1] * scale);
+    for (int i = 0; i < E / 2; ++i) dst[i] = KgMma<T>::pack(acc[2 * i] * scale, acc[2 * i + 1] * scale);
 }
 
 // MINB: resident CTAs an SM is asked for (d128 with 64-key blocks needs more than 128 registers).

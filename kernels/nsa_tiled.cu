@@ -53,6 +53,7 @@
 //   src/backend/cuda/nsa.rs::tiled_smem_bytes): NST_STAGES·2·32·D·2 bytes of K/V stages,
 //   TM·(S+1) ints of lists, ceil(ceil(T/bs)/32) words of bitmask.
 #include "kg_common.cuh"
+#include "mma_sync.cuh"
 
 #define NST_CK 32
 #define NST_WARPS 4               // warps per CTA of the kernels the harness runs
@@ -63,42 +64,7 @@
 
 typedef unsigned int nst_u32;
 
-template <typename T> struct NstOps;
-template <> struct NstOps<__nv_bfloat16> {
-    static __device__ __forceinline__ void mma(float* c, const nst_u32* a, nst_u32 b0, nst_u32 b1) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-    static __device__ __forceinline__ nst_u32 pack(float lo, float hi) {
-        __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<nst_u32*>(&v);
-    }
-    static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-};
-template <> struct NstOps<__half> {
-    static __device__ __forceinline__ void mma(float* c, const nst_u32* a, nst_u32 b0, nst_u32 b1) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-    static __device__ __forceinline__ nst_u32 pack(float lo, float hi) {
-        __half2 v = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<nst_u32*>(&v);
-    }
-    static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-};
 
-// 2^x, approximate (2 ulp); 2^-inf = +0.
-__device__ __forceinline__ float nst_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 __device__ __forceinline__ void nst_cp_async16(nst_u32 dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
@@ -255,8 +221,8 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
                     int ch = 2 * kk + ((lane >> 3) & 1);
                     nst_u32 b0, b1, b2, b3;
                     nst_ldsm_x4(sK + (nst_u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
-                    NstOps<T>::mma(s[2 * np], qf[kk], b0, b1);
-                    NstOps<T>::mma(s[2 * np + 1], qf[kk], b2, b3);
+                    KgMma<T>::mma(s[2 * np], qf[kk], b0, b1);
+                    KgMma<T>::mma(s[2 * np + 1], qf[kk], b2, b3);
                 }
             }
             // Scale to base 2, mask dead keys, row max.
@@ -284,15 +250,15 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
             mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
             float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
             float base0 = mn0 == NST_NEG_INF ? 0.f : mn0, base1 = mn1 == NST_NEG_INF ? 0.f : mn1;
-            float c0 = nst_exp2(m0 - base0), c1 = nst_exp2(m1 - base1);
+            float c0 = kg_exp2(m0 - base0), c1 = kg_exp2(m1 - base1);
             m0 = mn0;
             m1 = mn1;
             float ps0 = 0.f, ps1 = 0.f;
             nst_u32 pa[2][4];
 #pragma unroll
             for (int n = 0; n < 4; ++n) {
-                float p0 = nst_exp2(s[n][0] - base0), p1 = nst_exp2(s[n][1] - base0);
-                float p2 = nst_exp2(s[n][2] - base1), p3 = nst_exp2(s[n][3] - base1);
+                float p0 = kg_exp2(s[n][0] - base0), p1 = kg_exp2(s[n][1] - base0);
+                float p2 = kg_exp2(s[n][2] - base1), p3 = kg_exp2(s[n][3] - base1);
                 if (SEL && dup) {
                     p0 *= wt0;
                     p1 *= wt0;
@@ -301,8 +267,8 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
                 }
                 ps0 += p0 + p1;
                 ps1 += p2 + p3;
-                pa[n >> 1][(n & 1) * 2 + 0] = NstOps<T>::pack(p0, p1);
-                pa[n >> 1][(n & 1) * 2 + 1] = NstOps<T>::pack(p2, p3);
+                pa[n >> 1][(n & 1) * 2 + 0] = KgMma<T>::pack(p0, p1);
+                pa[n >> 1][(n & 1) * 2 + 1] = KgMma<T>::pack(p2, p3);
             }
             l0 = l0 * c0 + ps0;
             l1 = l1 * c1 + ps1;
@@ -322,8 +288,8 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
                     int ch = 2 * np + (lane >> 4);
                     nst_u32 b0, b1, b2, b3;
                     nst_ldsm_x4_t(sV + (nst_u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
-                    NstOps<T>::mma(o[2 * np], pa[ks], b0, b1);
-                    NstOps<T>::mma(o[2 * np + 1], pa[ks], b2, b3);
+                    KgMma<T>::mma(o[2 * np], pa[ks], b0, b1);
+                    KgMma<T>::mma(o[2 * np + 1], pa[ks], b2, b3);
                 }
             }
         }
@@ -466,8 +432,8 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
     const size_t g0 = ((size_t)b * Tn + max(tr[0], 0)) * HQ + hq[0];
     const size_t g1 = ((size_t)b * Tn + max(tr[1], 0)) * HQ + hq[1];
     {
-        const float gs0 = v0 ? NstOps<T>::to_float(g_slc[g0]) : 0.f;
-        const float gs1 = v1 ? NstOps<T>::to_float(g_slc[g1]) : 0.f;
+        const float gs0 = v0 ? KgMma<T>::to_float(g_slc[g0]) : 0.f;
+        const float gs1 = v1 ? KgMma<T>::to_float(g_slc[g1]) : 0.f;
 #pragma unroll
         for (int n = 0; n < ND; ++n) {
             acc[n][0] *= gs0;
@@ -482,8 +448,8 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
         float wacc[ND][4];
         nst_branch<T, D, STAGES, WARPS, false>(win, win, qf, sbase, kb, vb, stride, tl, tr, lst, W, scale_log2, tid, lane,
                                         wacc);
-        const float gw0 = v0 ? NstOps<T>::to_float(g_swa[g0]) : 0.f;
-        const float gw1 = v1 ? NstOps<T>::to_float(g_swa[g1]) : 0.f;
+        const float gw0 = v0 ? KgMma<T>::to_float(g_swa[g0]) : 0.f;
+        const float gw1 = v1 ? KgMma<T>::to_float(g_swa[g1]) : 0.f;
 #pragma unroll
         for (int n = 0; n < ND; ++n) {
             acc[n][0] += gw0 * wacc[n][0];
@@ -497,8 +463,8 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
 #pragma unroll
     for (int n = 0; n < ND; ++n) {
         int c = 8 * n + 2 * (lane & 3);
-        if (v0) *reinterpret_cast<nst_u32*>(o0 + c) = NstOps<T>::pack(acc[n][0], acc[n][1]);
-        if (v1) *reinterpret_cast<nst_u32*>(o1 + c) = NstOps<T>::pack(acc[n][2], acc[n][3]);
+        if (v0) *reinterpret_cast<nst_u32*>(o0 + c) = KgMma<T>::pack(acc[n][0], acc[n][1]);
+        if (v1) *reinterpret_cast<nst_u32*>(o1 + c) = KgMma<T>::pack(acc[n][2], acc[n][3]);
     }
 }
 
