@@ -7,6 +7,8 @@
 # - H100: with H100=gate the same gate (its gemm_wgmma entries were rehashed by
 #   `rehash --since`: the gate must find them current) and CODE; with H100=code CODE alone;
 #   with H100=nsa scripts/session37-nsa.sh (the diagonal-first NSA lists against .devbin/base);
+#   with H100=verify CODE and the nsa and nsa_irregular suites through the test binary (the
+#   refactored NSA kernels against their moved entries);
 #   with H100=codehash scripts/session37-codehash.sh (cubin hashes end to end); with H100=main
 #   the README's main command (scripts/session33-main.sh);
 #   otherwise stop at once (keep the device time for H200s).
@@ -31,6 +33,12 @@ elif [ "${H100:-}" = gate ]; then
   code
 elif [ "${H100:-}" = code ]; then
   code
+elif [ "${H100:-}" = verify ]; then
+  code
+  ( . scripts/device-lib.sh
+    suite nsa KERNELGATE_SUITE=nsa .devbin/kernels
+    suite nsa_irregular KERNELGATE_SUITE=nsa_irregular .devbin/kernels
+    cd "$OUT" && tar czf gate.tgz results-*.json && rm -f results-*.json )
 elif [ "${H100:-}" = main ]; then
   bash scripts/session33-main.sh
 elif [ "${H100:-}" = codehash ]; then
