@@ -524,6 +524,14 @@ pub struct Coverage {
     /// The unidentified cases, sorted.
     #[serde(default)]
     pub unidentified_cases: Vec<String>,
+    /// `cuda` cases whose entry stores the code hash of the machine code it timed
+    /// ([`crate::baseline::Provenance::code_hash`]): an edit that leaves that code as it was
+    /// keeps them, with no `kernelgate rehash` step.
+    #[serde(default)]
+    pub code_known: usize,
+    /// `cuda` cases with an entry in all.
+    #[serde(default)]
+    pub cuda_entries: usize,
 }
 
 /// The coverage of `cases` (a suite's, named `suite`) by `files`, the baseline files of the GPU
@@ -552,6 +560,8 @@ pub fn coverage(
         older_cases: Vec::new(),
         unidentified: 0,
         unidentified_cases: Vec::new(),
+        code_known: 0,
+        cuda_entries: 0,
     };
     for case in cases {
         let name = case.name();
@@ -565,6 +575,12 @@ pub fn coverage(
         if timed_older_code(case, e, current) {
             c.older += 1;
             c.older_cases.push(name.clone());
+        }
+        if case.backend == "cuda" {
+            c.cuda_entries += 1;
+            if !e.env.code_hash.is_empty() {
+                c.code_known += 1;
+            }
         }
         if e.env.source_hash.is_empty() {
             c.unidentified += 1;
@@ -602,13 +618,22 @@ type CaseList = fn(&Coverage) -> &[String];
 /// those whose machine code did not change.
 pub fn render_coverage(rows: &[Coverage]) -> String {
     let mut s = String::from(
-        "| suite | GPU | cases | several machines | one machine | no entry | older code | no code identity |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
+        "| suite | GPU | cases | several machines | one machine | no entry | older code | no code identity | code hash (cuda) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.suite, r.gpu, r.cases, r.several, r.one_machine, r.missing, r.older, r.unidentified
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} of {} |",
+            r.suite,
+            r.gpu,
+            r.cases,
+            r.several,
+            r.one_machine,
+            r.missing,
+            r.older,
+            r.unidentified,
+            r.code_known,
+            r.cuda_entries
         );
     }
     let lists: [(&str, CaseList); 3] = [

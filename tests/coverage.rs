@@ -82,6 +82,13 @@ fn coverage_counts_cuda_entries_that_timed_older_code() {
             "0000000000000000000000cc",
         ),
     ]);
+    let mut file = file;
+    // One cuda entry stores the code hash of what it timed.
+    file.entries
+        .get_mut("gemm::cuda::m256_n256_k256_fp16")
+        .unwrap()
+        .env
+        .code_hash = "c0dec0dec0dec0dec0dec0de".into();
     let current: BTreeSet<String> = ["0000000000000000000000bb".to_string()].into();
     let c = coverage(
         "smoke",
@@ -92,6 +99,8 @@ fn coverage_counts_cuda_entries_that_timed_older_code() {
     );
     assert_eq!(c.older, 1);
     assert_eq!(c.older_cases, ["gemm::cuda::m256_n256_k256_bf16"]);
+    // Three cuda entries, one with a code hash; the cuBLAS entry is not counted.
+    assert_eq!((c.code_known, c.cuda_entries), (1, 3));
     // The other columns are as without hashes: older overlaps them.
     assert_eq!(
         (c.several, c.one_machine, c.missing),
