@@ -204,3 +204,28 @@ fn with_nvrtc_only_the_changed_kernel_changes() {
     assert_eq!(entry_code_hash(&one, "a"), entry_code_hash(&two, "a"));
     assert_ne!(entry_code_hash(&one, "b"), entry_code_hash(&two, "b"));
 }
+
+#[test]
+fn rehash_names_the_entry_points_whose_code_changed() {
+    use kernelgate::machine_code::changed_entries;
+    let base = module(b"AAAA", b"BBBB", b"G", 40, 56, false);
+    let b_only = module(b"AAAA", b"BBBC", b"G", 40, 56, true);
+    assert_eq!(
+        changed_entries(&base, &b_only),
+        Some((vec!["b".to_string()], 2))
+    );
+    // A module-wide change touches every entry point.
+    let glob = module(b"AAAA", b"BBBB", b"H", 40, 56, false);
+    assert_eq!(
+        changed_entries(&base, &glob),
+        Some((vec!["a".to_string(), "b".to_string()], 2))
+    );
+    // An entry point of one side only counts as changed.
+    let one = elf(&[(".text.a", 1, b"AAAA".to_vec())], &[("a", true)]);
+    assert_eq!(
+        changed_entries(&one, &base),
+        Some((vec!["b".to_string()], 2))
+    );
+    // Not cubins: no answer.
+    assert_eq!(changed_entries(b"x", &base), None);
+}
