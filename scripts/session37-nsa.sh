@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Session 37, one fresh machine (repo root, .devbin/ carried with .devbin/base/kernels: the
-# kernels of the commit before the diagonal-first NSA lists). The wgmma NSA kernel now puts each
-# tile's diagonal key tile first in its list and loads the CTA's first one before the indices
-# have arrived.
+# kernels of the commit before the NSA change under test). Run twice: for the diagonal-first
+# NSA lists (reverted), then for the skipped block-bias add on fully selected key tiles.
 # 1. Paired same-run A/B against the base, wgmma forced (KERNELGATE_NSA_KERNEL=wgmma), on the
 #    nsa suite (ab-nsa.json) and on scripts/suites/nsa-g1.json (ab-g1.json; 22 G = 1 shapes x 2
 #    dtypes incl. T = 1, 17, 300, 777, 2049). Cases it cannot run report why.
