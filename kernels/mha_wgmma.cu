@@ -466,21 +466,15 @@ static __device__ __forceinline__ void softmax_nsa(float (&s)[BN / 2], float (&r
                                                    float (&corr)[2], const unsigned (&mult)[2], int n0, int row0,
                                                    bool diag, float scale_log2) {
     const int t = threadIdx.x & 3;
-    static_assert(BN / BS <= 4, "one byte of multiplicity per block of the tile");
-    // Every block of the tile selected once by both rows of every thread of the warp (at short
-    // T, where a token selects all the blocks it sees): the bias is 0 throughout, skip its add.
-    constexpr unsigned ONCE = BN / BS == 4 ? 0x01010101u : BN / BS == 3 ? 0x010101u : BN / BS == 2 ? 0x0101u : 0x01u;
-    if (!__all_sync(0xffffffffu, mult[0] == ONCE && mult[1] == ONCE)) {
-        float bias[2][BN / BS];
+    float bias[2][BN / BS];
 #pragma unroll
-        for (int rr = 0; rr < 2; ++rr)
+    for (int rr = 0; rr < 2; ++rr)
 #pragma unroll
-            for (int kb = 0; kb < BN / BS; ++kb) bias[rr][kb] = (mult[rr] >> (8 * kb)) & 0xffu ? 0.f : MW_NEG_INF;
+        for (int kb = 0; kb < BN / BS; ++kb) bias[rr][kb] = (mult[rr] >> (8 * kb)) & 0xffu ? 0.f : MW_NEG_INF;
 #pragma unroll
-        for (int i = 0; i < BN / 8; ++i)
+    for (int i = 0; i < BN / 8; ++i)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) s[4 * i + e] += bias[e >> 1][(i * 8) / BS];
-    }
+        for (int e = 0; e < 4; ++e) s[4 * i + e] += bias[e >> 1][(i * 8) / BS];
     if (diag) {
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i) {
