@@ -9,6 +9,8 @@
 #   with H100=nsa scripts/session37-nsa.sh (the diagonal-first NSA lists against .devbin/base);
 #   with H100=verify CODE and the nsa and nsa_irregular suites through the test binary (the
 #   refactored NSA kernels against their moved entries);
+#   with H100=suites the suites named in SUITES (default "mha attention_bars") through the test
+#   binary against the committed baselines (gate.tgz), to import;
 #   with H100=codehash scripts/session37-codehash.sh (cubin hashes end to end); with H100=main
 #   the README's main command (scripts/session33-main.sh);
 #   otherwise stop at once (keep the device time for H200s).
@@ -38,6 +40,10 @@ elif [ "${H100:-}" = verify ]; then
   ( . scripts/device-lib.sh
     suite nsa KERNELGATE_SUITE=nsa .devbin/kernels
     suite nsa_irregular KERNELGATE_SUITE=nsa_irregular .devbin/kernels
+    cd "$OUT" && tar czf gate.tgz results-*.json && rm -f results-*.json )
+elif [ "${H100:-}" = suites ]; then
+  ( . scripts/device-lib.sh
+    for n in ${SUITES:-mha attention_bars}; do suite "$n" KERNELGATE_SUITE="$n" .devbin/kernels; done
     cd "$OUT" && tar czf gate.tgz results-*.json && rm -f results-*.json )
 elif [ "${H100:-}" = main ]; then
   bash scripts/session33-main.sh
