@@ -3,7 +3,8 @@
 # of 6de6a6b, before gemm_wgmma.cu's two K-block loop bodies became one).
 # - H200: the owed gate of the skewed GEMM tail (scripts/session35-gate.sh, AB=0: the gemm cases
 #   of default, gemm and gemm_edges against the committed baselines, the dev bench's checks,
-#   gemm-table.md), the README's main command (MAIN=1 there), then CODE below.
+#   gemm-table.md), with MAIN=1 the README's main command (off by default since the device time
+#   left late in session 37 would not cover both), then CODE below.
 # - H100: with H100=gate the same gate (its gemm_wgmma entries were rehashed by
 #   `rehash --since`: the gate must find them current) and CODE; with H100=code CODE alone;
 #   with H100=nsa scripts/session37-nsa.sh (the diagonal-first NSA lists against .devbin/base);
@@ -28,7 +29,7 @@ code() {
 }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if echo "$gpu" | grep -q H200; then
-  MAIN=${MAIN:-1} AB=0 bash scripts/session35-gate.sh
+  MAIN=${MAIN:-0} AB=0 bash scripts/session35-gate.sh
   code
 elif [ "${H100:-}" = gate ]; then
   AB=0 bash scripts/session35-gate.sh
