@@ -255,11 +255,7 @@ pub fn entry_code_hash(cubin: &[u8], entry: &str) -> Result<String, String> {
         }
         h.update(s.data);
     }
-    Ok(h.finalize()
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(crate::gpu::hex12(&h.finalize()))
 }
 
 /// The entry points of `cubin` (kernels), in symbol-table order.

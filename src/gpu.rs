@@ -266,10 +266,10 @@ pub struct Module {
     module: Arc<cudarc::driver::CudaModule>,
     /// Hash of source, includes, options, arch and NVRTC version.
     pub source_hash: String,
-    /// Hash of the cubin the module was loaded from ([`code_hash`]): the machine code itself.
-    pub code_hash: String,
     /// The cubin, for the per-entry hashes ([`crate::cubin::entry_code_hash`]).
     cubin: Vec<u8>,
+    /// Each loaded entry point's code hash ([`Module::entry_code_hash`]), computed once.
+    entry_hashes: HashMap<String, String>,
     /// The entry points looked up since the last [`Gpu::start_code_log`].
     requested: Vec<String>,
     /// Seconds spent compiling (0 when served from the cache).
@@ -301,28 +301,37 @@ fn is_missing_entry(code: cudarc::driver::sys::CUresult) -> bool {
 
 impl Module {
     /// The function `name`, loaded once ([`Error::MissingEntry`] where the module has none).
+    /// Every entry point it returns is noted for [`Gpu::code_log_hash`] (one that does not
+    /// exist is not: nothing launches it).
     pub fn function(&mut self, name: &str) -> Result<Func> {
+        let raw = match self.functions.get(name) {
+            Some(f) => *f,
+            None => {
+                let f = self
+                    .module
+                    .load_function(name)
+                    .map_err(|e| load_function_error(&self.file, name, e))?;
+                let raw = Func(f.cu_function());
+                // Keep the module alive through self.module; the CudaFunction handle itself can go.
+                self.functions.insert(name.to_string(), raw);
+                let hash = crate::cubin::entry_code_hash(&self.cubin, name)
+                    .unwrap_or_else(|_| code_hash(&self.cubin));
+                self.entry_hashes.insert(name.to_string(), hash);
+                raw
+            }
+        };
         if !self.requested.iter().any(|r| r == name) {
             self.requested.push(name.to_string());
         }
-        if let Some(f) = self.functions.get(name) {
-            return Ok(*f);
-        }
-        let f = self
-            .module
-            .load_function(name)
-            .map_err(|e| load_function_error(&self.file, name, e))?;
-        let raw = Func(f.cu_function());
-        // Keep the module alive through self.module; the CudaFunction handle itself can go.
-        self.functions.insert(name.to_string(), raw);
         Ok(raw)
     }
 
-    /// The hash of entry point `name`'s machine code ([`crate::cubin::entry_code_hash`]): the
-    /// same for two builds whose `name` runs the same code, whatever else changed in the file.
-    /// Where the cubin cannot be taken apart, the whole cubin's hash ([`Module::code_hash`]).
-    pub fn entry_code_hash(&self, name: &str) -> String {
-        crate::cubin::entry_code_hash(&self.cubin, name).unwrap_or_else(|_| self.code_hash.clone())
+    /// The hash of loaded entry point `name`'s machine code ([`crate::cubin::entry_code_hash`]):
+    /// the same for two builds whose `name` runs the same code, whatever else changed in the
+    /// file. Where the cubin cannot be taken apart, the whole cubin's hash ([`code_hash`]).
+    /// `None` for an entry point not loaded through [`Module::function`].
+    pub fn entry_code_hash(&self, name: &str) -> Option<&str> {
+        self.entry_hashes.get(name).map(String::as_str)
     }
 
     /// Whether the module defines `name` (loaded once when it does). Launchers use it to fall
@@ -1179,9 +1188,10 @@ impl Gpu {
             .modules
             .values()
             .flat_map(|m| {
-                m.requested
-                    .iter()
-                    .map(move |e| (m.file.clone(), e.clone(), m.entry_code_hash(e)))
+                m.requested.iter().map(move |e| {
+                    let hash = m.entry_code_hash(e).expect("noted only once loaded");
+                    (m.file.clone(), e.clone(), hash.to_string())
+                })
             })
             .collect();
         if used.is_empty() {
@@ -1192,11 +1202,7 @@ impl Gpu {
         for (file, entry, hash) in &used {
             h.update(format!("{file}\t{entry}\t{hash}\n").as_bytes());
         }
-        h.finalize()
-            .iter()
-            .take(12)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex12(&h.finalize())
     }
 
     /// The module compiled from `<kernel set>/<file>`, compiling (or loading from the cache)
@@ -1255,7 +1261,6 @@ impl Gpu {
         } else {
             start.elapsed().as_secs_f64()
         };
-        let code = code_hash(&cubin);
         let kept = cubin.clone();
         let module = self
             .ctx
@@ -1269,8 +1274,8 @@ impl Gpu {
         Ok(Module {
             module,
             source_hash: hash,
-            code_hash: code,
             cubin: kept,
+            entry_hashes: HashMap::new(),
             requested: Vec::new(),
             compile_s,
             cached,
@@ -1300,23 +1305,19 @@ pub fn source_hash(
     }
     h.update(options.join(" ").as_bytes());
     h.update(nvrtc.as_bytes());
-    h.finalize()
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex12(&h.finalize())
 }
 
-/// A cubin's code hash: the first 12 bytes of SHA-256 over its bytes, in hex. Two modules with the
-/// same code hash run the same machine code, whatever their sources' text: the gate and imports
-/// then treat them as the same code ([`crate::gate::same_code`],
-/// [`crate::baseline::rounds_to_keep`]).
+/// The first 12 bytes of a SHA-256 digest in hex: the form of every hash the harness stores
+/// (source hashes, code hashes).
+pub fn hex12(digest: &[u8]) -> String {
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A whole cubin's hash ([`hex12`] of its SHA-256): the fallback code hash of an entry point
+/// when the cubin cannot be taken apart ([`Module::entry_code_hash`]).
 pub fn code_hash(cubin: &[u8]) -> String {
-    Sha256::digest(cubin)
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex12(&Sha256::digest(cubin))
 }
 
 /// The names in `text`'s `#include "name"` and `#include <name>` lines, in order (NVRTC finds

@@ -592,7 +592,8 @@ struct Round {
     compile_s: f64,
     variant: String,
     source_hash: String,
-    /// The cubin's hash ([`crate::gpu::code_hash`]; empty for vendor libraries and workers).
+    /// The code hash of the entry points the case runs ([`crate::gpu::Gpu::code_log_hash`];
+    /// empty for vendor libraries and workers).
     code_hash: String,
     /// Same-run A/B (only with `KERNELGATE_BASE`, our own kernels, correct output).
     ab: Option<AbRound>,
