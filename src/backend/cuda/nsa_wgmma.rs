@@ -531,9 +531,8 @@ mod tests {
                 // decode_nsa: tile number r·B·HQ + head is m-block n_m − 1 − r.
                 let bound = causal_bound(&p, rows, n_m - 1 - tile / (b * hq));
                 proptest::prop_assert_eq!(nch, bound.div_ceil(len));
-                let visited = chunk * len..((chunk + 1) * len).min(bound);
-                for n in &mut seen[tile][visited] {
-                    *n += 1;
+                for kt in chunk * len..((chunk + 1) * len).min(bound) {
+                    seen[tile][kt] += 1;
                 }
             }
             for (tile, row) in seen.iter().enumerate() {
