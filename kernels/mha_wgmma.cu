@@ -534,7 +534,6 @@ struct Tile {
     int j0;    // first key tile (0 unless the unit is one chunk of a split tile)
     int slot;  // split tiles: index among them (partials and counters); -1 for a whole tile
     int chunk; // split tiles: which chunk of the key range
-    int nch;   // split tiles: chunks of this tile (1 for a whole tile)
 };
 template <int BM, int BN, bool CAUSAL>
 static __device__ __forceinline__ Tile decode_tile(int tile, int n_m, int H, int Hkv, int Sq, int Sk) {
@@ -557,7 +556,6 @@ static __device__ __forceinline__ Tile decode_tile(int tile, int n_m, int H, int
     w.j0 = 0;
     w.slot = -1;
     w.chunk = 0;
-    w.nch = 1;
     return w;
 }
 // NSA work tile u: m-block-major (u = r·B·H + b·H + h, m-block n_m − 1 − r), so every head's
@@ -582,41 +580,6 @@ static __device__ __forceinline__ Tile decode_unit(int u, int n_m, int H, int Hk
     w.n_kv = (chunk + 1) * n / split_c - w.j0;
     w.slot = slot;
     w.chunk = chunk;
-    w.nch = split_c;
-    return w;
-}
-
-// NSA split-KV (the `_split` entries of kernels/nsa_wgmma_split.cu, for launches with fewer
-// tiles than resident CTAs): units m-block-major as decode_nsa, but every tile of m-block rank r
-// whose causal bound nb(r) = ⌈min(T, m0 + BM) / BN⌉ exceeds `len` key tiles is cut into
-// c(r) = ⌈nb(r) / len⌉ units; chunk c visits the listed key tiles in [c·len, c·len + len). A cut
-// tile's slot is its tile number (partials and counters); an uncut one keeps slot −1.
-static __device__ __forceinline__ int nsa_split_chunks(int m_block, int bm, int bn, int Sq, int len) {
-    const int nb = (min(Sq, (m_block + 1) * bm) - 1) / bn + 1;
-    return (nb + len - 1) / len;
-}
-template <int BM, int BN>
-static __device__ __forceinline__ int nsa_split_units(int n_m, int bh, int Sq, int len) {
-    int u = 0;
-    for (int r = 0; r < n_m; ++r) u += bh * nsa_split_chunks(n_m - 1 - r, BM, BN, Sq, len);
-    return u;
-}
-template <int BM, int BN>
-static __device__ __forceinline__ Tile decode_nsa_split(int u, int n_m, int B, int H, int Hkv, int Sq, int len) {
-    const int bh = B * H;
-    int r = 0, c = 1;
-    for (; r < n_m; ++r) {
-        c = nsa_split_chunks(n_m - 1 - r, BM, BN, Sq, len);
-        if (u < bh * c) break;
-        u -= bh * c;
-    }
-    const int head = u / c;
-    Tile w = decode_nsa<BM, BN>(r * bh + head, n_m, B, H, Hkv, Sq);
-    if (c > 1) {
-        w.slot = r * bh + head;
-        w.chunk = u - head * c;
-        w.nch = c;
-    }
     return w;
 }
 
@@ -634,8 +597,7 @@ template <typename T> struct NsaArgs {
 // then BM·S words where producer thread i stages its token's S block indices.
 static __host__ __device__ constexpr int nsa_words(int bm, int nkv_max) { return 16 + nkv_max + bm * nkv_max; }
 
-template <typename T, int D, int BN, int STAGES, int NC, bool CAUSAL, bool OVERLAP, bool PINGPONG, int NSA_BS = 0,
-          bool NSA_SPLIT = false>
+template <typename T, int D, int BN, int STAGES, int NC, bool CAUSAL, bool OVERLAP, bool PINGPONG, int NSA_BS = 0>
 static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CUtensorMap* tmK,
                                                 const CUtensorMap* tmV, const CUtensorMap* tmO,
                                                 T* __restrict__ O, unsigned* sched, int B, int H, int Hkv,
@@ -646,11 +608,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     // consecutive tokens of one query head (H = HQ, Hkv = KV heads, Sq = Sk = T), the key tiles
     // are those holding a block some row selected, and each element is masked by its row's
     // multiplicity of the key's block and by causality (softmax_nsa).
-    // NSA_SPLIT: split-KV units (decode_nsa_split), split_c = key tiles per chunk, the chunks'
-    // partial records in `part` merged by the warpgroup that completes a tile's count.
     constexpr bool NSA = NSA_BS > 0;
     static_assert(!NSA || (CAUSAL && NC <= 2 && BN % NSA_BS == 0), "NSA: causal, 1 or 2 consumer WGs, BS | BN");
-    static_assert(!NSA_SPLIT || NSA, "NSA_SPLIT: NSA entries only");
     using L = Layout<D, BN, STAGES, NC, NSA>;
     constexpr int BM = L::BM;
     constexpr bool BF16 = Pack<T>::BF16;
@@ -687,9 +646,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
     const int total = n_m * H * B;
     // Work units: whole tiles below split_from, then split_c chunks of each later tile.
     // (Causal launches ignore the split arguments.)
-    const int units = NSA_SPLIT ? nsa_split_units<BM, BN>(n_m, B * H, Sq, split_c)
-                      : CAUSAL  ? total
-                                : split_from + (total - split_from) * split_c;
+    const int units = CAUSAL ? total : split_from + (total - split_from) * split_c;
     const int diag = Sk - Sq;                    // query i sees keys j <= i + diag
 
     if (tid == 0) {
@@ -743,8 +700,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     }
                     break;
                 }
-                const Tile w = NSA_SPLIT ? decode_nsa_split<BM, BN>(tile, n_m, B, H, Hkv, Sq, split_c)
-                                         : decode_nsa<BM, BN>(tile, n_m, B, H, Hkv, Sq);
+                const Tile w = decode_nsa<BM, BN>(tile, n_m, B, H, Hkv, Sq);
                 const int b = w.bh / H, hq = w.bh - b * H, hkv = w.bhkv - b * Hkv;
                 const unsigned buf = nsa_s + (k & 1u) * 4u * (unsigned)nsa_bufw;
                 const unsigned masks = buf + 4u * (16u + (unsigned)nkv_max);
@@ -805,22 +761,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     int n = 0;
                     for (; a0; a0 &= a0 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a0) - 1);
                     for (; a1; a1 &= a1 - 1u) st_shared_s32(buf + 4u * (16u + n++), __ffs(a1) + 31);
-                    // The list positions [lo, n) this unit visits (split: its chunk's key tiles).
-                    int lo = 0;
-                    if constexpr (NSA_SPLIT) {
-                        if (w.slot >= 0) {
-                            const int k_lo = w.chunk * split_c, k_hi = k_lo + split_c;
-                            int hi = 0;
-                            for (int j = 0; j < n; ++j) {
-                                const int kt = ld_shared_s32(buf + 4u * (16u + j));
-                                lo += kt < k_lo;
-                                hi += kt < k_hi;
-                            }
-                            n = hi;
-                        }
-                        st_shared_s32(buf + 4u, lo);  // word 1: the chunk's first list position
-                    }
-                    st_shared_s32(buf, n - lo);
+                    st_shared_s32(buf, n);
                     if (k == 0) {
                         mbar_arrive(MW_QFULL);  // Q is on its way (above); the lists are ready
                     } else {
@@ -835,8 +776,8 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                     auto fetch_next = [&]() {
                         next = sched ? (int)gridDim.x + (int)atomicAdd(sched, 1u) : tile + (int)gridDim.x;
                     };
-                    if (n == lo) fetch_next();
-                    for (int j = lo; j < n; ++j, ++it) {
+                    if (n == 0) fetch_next();
+                    for (int j = 0; j < n; ++j, ++it) {
                         if (j == n - 1) fetch_next();
                         const int key0 = ld_shared_s32(buf + 4u * (16u + j)) * BN;
                         const unsigned st = it % STAGES;
@@ -962,14 +903,12 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 if (ring && cw == 0) named_sync(1, 256);  // the last warpgroup's final hand-over
                 break;
             }
-            const Tile w = NSA_SPLIT ? decode_nsa_split<BM, BN>(tile, n_m, B, H, Hkv, Sq, split_c)
-                           : NSA     ? decode_nsa<BM, BN>(tile, n_m, B, H, Hkv, Sq)
-                                     : decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
+            const Tile w = NSA ? decode_nsa<BM, BN>(tile, n_m, B, H, Hkv, Sq)
+                               : decode_unit<BM, BN, CAUSAL>(tile, n_m, H, Hkv, Sq, Sk, split_from, split_c);
             // NSA: this tile's list buffer (its key-tile count, the key tiles, the masks).
             const unsigned nbuf = NSA ? nsa_s + (k & 1u) * 4u * (unsigned)nsa_bufw : 0u;
             const int n_tiles = NSA ? ld_shared_s32(nbuf) : w.n_kv;
             const int jb = w.j0;  // key tile of loop index 0
-            const int jl = NSA_SPLIT ? ld_shared_s32(nbuf + 4u) : 0;  // NSA: list position of loop index 0
             const int na = w.na;
 
             if (cw >= na) {
@@ -1033,7 +972,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
             unsigned nmult[2] = {0u, 0u};
             auto load_j = [&](int j) {
                 if constexpr (NSA) {
-                    nkvt = ld_shared_s32(nbuf + 4u * (16u + (unsigned)(jl + j)));
+                    nkvt = ld_shared_s32(nbuf + 4u * (16u + (unsigned)j));
                     const unsigned mrow = nbuf + 4u * (16u + (unsigned)nsa.nkv_max + (unsigned)(nkvt * BM) +
                                                        (unsigned)(cw * 64 + warp * 16 + g));
                     nmult[0] = (unsigned)ld_shared_s32(mrow);
@@ -1195,21 +1134,17 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 l += __shfl_xor_sync(0xffffffff, l, 2);
                 lsum[rr] = l;
             }
-            // Split units exist only in non-causal launches and the NSA `_split` entries (the host
-            // never splits a causal mha one; compiling the merge there would cost the d128 causal
-            // entries a register spill).
-            if ((!CAUSAL || NSA_SPLIT) && w.slot >= 0) {
+            // Split units exist only in non-causal launches (the host never splits a causal one;
+            // compiling the merge there would cost the d128 causal entries a register spill).
+            if (!CAUSAL && w.slot >= 0) {
                 // One chunk of a split tile: this WG's unnormalised O, row max (log2 domain) and
                 // row sum go to its partial record (per thread, in the thread's own fragment
                 // order); the WG that completes the tile's count merges every chunk's record
                 // into its registers and stores O as usual, the others go on to their next unit.
                 constexpr int REC = D / 2 + 4;  // floats per thread
                 const int tl = tid & 127;
-                // Records per split tile: split_c; NSA_SPLIT: ⌈nkv_max / len⌉ (its longest tile's).
-                const int rstride = NSA_SPLIT ? (nsa.nkv_max + split_c - 1) / split_c : split_c;
-                const int rcount = NSA_SPLIT ? w.nch : split_c;
                 auto rec = [&](int chunk) {
-                    return part + ((size_t)((w.slot * rstride + chunk) * NC + cw) * 128 + tl) * REC;
+                    return part + ((size_t)((w.slot * split_c + chunk) * NC + cw) * 128 + tl) * REC;
                 };
                 float* mine = rec(w.chunk);
 #pragma unroll
@@ -1221,7 +1156,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 const unsigned flag = MW_SLOT + 8u + 4u * (unsigned)cw;
                 if (warp == 0 && lane == 0) {
                     unsigned* cnt = part_cnt + w.slot * NC + cw;
-                    const bool last = atomicAdd(cnt, 1u) == (unsigned)rcount - 1u;
+                    const bool last = atomicAdd(cnt, 1u) == (unsigned)split_c - 1u;
                     if (last) atomicExch(cnt, 0u);  // every chunk has arrived: reset for the next launch
                     st_shared_s32(flag, last ? 1 : 0);
                 }
@@ -1229,7 +1164,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                 if (!ld_shared_s32(flag)) continue;
                 __threadfence();
                 float mx[2] = {row_m[0], row_m[1]};
-                for (int c = 0; c < rcount; ++c) {
+                for (int c = 0; c < split_c; ++c) {
                     if (c == w.chunk) continue;
                     const float4 ml = __ldcg(reinterpret_cast<const float4*>(rec(c)) + D / 8);
                     mx[0] = fmaxf(mx[0], ml.x);
@@ -1249,7 +1184,7 @@ static __device__ __forceinline__ void mha_body(const CUtensorMap* tmQ, const CU
                         o[4 * i + 3] *= s1;
                     }
                 }
-                for (int c = 0; c < rcount; ++c) {
+                for (int c = 0; c < split_c; ++c) {
                     if (c == w.chunk) continue;
                     const float4* r = reinterpret_cast<const float4*>(rec(c));
                     const float4 ml = __ldcg(r + D / 8);

@@ -2,10 +2,6 @@
 //! `kernels/mha_wgmma.cu` over the key tiles a 128-token tile selected, masked per element by
 //! each token's block multiplicities. Selected branch only (`w = 0`), bs 32 or 64, d 64 or 128,
 //! T ≤ 8192 (the tile's list buffers in shared memory), sm_90.
-//!
-//! Where a launch's tiles do not fill the GPU, the `_split` entries of
-//! `kernels/nsa_wgmma_split.cu` cut each long tile's key range into chunks run by different CTAs
-//! and merged by the last one to finish ([`split_len`]).
 
 use super::tma::tensor_map_16bit;
 use super::MAX_DYNAMIC_SMEM;
@@ -17,12 +13,6 @@ use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// The module.
 pub const FILE: &str = "nsa_wgmma.cu";
-/// The module of the split-KV entries (`<entry>_split`).
-pub const SPLIT_FILE: &str = "nsa_wgmma_split.cu";
-/// Environment variable for the split-KV entries: `off` never splits, a number `len` (1 to 64)
-/// splits every tile whose causal bound holds more than `len` key tiles into chunks of `len`
-/// (unset or `auto`: [`split_len`]).
-pub const SPLIT_ENV: &str = "KERNELGATE_NSA_WGMMA_SPLIT";
 /// Tokens per work tile of the default entries (two consumer warpgroups of 64 rows).
 pub const ROWS: usize = 128;
 /// Tokens per work tile of the `_bm64` entries (d64: one consumer warpgroup, 2 K/V stages, two
@@ -146,65 +136,6 @@ pub fn tiles(p: &Params, rows: usize) -> u64 {
     (p.t.div_ceil(rows) * p.hq * p.b) as u64
 }
 
-/// CTAs of a `rows`-token tile's entry that fit one SM by design: two for the `_bm64` entries,
-/// one for the others (the launch checks it with the driver's occupancy).
-pub fn ctas_per_sm(rows: usize) -> u64 {
-    if rows == SMALL_ROWS {
-        2
-    } else {
-        1
-    }
-}
-
-/// Key tiles a tile's tokens can reach, its causal bound: `⌈min(T, m0 + rows) / 128⌉` for the
-/// tile of m-block `m_block` (`nsa_split_chunks` in kernels/mha_wgmma.cu).
-pub fn causal_bound(p: &Params, rows: usize, m_block: usize) -> usize {
-    (p.t.min((m_block + 1) * rows) - 1) / KEYS + 1
-}
-
-/// Work units of a split launch with chunks of `len` key tiles: every tile becomes
-/// `⌈bound / len⌉` units (`nsa_split_units`).
-pub fn split_units(p: &Params, rows: usize, len: usize) -> u64 {
-    let per_head: usize = (0..p.t.div_ceil(rows))
-        .map(|m| causal_bound(p, rows, m).div_ceil(len))
-        .sum();
-    (per_head * p.hq * p.b) as u64
-}
-
-/// Floats of the split launch's partial records: for every tile, `⌈⌈T/128⌉ / len⌉` chunks of
-/// `rows / 64` consumer warpgroups of 128 threads with `d / 2 + 4` floats each.
-pub fn split_part_floats(p: &Params, rows: usize, len: usize) -> u64 {
-    let chunks = key_tiles(p).div_ceil(len) as u64;
-    tiles(p, rows) * chunks * (rows / 64) as u64 * 128 * (p.d / 2 + 4) as u64
-}
-
-/// Whether and how the launch splits key ranges (`Some(len)`: chunks of `len` key tiles):
-/// only where the tiles do not fill the `resident` CTAs, with the smallest `len` whose units
-/// still fit them in one wave; `None` where that would split no tile. b1 t777 hq4 d128 on
-/// 132 SMs: 28 tiles with bounds 1–7 key tiles, `len` 1 gives 112 units of one key tile each.
-pub fn split_len(p: &Params, rows: usize, resident: u64) -> Option<usize> {
-    if tiles(p, rows) >= resident {
-        return None;
-    }
-    let longest = causal_bound(p, rows, p.t.div_ceil(rows) - 1);
-    (1..longest).find(|&len| split_units(p, rows, len) <= resident)
-}
-
-/// Parses a `KERNELGATE_NSA_WGMMA_SPLIT` value: `None` for unset or `auto`, `Some(None)` for
-/// `off`, `Some(Some(len))` for a chunk length of 1 to 64 key tiles.
-pub fn parse_split(value: Option<&str>) -> std::result::Result<Option<Option<usize>>, String> {
-    match value.map(str::trim) {
-        None | Some("") | Some("auto") => Ok(None),
-        Some("off") => Ok(Some(None)),
-        Some(v) => match v.parse::<usize>() {
-            Ok(len) if (1..=MAX_KEY_TILES).contains(&len) => Ok(Some(Some(len))),
-            _ => Err(format!(
-                "{SPLIT_ENV}={v:?} is not a choice: use `auto`, `off` or key tiles per chunk (1 to {MAX_KEY_TILES})"
-            )),
-        },
-    }
-}
-
 /// Prepares one launch (the caller checked [`fits`] and [`device_fits`]).
 pub fn prepare(
     gpu: &mut Gpu,
@@ -232,16 +163,8 @@ pub fn prepare(
         None => rows(p, gpu.info.sm_count as usize),
     };
     let threads = threads(rows);
-    let expected = gpu.info.sm_count as u64 * ctas_per_sm(rows);
-    let split = match super::from_env(case, SPLIT_ENV, parse_split)? {
-        Some(forced) => forced,
-        None => split_len(p, rows, expected),
-    };
-    let (file, name) = match split {
-        Some(_) => (SPLIT_FILE, format!("{}_split", entry(dt, p, rows))),
-        None => (FILE, entry(dt, p, rows)),
-    };
-    let module = gpu.module(file)?;
+    let name = entry(dt, p, rows);
+    let module = gpu.module(FILE)?;
     let f = module.function(&name)?;
     let (compile_s, hash) = (module.compile_s, module.source_hash.clone());
     let smem = smem_bytes(p, rows) as u32;
@@ -254,8 +177,7 @@ pub fn prepare(
         });
     }
     let n_tiles = tiles(p, rows);
-    let units = split.map_or(n_tiles, |len| split_units(p, rows, len));
-    let grid = units.min(gpu.info.sm_count as u64 * per_sm);
+    let grid = n_tiles.min(gpu.info.sm_count as u64 * per_sm);
     let i = &bind.inputs;
     let (b, t, hq, h, d) = (p.b as u64, p.t as u64, p.hq as u64, p.h as u64, p.d as u64);
     let tm_q = tensor_map_16bit(case, i[Q], &[d, hq, t, b], &[64, 1, rows as u32, 1])?;
@@ -263,18 +185,6 @@ pub fn prepare(
     let tm_v = tensor_map_16bit(case, i[V], &[d, h, t, b], &[64, 1, KEYS as u32, 1])?;
     let sched = gpu.alloc(8, &format!("{} tile counter", case.name()))?;
     gpu.fill_pattern(&sched, 4, 0)?;
-    // Split: the chunks' partial records and one arrival count per (tile, consumer warpgroup),
-    // zeroed once here; the merging warpgroup zeroes its count again for the next launch.
-    let split_bufs = match split {
-        Some(len) => {
-            let what = format!("{} split-KV partials", case.name());
-            let part = gpu.alloc((split_part_floats(p, rows, len) * 4) as usize, &what)?;
-            let cnt = gpu.alloc((n_tiles * (rows / 64) as u64 * 4) as usize, &what)?;
-            gpu.fill_pattern(&cnt, 4, 0)?;
-            Some((len, part, cnt))
-        }
-        None => None,
-    };
     let dims = Dims {
         grid: (grid as u32, 1, 1),
         block: (threads, 1, 1),
@@ -297,17 +207,11 @@ pub fn prepare(
         KernelArg::I32(key_tiles(p) as i32),
         KernelArg::F32(scale_log2),
     ];
-    let mut args = args.to_vec();
-    if let Some((len, part, cnt)) = &split_bufs {
-        args.push(KernelArg::I32(*len as i32));
-        args.push(KernelArg::Ptr(part.ptr()));
-        args.push(KernelArg::Ptr(cnt.ptr()));
-    }
     Ok(Prepared {
         // gpu.launch wraps the driver call (see its SAFETY note); `args` follow the entry's
         // signature (kernels/nsa_wgmma.cu, HOST LAUNCH RECIPE).
         launch: Box::new(move |gpu: &Gpu| {
-            let _keep = (&sched, &split_bufs);
+            let _keep = &sched;
             gpu.launch(f, dims, &args)
         }),
         compile_s,
@@ -316,16 +220,13 @@ pub fn prepare(
         variant: format!(
             "{name} (wgmma: {rows} tokens of one query head per tile, union of their selected \
              blocks in {KEYS}-key tiles, TMA + wgmma, {}, {} stages, {per_sm} CTA(s) an SM, \
-             persistent grid {grid} of {n_tiles} tiles{}, dynamic)",
+             persistent grid {grid} of {n_tiles} tiles, dynamic)",
             if rows == ROWS {
                 "2 consumer WGs ping-pong"
             } else {
                 "1 consumer WG"
             },
-            stages(p.d, rows),
-            split.map_or(String::new(), |len| format!(
-                ", split-KV: key ranges in chunks of {len} key tile(s), {units} units"
-            ))
+            stages(p.d, rows)
         ),
     })
 }
@@ -488,102 +389,6 @@ mod tests {
         assert_eq!(rows(&p(1, 777, 4, 128), 132), ROWS);
         // A smaller GPU: the same problem fills it with 128-token tiles.
         assert_eq!(rows(&p(2, 1024, 16, 64), 100), ROWS);
-    }
-
-    /// A host model of `decode_nsa_split` (kernels/mha_wgmma.cu) for unit `u`: (tile number,
-    /// chunk, chunks of the tile). Kept line for line with the CUDA code.
-    fn split_unit(p: &Params, rows: usize, len: usize, mut u: usize) -> (usize, usize, usize) {
-        let (n_m, bh) = (p.t.div_ceil(rows), p.b * p.hq);
-        let (mut r, mut c) = (0, 1);
-        while r < n_m {
-            c = causal_bound(p, rows, n_m - 1 - r).div_ceil(len);
-            if u < bh * c {
-                break;
-            }
-            u -= bh * c;
-            r += 1;
-        }
-        let head = u / c;
-        (r * bh + head, u - head * c, c)
-    }
-
-    proptest::proptest! {
-        /// Every key tile of every tile's causal bound is visited by exactly one unit of a split
-        /// launch, each tile's chunks fit its records' stride, and the unit count is the
-        /// kernel's.
-        #[test]
-        fn split_units_cover_every_key_tile_once(
-            b in 1usize..3,
-            hq in 1usize..5,
-            t in 1usize..2100,
-            small in proptest::bool::ANY,
-            len in 1usize..6,
-        ) {
-            let p = Params { b, t, hq, h: hq, d: 64, s: 4, bs: 32, w: 0 };
-            let rows = if small { SMALL_ROWS } else { ROWS };
-            let n_m = t.div_ceil(rows);
-            let units = split_units(&p, rows, len) as usize;
-            let stride = key_tiles(&p).div_ceil(len);
-            let mut seen = vec![vec![0u32; key_tiles(&p)]; tiles(&p, rows) as usize];
-            for u in 0..units {
-                let (tile, chunk, nch) = split_unit(&p, rows, len, u);
-                proptest::prop_assert!(tile < seen.len() && chunk < nch && nch <= stride);
-                // decode_nsa: tile number r·B·HQ + head is m-block n_m − 1 − r.
-                let bound = causal_bound(&p, rows, n_m - 1 - tile / (b * hq));
-                proptest::prop_assert_eq!(nch, bound.div_ceil(len));
-                for kt in chunk * len..((chunk + 1) * len).min(bound) {
-                    seen[tile][kt] += 1;
-                }
-            }
-            for (tile, row) in seen.iter().enumerate() {
-                let bound = causal_bound(&p, rows, n_m - 1 - tile / (b * hq));
-                for (kt, &n) in row.iter().enumerate() {
-                    proptest::prop_assert_eq!(n, u32::from(kt < bound), "tile {} key tile {}", tile, kt);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn split_only_where_the_tiles_do_not_fill_the_gpu() {
-        let p = |b, t, hq, d| Params {
-            b,
-            t,
-            hq,
-            h: hq,
-            d,
-            s: 4,
-            bs: 64,
-            w: 0,
-        };
-        // b1 t777 hq4 d128 on 132 SMs: 28 tiles with bounds 1..7 key tiles; chunks of one key
-        // tile give 4 · 28 = 112 units.
-        let t777 = p(1, 777, 4, 128);
-        assert_eq!(tiles(&t777, ROWS), 28);
-        assert_eq!(split_len(&t777, ROWS, 132), Some(1));
-        assert_eq!(split_units(&t777, ROWS, 1), 112);
-        assert_eq!(split_units(&t777, ROWS, 2), 64);
-        assert_eq!(
-            split_part_floats(&t777, ROWS, 1),
-            28 * 7 * 2 * 128 * (64 + 4)
-        );
-        // A GPU of 100 SMs: chunks of two.
-        assert_eq!(split_len(&t777, ROWS, 100), Some(2));
-        // b2 t256 hq16 d64, 64-token tiles, two CTAs an SM: 128 tiles with bounds 1, 1, 2, 2.
-        let t256 = p(2, 256, 16, 64);
-        assert_eq!(split_len(&t256, SMALL_ROWS, 264), Some(1));
-        assert_eq!(split_units(&t256, SMALL_ROWS, 1), 192);
-        // Enough tiles already, or no chunk length that fits one wave splits anything.
-        assert_eq!(split_len(&p(1, 4096, 8, 128), ROWS, 132), None);
-        assert_eq!(split_len(&p(2, 512, 16, 64), SMALL_ROWS, 264), None);
-        // One key tile per tile: nothing to split.
-        assert_eq!(split_len(&p(1, 100, 1, 64), ROWS, 132), None);
-        assert_eq!(parse_split(None), Ok(None));
-        assert_eq!(parse_split(Some("auto")), Ok(None));
-        assert_eq!(parse_split(Some("off")), Ok(Some(None)));
-        assert_eq!(parse_split(Some(" 2 ")), Ok(Some(Some(2))));
-        assert!(parse_split(Some("0")).unwrap_err().contains(SPLIT_ENV));
-        assert!(parse_split(Some("65")).unwrap_err().contains("1 to 64"));
     }
 
     #[test]
