@@ -458,6 +458,25 @@ impl Store {
         load_file(&self.path(gpu, kernel))
     }
 
+    /// The GPU models (folder names, e.g. `nvidia-h200`) that hold baselines here, sorted;
+    /// none when the root does not exist.
+    pub fn models(&self) -> Result<Vec<String>> {
+        let dir = match std::fs::read_dir(&self.root) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io("listing", &self.root, e)),
+        };
+        let mut models = Vec::new();
+        for item in dir {
+            let item = item.map_err(|e| Error::io("listing", &self.root, e))?;
+            if item.path().is_dir() {
+                models.push(item.file_name().to_string_lossy().into_owned());
+            }
+        }
+        models.sort();
+        Ok(models)
+    }
+
     /// The stored entry for `case`, if any.
     pub fn entry(&self, gpu: &str, kernel: &str, case: &str) -> Result<Option<Entry>> {
         Ok(self
@@ -594,6 +613,53 @@ impl Drop for LockFile {
     }
 }
 
+/// The machine code each source hash of a case compiled to, learned from the stored entries
+/// that name both (of any GPU model) and from the records imported so far. A source hash covers
+/// the kernel file and its includes, the compile options, the architecture and the NVRTC
+/// version, so the cubin it names is the same on every GPU model that compiled it; the code
+/// hash of a case also covers which entry points the case ran, and a GPU model whose launcher
+/// picks other ones records another kernel configuration (`variant`), whose rounds
+/// [`rounds_to_keep`] never mixes. Keyed by (case, source hash).
+#[derive(Debug, Default)]
+pub struct CodeIdentity {
+    known: std::collections::HashMap<(String, String), String>,
+    loaded: std::collections::HashSet<String>,
+}
+
+impl CodeIdentity {
+    /// Learns from every GPU model's stored entries of `kernel` (once per kernel).
+    pub fn load_kernel(&mut self, store: &Store, kernel: &str) -> Result<()> {
+        if !self.loaded.insert(kernel.to_string()) {
+            return Ok(());
+        }
+        for model in store.models()? {
+            if let Some(file) = store.load(&model, kernel)? {
+                for (case, e) in &file.entries {
+                    self.note(case, &e.env.source_hash, &e.env.code_hash);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Notes that `case` at `source_hash` ran machine code `code_hash` (ignored when either is
+    /// empty; the first code noted for a pair stays).
+    pub fn note(&mut self, case: &str, source_hash: &str, code_hash: &str) {
+        if !source_hash.is_empty() && !code_hash.is_empty() {
+            self.known
+                .entry((case.to_string(), source_hash.to_string()))
+                .or_insert_with(|| code_hash.to_string());
+        }
+    }
+
+    /// The machine code `case` ran at `source_hash`, where known.
+    pub fn code_of(&self, case: &str, source_hash: &str) -> Option<&str> {
+        self.known
+            .get(&(case.to_string(), source_hash.to_string()))
+            .map(String::as_str)
+    }
+}
+
 /// What [`import_results`] did with the records it was given.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ImportSummary {
@@ -615,6 +681,10 @@ pub struct ImportSummary {
     /// Records skipped because their run measured a copy bandwidth or GEMM rate more than
     /// [`DEGRADED_CEILING`] below their entry's stored rounds ([`degraded_ceilings`]).
     pub degraded: usize,
+    /// Entries stored without a code hash whose rounds a record of another source hash joined:
+    /// another GPU model's entry of the entry's source hash ran the record's machine code
+    /// ([`CodeIdentity`]).
+    pub same_code_learned: usize,
 }
 
 /// A run whose copy bandwidth or bf16 GEMM rate (measured at its start) is more than this
@@ -677,6 +747,10 @@ impl ImportSummary {
                 "records skipped: timed while the GPU slowed its clocks (thermal or hardware slowdown)",
             ),
             (self.degraded, degraded.as_str()),
+            (
+                self.same_code_learned,
+                "entries kept their rounds under another source hash: another GPU model's entry of their source ran this run's machine code",
+            ),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -779,6 +853,7 @@ pub fn import_results(
     retire_unwindowed: bool,
 ) -> Result<ImportSummary> {
     let mut sum = ImportSummary::default();
+    let mut codes = CodeIdentity::default();
     for f in files {
         let Some(gpu) = &f.gpu else {
             sum.untimed += f.results.len();
@@ -828,7 +903,18 @@ pub fn import_results(
                 variant: stored_variant(&r.variant),
                 low,
             };
-            let old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
+            let mut old = store.entry(&r.gpu_model, &r.kernel, &r.case)?;
+            // An entry stored without a code hash (timed before code hashes, or by a backend
+            // without them) takes the code its source hash ran on another GPU model, so a
+            // record of another source hash and the same machine code joins its rounds.
+            codes.load_kernel(store, &r.kernel)?;
+            let mut learned = false;
+            if let Some(e) = old.as_mut().filter(|e| e.env.code_hash.is_empty()) {
+                if let Some(code) = codes.code_of(&r.case, &e.env.source_hash) {
+                    learned = e.env.source_hash != r.source_hash && code == r.code_hash;
+                    e.env.code_hash = code.to_string();
+                }
+            }
             // The file's ceilings were measured on its first GPU: they speak for that GPU's
             // records only. Every record compared with a baseline also carries its own GPU's
             // factor (baseline ceiling over this GPU's).
@@ -876,6 +962,8 @@ pub fn import_results(
             }
             if rounds.len() < stored {
                 sum.restarted += 1;
+            } else if learned && stored > 0 {
+                sum.same_code_learned += 1;
             }
             if retire_unwindowed && round.overhead_ms().is_some() {
                 rounds.retain(|x| x.overhead_ms().is_some());
@@ -900,6 +988,7 @@ pub fn import_results(
                 &r.case,
                 Entry::from_rounds(stats, rounds, env),
             )?;
+            codes.note(&r.case, &r.source_hash, &r.code_hash);
             sum.added += 1;
         }
     }

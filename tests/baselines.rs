@@ -1494,6 +1494,7 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
         duplicate: 0,
         throttled: 4,
         degraded: 0,
+        same_code_learned: 0,
     }
     .render(2, Path::new("baselines"));
     assert_eq!(
@@ -1644,4 +1645,79 @@ fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
     let sum = import();
     assert_eq!((sum.added, sum.restarted), (1, 1));
     assert_eq!(entry().rounds.len(), 1);
+}
+
+/// An entry stored without a code hash learns the machine code of its source hash from another
+/// GPU model's entry of the same case: a record of another source hash that ran that code joins
+/// its rounds (and is counted); one that ran other code, or with nothing to learn from,
+/// restarts it.
+#[test]
+fn importing_learns_the_stored_source_hashs_code_from_another_gpu_model() {
+    use kernelgate::timing::FlushMode;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    file.results[0].l2_flush = Some(FlushMode::Read);
+    file.results[0].code_hash = "c0dec0dec0de".into();
+    let rec = file.results[0].clone();
+    let source = "5ca1ab1e5ca1ab1e5ca1ab1e";
+    assert_ne!(rec.source_hash, source);
+    let put = |gpu: &str, code: &str| {
+        let entry = Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![read_round("2000-01-01T00:00:00Z", None, "GPU-stored")],
+            Provenance {
+                source_hash: source.into(),
+                code_hash: code.into(),
+                ..env()
+            },
+        );
+        store.update(gpu, &rec.kernel, &rec.case, entry).unwrap();
+    };
+    let import = || import_results(&store, std::slice::from_ref(&file), false).unwrap();
+    let rounds = || {
+        store
+            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+            .unwrap()
+            .unwrap()
+            .rounds
+            .len()
+    };
+    // Nothing to learn from: the entry of another source hash restarts, as before.
+    put(&rec.gpu_model, "");
+    let sum = import();
+    assert_eq!((sum.added, sum.restarted, sum.same_code_learned), (1, 1, 0));
+    assert_eq!(rounds(), 1);
+    // Another model's entry says the entry's source hash ran the record's code: kept.
+    assert_ne!(gpu_slug(&rec.gpu_model), "other-gpu");
+    put("Other GPU", "c0dec0dec0de");
+    put(&rec.gpu_model, "");
+    let sum = import();
+    assert_eq!(
+        (sum.added, sum.restarted, sum.same_code_learned),
+        (1, 0, 1),
+        "{sum:?}"
+    );
+    assert_eq!(rounds(), 2);
+    let e = store
+        .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (e.env.source_hash.as_str(), e.env.code_hash.as_str()),
+        (rec.source_hash.as_str(), "c0dec0dec0de")
+    );
+    assert!(sum
+        .render(1, Path::new("b"))
+        .contains("1 entries kept their rounds under another source hash"));
+    // The other model's entry ran other code: the record's kernel changed, the entry restarts.
+    put("Other GPU", "beefbeefbeef");
+    put(&rec.gpu_model, "");
+    let sum = import();
+    assert_eq!((sum.added, sum.restarted, sum.same_code_learned), (1, 1, 0));
+    assert_eq!(rounds(), 1);
+    assert_eq!(
+        store.models().unwrap(),
+        vec!["nvidia-h200".to_string(), "other-gpu".to_string()]
+    );
 }
