@@ -1112,6 +1112,16 @@ fn one_flushed_record() -> kernelgate::results::ResultsFile {
     file
 }
 
+/// A temporary store and `one_flushed_record`'s file with its record marked as timed after a
+/// read flush (keep the directory alive while the store is used).
+fn read_flushed_store() -> (tempfile::TempDir, Store, kernelgate::results::ResultsFile) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("b"));
+    let mut file = one_flushed_record();
+    file.results[0].l2_flush = Some(kernelgate::timing::FlushMode::Read);
+    (dir, store, file)
+}
+
 /// Stores an entry of the one round `stored` for `file`'s record, imports `file` over it and
 /// returns the rounds added and the entry after.
 fn import_over(
@@ -1420,11 +1430,7 @@ fn a_run_on_a_degraded_machine_is_not_imported() {
 #[test]
 fn import_summary_counts_what_was_restarted_and_skipped() {
     use kernelgate::baseline::ImportSummary;
-    use kernelgate::timing::FlushMode;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path().join("b"));
-    let mut file = one_flushed_record();
-    file.results[0].l2_flush = Some(FlushMode::Read);
+    let (_dir, store, mut file) = read_flushed_store();
     file.results[0].variant = "new-pick".into();
     let rec = file.results[0].clone();
     let put = |date: &str, v: &str| {
@@ -1601,31 +1607,43 @@ fn lower_modes_make_an_entry_of_their_own() {
     assert_eq!(plain.lower_modes(), None);
 }
 
+/// Stores, for `rec`'s case on `gpu`, an entry of one read-flush round dated 2000 that timed
+/// source hash `source` and stores code hash `code` (empty: none).
+fn put_code_entry(
+    store: &Store,
+    gpu: &str,
+    rec: &kernelgate::results::Record,
+    source: &str,
+    code: &str,
+) {
+    let entry = Entry::from_rounds(
+        rec.stats.as_ref().unwrap(),
+        vec![read_round("2000-01-01T00:00:00Z", None, "GPU-stored")],
+        Provenance {
+            source_hash: source.into(),
+            code_hash: code.into(),
+            ..env()
+        },
+    );
+    store.update(gpu, &rec.kernel, &rec.case, entry).unwrap();
+}
+
 /// A record of another source hash joins the entry's rounds when its cubin hash is the one the
 /// entry stored (an edit the compiler saw through), and restarts the entry otherwise; the entry
 /// then names the new source hash and the cubin hash.
 #[test]
 fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
-    use kernelgate::timing::FlushMode;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path().join("b"));
-    let mut file = one_flushed_record();
-    file.results[0].l2_flush = Some(FlushMode::Read);
+    let (_dir, store, mut file) = read_flushed_store();
     file.results[0].code_hash = "c0dec0dec0de".into();
     let rec = file.results[0].clone();
     let stored_entry = |code: &str| {
-        let entry = Entry::from_rounds(
-            rec.stats.as_ref().unwrap(),
-            vec![read_round("2000-01-01T00:00:00Z", None, "GPU-stored")],
-            Provenance {
-                source_hash: "5ca1ab1e5ca1ab1e5ca1ab1e".into(),
-                code_hash: code.into(),
-                ..env()
-            },
-        );
-        store
-            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
-            .unwrap();
+        put_code_entry(
+            &store,
+            &rec.gpu_model,
+            &rec,
+            "5ca1ab1e5ca1ab1e5ca1ab1e",
+            code,
+        )
     };
     let import = || import_results(&store, std::slice::from_ref(&file), false).unwrap();
     let entry = || {
@@ -1653,27 +1671,12 @@ fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
 /// restarts it.
 #[test]
 fn importing_learns_the_stored_source_hashs_code_from_another_gpu_model() {
-    use kernelgate::timing::FlushMode;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path().join("b"));
-    let mut file = one_flushed_record();
-    file.results[0].l2_flush = Some(FlushMode::Read);
+    let (_dir, store, mut file) = read_flushed_store();
     file.results[0].code_hash = "c0dec0dec0de".into();
     let rec = file.results[0].clone();
     let source = "5ca1ab1e5ca1ab1e5ca1ab1e";
     assert_ne!(rec.source_hash, source);
-    let put = |gpu: &str, code: &str| {
-        let entry = Entry::from_rounds(
-            rec.stats.as_ref().unwrap(),
-            vec![read_round("2000-01-01T00:00:00Z", None, "GPU-stored")],
-            Provenance {
-                source_hash: source.into(),
-                code_hash: code.into(),
-                ..env()
-            },
-        );
-        store.update(gpu, &rec.kernel, &rec.case, entry).unwrap();
-    };
+    let put = |gpu: &str, code: &str| put_code_entry(&store, gpu, &rec, source, code);
     let import = || import_results(&store, std::slice::from_ref(&file), false).unwrap();
     let rounds = || {
         store
