@@ -44,22 +44,7 @@ typedef unsigned int u32;
 
 
 
-__device__ __forceinline__ void nsa_cp_async16(u32 dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void nsa_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void nsa_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-__device__ __forceinline__ void nsa_ldsm_x4(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr));
-}
-__device__ __forceinline__ void nsa_ldsm_x4_t(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr));
-}
 
 // Chunks of the selected branch: slot by slot, each block's chunks in order.
 struct NsaSelCursor {
@@ -103,8 +88,8 @@ __device__ __forceinline__ void nsa_load_chunk(u32 sK, u32 sV, const T* kb, cons
         int row = p / PR, c = p % PR;
         int j = min(j0 + row, t);
         u32 off = (u32)(row * D + ((c ^ (row & 7)) * 8)) * 2u;
-        nsa_cp_async16(sK + off, kb + (size_t)j * stride + c * 8);
-        nsa_cp_async16(sV + off, vb + (size_t)j * stride + c * 8);
+        kg_cp_async16(sK + off, kb + (size_t)j * stride + c * 8);
+        kg_cp_async16(sV + off, vb + (size_t)j * stride + c * 8);
     }
 }
 
@@ -127,7 +112,7 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
     for (int st = 0; st < STAGES - 1; ++st) {
         int j = prod.next();
         if (j >= 0) nsa_load_chunk<T, D>(smem_warp + st * 2 * TILE, smem_warp + st * 2 * TILE + TILE, kb, vb, stride, j, t, lane);
-        nsa_commit();
+        kg_cp_commit();
     }
     int sc = 0, sp = STAGES - 1;
     for (;;) {
@@ -135,8 +120,8 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
         if (j0 < 0) break;
         int jn = prod.next();
         if (jn >= 0) nsa_load_chunk<T, D>(smem_warp + sp * 2 * TILE, smem_warp + sp * 2 * TILE + TILE, kb, vb, stride, jn, t, lane);
-        nsa_commit();
-        nsa_wait<STAGES - 1>();
+        kg_cp_commit();
+        kg_cp_wait<STAGES - 1>();
         __syncwarp();
         const u32 sK = smem_warp + sc * 2 * TILE, sV = sK + TILE;
 
@@ -151,7 +136,7 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
                 int key = 16 * np + (lane & 7) + ((lane >> 4) << 3);
                 int ch = 2 * kk + ((lane >> 3) & 1);
                 u32 b0, b1, b2, b3;
-                nsa_ldsm_x4(sK + (u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
+                kg_ldsm_x4(sK + (u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
                 KgMma<T>::mma(s[2 * np], qf[kk], b0, b1);
                 KgMma<T>::mma(s[2 * np + 1], qf[kk], b2, b3);
             }
@@ -171,10 +156,7 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
             mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
             mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
         }
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+        kg_quad_max(mx0, mx1);
         float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
         float base0 = mn0 == NSA_NEG_INF ? 0.f : mn0, base1 = mn1 == NSA_NEG_INF ? 0.f : mn1;
         float c0 = kg_exp2(m0 - base0), c1 = kg_exp2(m1 - base1);
@@ -193,31 +175,14 @@ __device__ __forceinline__ void nsa_branch(Cursor prod, Cursor cons, const u32 (
         }
         l0 = l0 * c0 + ps0;
         l1 = l1 * c1 + ps1;
-#pragma unroll
-        for (int n = 0; n < ND; ++n) {
-            o[n][0] *= c0;
-            o[n][1] *= c0;
-            o[n][2] *= c1;
-            o[n][3] *= c1;
-        }
+        kg_scale_o(o, c0, c1);
         // O += P V: k = 32 keys (2 steps), n = D.
-#pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-#pragma unroll
-            for (int np = 0; np < D / 16; ++np) {
-                int key = 16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3);
-                int ch = 2 * np + (lane >> 4);
-                u32 b0, b1, b2, b3;
-                nsa_ldsm_x4_t(sV + (u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
-                KgMma<T>::mma(o[2 * np], pa[ks], b0, b1);
-                KgMma<T>::mma(o[2 * np + 1], pa[ks], b2, b3);
-            }
-        }
+        kg_pv32<T, D>(o, pa, sV, lane);
         __syncwarp();
         sc = sc + 1 == STAGES ? 0 : sc + 1;
         sp = sp + 1 == STAGES ? 0 : sp + 1;
     }
-    nsa_wait<0>();
+    kg_cp_wait<0>();
     __syncwarp();
     l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
     l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
@@ -292,13 +257,7 @@ __device__ __forceinline__ void nsa_fwd(const T* __restrict__ q, const T* __rest
     nsa_branch<T, D, STAGES>(sel, sel, qf, smem_warp, kb, vb, stride, t, scale_log2, lane, acc);
     const float gs0 = v0 ? KgMma<T>::to_float(g_slc[tok * HQ + hq0]) : 0.f;
     const float gs1 = v1 ? KgMma<T>::to_float(g_slc[tok * HQ + hq1]) : 0.f;
-#pragma unroll
-    for (int n = 0; n < ND; ++n) {
-        acc[n][0] *= gs0;
-        acc[n][1] *= gs0;
-        acc[n][2] *= gs1;
-        acc[n][3] *= gs1;
-    }
+    kg_scale_o(acc, gs0, gs1);
     if (W > 0) {
         int ws = t - W + 1;
         NsaWinCursor win{ws < 0 ? 0 : ws, t};
@@ -306,13 +265,7 @@ __device__ __forceinline__ void nsa_fwd(const T* __restrict__ q, const T* __rest
         nsa_branch<T, D, STAGES>(win, win, qf, smem_warp, kb, vb, stride, t, scale_log2, lane, wacc);
         const float gw0 = v0 ? KgMma<T>::to_float(g_swa[tok * HQ + hq0]) : 0.f;
         const float gw1 = v1 ? KgMma<T>::to_float(g_swa[tok * HQ + hq1]) : 0.f;
-#pragma unroll
-        for (int n = 0; n < ND; ++n) {
-            acc[n][0] += gw0 * wacc[n][0];
-            acc[n][1] += gw0 * wacc[n][1];
-            acc[n][2] += gw1 * wacc[n][2];
-            acc[n][3] += gw1 * wacc[n][3];
-        }
+        kg_add_scaled(acc, wacc, gw0, gw1);
     }
     T* o0 = out + (tok * HQ + hq0) * D;
     T* o1 = out + (tok * HQ + hq1) * D;

@@ -66,11 +66,6 @@ typedef unsigned int nst_u32;
 
 
 
-__device__ __forceinline__ void nst_cp_async16(nst_u32 dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void nst_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void nst_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ int nst_lds(nst_u32 addr) {
     int x;
@@ -78,16 +73,6 @@ __device__ __forceinline__ int nst_lds(nst_u32 addr) {
     return x;
 }
 
-__device__ __forceinline__ void nst_ldsm_x4(nst_u32 addr, nst_u32& r0, nst_u32& r1, nst_u32& r2, nst_u32& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr));
-}
-__device__ __forceinline__ void nst_ldsm_x4_t(nst_u32 addr, nst_u32& r0, nst_u32& r1, nst_u32& r2, nst_u32& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr));
-}
 
 // Chunks of the selected branch: the set bits of the CTA's block mask in ascending order, each
 // block as its chunks j0 = blk·bs + 32c with j0 <= tl (the tile's last token). Every thread of
@@ -137,8 +122,8 @@ __device__ __forceinline__ void nst_load_chunk(nst_u32 sK, nst_u32 sV, const T* 
         int row = p / PR, c = p % PR;
         int j = min(j0 + row, tl);
         nst_u32 off = (nst_u32)(row * D + ((c ^ (row & 7)) * 8)) * 2u;
-        nst_cp_async16(sK + off, kb + (size_t)j * stride + c * 8);
-        nst_cp_async16(sV + off, vb + (size_t)j * stride + c * 8);
+        kg_cp_async16(sK + off, kb + (size_t)j * stride + c * 8);
+        kg_cp_async16(sV + off, vb + (size_t)j * stride + c * 8);
     }
 }
 
@@ -174,18 +159,18 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
     for (int st = 0; st < STAGES - 1; ++st) {
         int j = prod.next();
         if (j >= 0) nst_load_chunk<T, D, WARPS>(sbase + st * 2 * TILE, sbase + st * 2 * TILE + TILE, kb, vb, stride, j, tl, tid);
-        nst_commit();
+        kg_cp_commit();
     }
     int sc = 0, sp = STAGES - 1;
     for (;;) {
         const int j0 = cons.next();
         if (j0 < 0) break;
-        nst_wait<STAGES - 2>();
+        kg_cp_wait<STAGES - 2>();
         __syncthreads();  // chunk j0 is in stage sc for everyone; stage sp is free
         {
             int jn = prod.next();
             if (jn >= 0) nst_load_chunk<T, D, WARPS>(sbase + sp * 2 * TILE, sbase + sp * 2 * TILE + TILE, kb, vb, stride, jn, tl, tid);
-            nst_commit();
+            kg_cp_commit();
         }
         if (SEL && cons.c == 0) {
             // New block: the multiplicity of block cons.blk in each row's sorted list.
@@ -220,7 +205,7 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
                     int key = 16 * np + (lane & 7) + ((lane >> 4) << 3);
                     int ch = 2 * kk + ((lane >> 3) & 1);
                     nst_u32 b0, b1, b2, b3;
-                    nst_ldsm_x4(sK + (nst_u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
+                    kg_ldsm_x4(sK + (nst_u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
                     KgMma<T>::mma(s[2 * np], qf[kk], b0, b1);
                     KgMma<T>::mma(s[2 * np + 1], qf[kk], b2, b3);
                 }
@@ -244,10 +229,7 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
                 mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
                 mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
             }
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+            kg_quad_max(mx0, mx1);
             float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
             float base0 = mn0 == NST_NEG_INF ? 0.f : mn0, base1 = mn1 == NST_NEG_INF ? 0.f : mn1;
             float c0 = kg_exp2(m0 - base0), c1 = kg_exp2(m1 - base1);
@@ -272,31 +254,14 @@ __device__ __forceinline__ void nst_branch(Cursor prod, Cursor cons, const nst_u
             }
             l0 = l0 * c0 + ps0;
             l1 = l1 * c1 + ps1;
-#pragma unroll
-            for (int n = 0; n < ND; ++n) {
-                o[n][0] *= c0;
-                o[n][1] *= c0;
-                o[n][2] *= c1;
-                o[n][3] *= c1;
-            }
+            kg_scale_o(o, c0, c1);
             // O += P V: k = 32 keys (2 steps), n = D.
-#pragma unroll
-            for (int ks = 0; ks < 2; ++ks) {
-#pragma unroll
-                for (int np = 0; np < D / 16; ++np) {
-                    int key = 16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3);
-                    int ch = 2 * np + (lane >> 4);
-                    nst_u32 b0, b1, b2, b3;
-                    nst_ldsm_x4_t(sV + (nst_u32)(key * D + ((ch ^ (key & 7)) * 8)) * 2u, b0, b1, b2, b3);
-                    KgMma<T>::mma(o[2 * np], pa[ks], b0, b1);
-                    KgMma<T>::mma(o[2 * np + 1], pa[ks], b2, b3);
-                }
-            }
+            kg_pv32<T, D>(o, pa, sV, lane);
         }
         sc = sc + 1 == STAGES ? 0 : sc + 1;
         sp = sp + 1 == STAGES ? 0 : sp + 1;
     }
-    nst_wait<0>();
+    kg_cp_wait<0>();
     __syncthreads();  // every warp is done with the stages before the next branch refills them
     l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
     l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
@@ -434,13 +399,7 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
     {
         const float gs0 = v0 ? KgMma<T>::to_float(g_slc[g0]) : 0.f;
         const float gs1 = v1 ? KgMma<T>::to_float(g_slc[g1]) : 0.f;
-#pragma unroll
-        for (int n = 0; n < ND; ++n) {
-            acc[n][0] *= gs0;
-            acc[n][1] *= gs0;
-            acc[n][2] *= gs1;
-            acc[n][3] *= gs1;
-        }
+        kg_scale_o(acc, gs0, gs1);
     }
     if (W > 0) {
         const int ws = t0 - W + 1;
@@ -450,13 +409,7 @@ __device__ __forceinline__ void nst_fwd(const T* __restrict__ q, const T* __rest
                                         wacc);
         const float gw0 = v0 ? KgMma<T>::to_float(g_swa[g0]) : 0.f;
         const float gw1 = v1 ? KgMma<T>::to_float(g_swa[g1]) : 0.f;
-#pragma unroll
-        for (int n = 0; n < ND; ++n) {
-            acc[n][0] += gw0 * wacc[n][0];
-            acc[n][1] += gw0 * wacc[n][1];
-            acc[n][2] += gw1 * wacc[n][2];
-            acc[n][3] += gw1 * wacc[n][3];
-        }
+        kg_add_scaled(acc, wacc, gw0, gw1);
     }
     T* o0 = out + g0 * D;
     T* o1 = out + g1 * D;
