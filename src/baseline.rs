@@ -660,8 +660,39 @@ impl CodeIdentity {
     }
 }
 
+/// Why an import restarted an entry (dropped some or all of its stored rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartReason {
+    /// The record timed other code: another source hash, and no code hash shows it the same.
+    Code,
+    /// The same code, timed another way: another L2 flush, duty-cycle hold or kernel
+    /// configuration than some stored rounds.
+    Timing,
+}
+
+impl RestartReason {
+    /// A few words for the CLI.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RestartReason::Code => "other code",
+            RestartReason::Timing => "another flush, hold or kernel configuration",
+        }
+    }
+}
+
+/// One entry an import restarted: its GPU model, case and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restart {
+    /// GPU model of the entry.
+    pub gpu: String,
+    /// The case.
+    pub case: String,
+    /// Why its rounds were dropped.
+    pub reason: RestartReason,
+}
+
 /// What [`import_results`] did with the records it was given.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ImportSummary {
     /// Rounds added.
     pub added: usize,
@@ -685,6 +716,8 @@ pub struct ImportSummary {
     /// another GPU model's entry of the entry's source hash ran the record's machine code
     /// ([`CodeIdentity`]).
     pub same_code_learned: usize,
+    /// The restarted entries, in import order ([`ImportSummary::render_restarts`]).
+    pub restarts: Vec<Restart>,
 }
 
 /// A run whose copy bandwidth or bf16 GEMM rate (measured at its start) is more than this
@@ -759,6 +792,43 @@ impl ImportSummary {
         if !notes.is_empty() {
             s.push_str("; ");
             s.push_str(&notes.join("; "));
+        }
+        s
+    }
+
+    /// The restarted entries, one line each (the first `max`, then how many more), grouped by
+    /// reason; empty when none was.
+    pub fn render_restarts(&self, max: usize) -> String {
+        let mut s = String::new();
+        for reason in [RestartReason::Code, RestartReason::Timing] {
+            let of: Vec<&Restart> = self
+                .restarts
+                .iter()
+                .filter(|r| r.reason == reason)
+                .collect();
+            if of.is_empty() {
+                continue;
+            }
+            s.push_str(&format!(
+                "restarted, {} ({}):
+",
+                reason.describe(),
+                of.len()
+            ));
+            for r in of.iter().take(max) {
+                s.push_str(&format!(
+                    "  {} on {}
+",
+                    r.case, r.gpu
+                ));
+            }
+            if of.len() > max {
+                s.push_str(&format!(
+                    "  and {} more
+",
+                    of.len() - max
+                ));
+            }
         }
         s
     }
@@ -941,6 +1011,11 @@ pub fn import_results(
                 }
             }
             let stored = old.as_ref().map_or(0, |e| e.rounds.len());
+            let same_code_as_stored = old.as_ref().is_none_or(|e| {
+                e.env.source_hash.is_empty()
+                    || e.env.source_hash == r.source_hash
+                    || (!r.code_hash.is_empty() && e.env.code_hash == r.code_hash)
+            });
             let mut rounds = old
                 .map(|e| {
                     rounds_to_keep(
@@ -962,6 +1037,15 @@ pub fn import_results(
             }
             if rounds.len() < stored {
                 sum.restarted += 1;
+                sum.restarts.push(Restart {
+                    gpu: r.gpu_model.clone(),
+                    case: r.case.clone(),
+                    reason: if same_code_as_stored {
+                        RestartReason::Timing
+                    } else {
+                        RestartReason::Code
+                    },
+                });
             } else if learned && stored > 0 {
                 sum.same_code_learned += 1;
             }

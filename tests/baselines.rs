@@ -1429,7 +1429,7 @@ fn a_run_on_a_degraded_machine_is_not_imported() {
 
 #[test]
 fn import_summary_counts_what_was_restarted_and_skipped() {
-    use kernelgate::baseline::ImportSummary;
+    use kernelgate::baseline::{ImportSummary, Restart, RestartReason};
     let (_dir, store, mut file) = read_flushed_store();
     file.results[0].variant = "new-pick".into();
     let rec = file.results[0].clone();
@@ -1452,14 +1452,28 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
         }
     );
     put("2000-01-01T00:00:00Z", "old-pick");
+    let sum = import(&file);
     assert_eq!(
-        import(&file),
+        sum,
         ImportSummary {
             added: 1,
             restarted: 1,
+            restarts: vec![Restart {
+                gpu: rec.gpu_model.clone(),
+                case: rec.case.clone(),
+                reason: RestartReason::Timing,
+            }],
             ..Default::default()
         }
     );
+    assert_eq!(
+        sum.render_restarts(10),
+        format!(
+            "restarted, another flush, hold or kernel configuration (1):\n  {} on {}\n",
+            rec.case, rec.gpu_model
+        )
+    );
+    assert_eq!(ImportSummary::default().render_restarts(10), "");
     assert_eq!(
         import(&file),
         ImportSummary {
@@ -1501,6 +1515,7 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
         throttled: 4,
         degraded: 0,
         same_code_learned: 0,
+        restarts: Vec::new(),
     }
     .render(2, Path::new("baselines"));
     assert_eq!(
@@ -1686,11 +1701,25 @@ fn importing_learns_the_stored_source_hashs_code_from_another_gpu_model() {
             .rounds
             .len()
     };
-    // Nothing to learn from: the entry of another source hash restarts, as before.
+    // Nothing to learn from: the entry of another source hash restarts, as before, for its code.
     put(&rec.gpu_model, "");
     let sum = import();
     assert_eq!((sum.added, sum.restarted, sum.same_code_learned), (1, 1, 0));
     assert_eq!(rounds(), 1);
+    assert_eq!(
+        sum.restarts[0].reason,
+        kernelgate::baseline::RestartReason::Code
+    );
+    let mut many = sum.clone();
+    many.restarts = vec![sum.restarts[0].clone(); 3];
+    assert_eq!(
+        many.render_restarts(2),
+        format!(
+            "restarted, other code (3):\n  {c} on {g}\n  {c} on {g}\n  and 1 more\n",
+            c = rec.case,
+            g = rec.gpu_model
+        )
+    );
     // Another model's entry says the entry's source hash ran the record's code: kept.
     assert_ne!(gpu_slug(&rec.gpu_model), "other-gpu");
     put("Other GPU", "c0dec0dec0de");

@@ -736,6 +736,7 @@ where
             };
             let sum = crate::baseline::import_results(&store, &files, retire_unwindowed)?;
             println!("{}", sum.render(inputs.len(), &cfg.baseline_dir));
+            print!("{}", sum.render_restarts(10));
             if left_out > 0 {
                 println!("{left_out} records left out: their cases match no --case pattern");
             }
