@@ -28,6 +28,13 @@ tree=$(git ls-files -co --exclude-standard -z | xargs -0 du -cb 2>/dev/null | ta
 dev=$(du -sb .devbin | cut -f1)
 total=$(( tree + dev ))
 echo "carry: working tree $(( tree / 1048576 )) MiB + .devbin $(( dev / 1048576 )) MiB = $(( total / 1048576 )) MiB of 64"
-if [ "$total" -gt $(( 60 * 1048576 )) ]; then
+# The device counts more than these apparent sizes: session 38 had a call refused at 66.06 MB
+# (63.0 MiB) by this count, and carried 62 MiB. Above 62 MiB, name the largest tracked files:
+# move some out of the tree for the call (docs evidence the device does not read) and back after.
+if [ "$total" -gt $(( 62 * 1048576 )) ]; then
+  echo "WARNING: over 62 MiB by this count: the device may refuse it (64 MiB by its own count)." >&2
+  echo "largest tracked files under docs/ (move a few out for the call, back after):" >&2
+  git ls-files -z docs | xargs -0 du -b 2>/dev/null | sort -n | tail -6 >&2
+elif [ "$total" -gt $(( 60 * 1048576 )) ]; then
   echo "WARNING: within 4 MiB of the device's 64 MiB carry limit: gzip or drop large files under docs/" >&2
 fi
