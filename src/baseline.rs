@@ -621,12 +621,12 @@ impl Drop for LockFile {
 /// picks other ones records another kernel configuration (`variant`), whose rounds
 /// [`rounds_to_keep`] never mixes. Keyed by (case, source hash).
 #[derive(Debug, Default)]
-pub struct CodeIdentity {
+pub struct KnownCode {
     known: std::collections::HashMap<(String, String), String>,
     loaded: std::collections::HashSet<String>,
 }
 
-impl CodeIdentity {
+impl KnownCode {
     /// Learns from every GPU model's stored entries of `kernel` (once per kernel).
     pub fn load_kernel(&mut self, store: &Store, kernel: &str) -> Result<()> {
         if !self.loaded.insert(kernel.to_string()) {
@@ -714,7 +714,7 @@ pub struct ImportSummary {
     pub degraded: usize,
     /// Entries stored without a code hash whose rounds a record of another source hash joined:
     /// another GPU model's entry of the entry's source hash ran the record's machine code
-    /// ([`CodeIdentity`]).
+    /// ([`KnownCode`]).
     pub same_code_learned: usize,
     /// The restarted entries, in import order ([`ImportSummary::render_restarts`]).
     pub restarts: Vec<Restart>,
@@ -923,7 +923,7 @@ pub fn import_results(
     retire_unwindowed: bool,
 ) -> Result<ImportSummary> {
     let mut sum = ImportSummary::default();
-    let mut codes = CodeIdentity::default();
+    let mut codes = KnownCode::default();
     for f in files {
         let Some(gpu) = &f.gpu else {
             sum.untimed += f.results.len();
@@ -1013,8 +1013,12 @@ pub fn import_results(
             let stored = old.as_ref().map_or(0, |e| e.rounds.len());
             let same_code_as_stored = old.as_ref().is_none_or(|e| {
                 e.env.source_hash.is_empty()
-                    || e.env.source_hash == r.source_hash
-                    || (!r.code_hash.is_empty() && e.env.code_hash == r.code_hash)
+                    || crate::gate::same_hashes(
+                        &r.source_hash,
+                        &r.code_hash,
+                        &e.env.source_hash,
+                        &e.env.code_hash,
+                    )
             });
             let mut rounds = old
                 .map(|e| {
@@ -1096,9 +1100,10 @@ fn timed_alike(
 /// The rounds of `old` that a new round of code `source_hash` (cubin `code_hash`) and kernel
 /// configuration `variant`, timed after an L2 flush of `l2_flush` and with the duty-cycle hold
 /// `duty_hold`, joins: all of them when the entry timed the same code the same way, none when
-/// its source hash differs and its stored code hash is not this round's (the kernel changed: its
-/// old rounds timed other code, and keeping them would put the change itself into the
-/// baseline's spread; an edit that left the cubin byte for byte as it was changed nothing); of the rest, only those whose flush was the
+/// it timed other code by [`crate::gate::same_hashes`] (the code hashes decide where both are
+/// known, else the source hashes: the kernel changed, its old rounds timed other code, and
+/// keeping them would put the change itself into the baseline's spread; an edit that left the
+/// cubin byte for byte as it was changed nothing); of the rest, only those whose flush was the
 /// same (see [`same_flush`]: a write flush leaves dirty lines that the timed launch pays for, so
 /// its rounds time more than the kernel), whose duty-cycle hold was the same (a long,
 /// power-bound kernel runs faster the longer the GPU idles between samples) and whose kernel
@@ -1112,8 +1117,13 @@ pub fn rounds_to_keep(
     duty_hold: Option<f64>,
     variant: Option<&str>,
 ) -> Vec<Round> {
-    let same_cubin = !code_hash.is_empty() && old.env.code_hash == code_hash;
-    if old.env.source_hash.is_empty() || old.env.source_hash == source_hash || same_cubin {
+    let same = crate::gate::same_hashes(
+        source_hash,
+        code_hash,
+        &old.env.source_hash,
+        &old.env.code_hash,
+    );
+    if old.env.source_hash.is_empty() || same {
         old.rounds
             .into_iter()
             .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))

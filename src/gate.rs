@@ -251,18 +251,31 @@ pub struct CodeIdentity<'a> {
     pub driver: &'a str,
 }
 
-/// Whether a run timed the very code its baseline timed: the same non-empty source hash or the
-/// same non-empty cubin hash (an edit the compiler saw through), the same recorded configuration
-/// and the same driver. Such a run's slowdown beyond tolerance and
+/// Whether two timings ran the same machine code by their hashes: where both name a code hash
+/// (the cubin sections of the entry points the case ran), those decide, whatever the source
+/// hashes say (an edit the compiler saw through keeps the code; a stored source hash moved onto
+/// code it did not time is caught); otherwise the same non-empty source hash.
+pub fn same_hashes(run_source: &str, run_code: &str, base_source: &str, base_code: &str) -> bool {
+    if !run_code.is_empty() && !base_code.is_empty() {
+        run_code == base_code
+    } else {
+        !run_source.is_empty() && run_source == base_source
+    }
+}
+
+/// Whether a run timed the very code its baseline timed: the same code by [`same_hashes`], the
+/// same recorded configuration and the same driver. Such a run's slowdown beyond tolerance and
 /// noise is the machine's (a fresh machine slower for this case than the ones the baseline was
 /// measured on), not a regression of the code: nothing that decides the code changed. An
 /// unknown hash (empty, e.g. the cuBLAS backend), a configuration either side lacks, or an
 /// unknown driver is never the same code, so such cases stay gated.
 pub fn same_code(run: CodeIdentity<'_>, base: CodeIdentity<'_>) -> bool {
-    let same_source = !run.source_hash.is_empty() && run.source_hash == base.source_hash;
-    let same_cubin = !run.code_hash.is_empty() && run.code_hash == base.code_hash;
-    (same_source || same_cubin)
-        && run.variant.is_some()
+    same_hashes(
+        run.source_hash,
+        run.code_hash,
+        base.source_hash,
+        base.code_hash,
+    ) && run.variant.is_some()
         && run.variant == base.variant
         && !run.driver.is_empty()
         && run.driver == base.driver

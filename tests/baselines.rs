@@ -1660,7 +1660,9 @@ fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
             code,
         )
     };
-    let import = || import_results(&store, std::slice::from_ref(&file), false).unwrap();
+    let import = |f: &kernelgate::results::ResultsFile| {
+        import_results(&store, std::slice::from_ref(f), false).unwrap()
+    };
     let entry = || {
         store
             .entry(&rec.gpu_model, &rec.kernel, &rec.case)
@@ -1668,15 +1670,33 @@ fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
             .unwrap()
     };
     stored_entry("c0dec0dec0de");
-    let sum = import();
+    let sum = import(&file);
     assert_eq!((sum.added, sum.restarted), (1, 0));
     assert_eq!(entry().rounds.len(), 2);
     assert_eq!(entry().env.source_hash, rec.source_hash);
     assert_eq!(entry().env.code_hash, "c0dec0dec0de");
     // The stored cubin differs: the kernel changed, the entry starts over.
     stored_entry("beefbeefbeef");
-    let sum = import();
+    let sum = import(&file);
     assert_eq!((sum.added, sum.restarted), (1, 1));
+    assert_eq!(entry().rounds.len(), 1);
+    // The same source hash with another stored cubin (a hash moved onto code it did not time):
+    // the code hashes decide, the entry starts over, for its code.
+    file.results[0].source_hash = "f00df00df00df00df00df00d".into();
+    file.results[0].date = "2999-05-01T00:00:00Z".into();
+    put_code_entry(
+        &store,
+        &rec.gpu_model,
+        &rec,
+        "f00df00df00df00df00df00d",
+        "beefbeefbeef",
+    );
+    let sum = import(&file);
+    assert_eq!((sum.added, sum.restarted), (1, 1));
+    assert_eq!(
+        sum.restarts[0].reason,
+        kernelgate::baseline::RestartReason::Code
+    );
     assert_eq!(entry().rounds.len(), 1);
 }
 

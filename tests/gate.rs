@@ -393,4 +393,14 @@ fn the_same_cubin_is_the_same_code_whatever_the_source_hash() {
     assert!(same_code(id("18694b20c1b6", "9f0e11aa22bb", v), old));
     // Two unknown code hashes are not equal code.
     assert!(!same_code(id("aaaa", "", v), id("bbbb", "", v)));
+    // Where both code hashes are known they decide, even against an equal source hash: a stored
+    // source hash moved onto code it did not time (a rehash with another compiler than the
+    // machine's) is not the same code.
+    assert!(!same_code(id("18694b20c1b6", "0000aaaa1111", v), base));
+    assert!(
+        !kernelgate::gate::same_hashes("s", "c", "s", "d"),
+        "known code hashes decide"
+    );
+    assert!(kernelgate::gate::same_hashes("s", "", "s", "d"));
+    assert!(!kernelgate::gate::same_hashes("", "", "", ""));
 }
