@@ -5,6 +5,34 @@
 // Names: kg_<op>_<dtype>_w<weight dtype>_<v: vectorised, s: scalar>.
 #include "rowops.cuh"
 
+// The RMSNorm output pass: out = f * r * w over the row's vectors, the first C from the cached
+// packs c (loaded by the statistics pass), the rest read again from `tail` (the row, or the
+// stored residual).
+template <typename T, typename W, int V, int C>
+__device__ __forceinline__ void kg_rms_out(const KgPack<T, V> (&c)[C], const T* tail, const W* __restrict__ w,
+                                           T* out, float r, bool live, int nv, int tid, int tpr) {
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int v = tid + k * tpr;
+        if (live && v < nv) {
+            float f[V], g[V];
+            kg_unpack<V>(c[k], f);
+            kg_ldf<V>(w, v, g);
+#pragma unroll
+            for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
+            kg_stf<V>(out, v, f);
+        }
+    }
+    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
+        float f[V], g[V];
+        kg_ldf<V>(tail, v, f);
+        kg_ldf<V>(w, v, g);
+#pragma unroll
+        for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
+        kg_stf<V>(out, v, f);
+    }
+}
+
 // y = x * rsqrt(mean(x^2) + eps) * w
 template <typename T, typename W, int V, int C>
 __device__ __forceinline__ void rmsnorm_fwd(const T* __restrict__ x, const W* __restrict__ w,
@@ -36,26 +64,7 @@ __device__ __forceinline__ void rmsnorm_fwd(const T* __restrict__ x, const W* __
     }
     ss = kg_row_reduce<KgSum>(ss, smem);
     const float r = rsqrtf(ss / (float)n + eps);
-#pragma unroll
-    for (int k = 0; k < C; ++k) {
-        const int v = tid + k * tpr;
-        if (live && v < nv) {
-            float f[V], g[V];
-            kg_unpack<V>(c[k], f);
-            kg_ldf<V>(w, v, g);
-#pragma unroll
-            for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
-            kg_stf<V>(yr, v, f);
-        }
-    }
-    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
-        float f[V], g[V];
-        kg_ldf<V>(xr, v, f);
-        kg_ldf<V>(w, v, g);
-#pragma unroll
-        for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
-        kg_stf<V>(yr, v, f);
-    }
+    kg_rms_out<T, W, V, C>(c, xr, w, yr, r, live, nv, tid, tpr);
 }
 
 // In place, as vLLM's fused_add_rms_norm: residual = T(x + residual); x = T(rmsnorm(residual) * w).
@@ -101,27 +110,9 @@ __device__ __forceinline__ void fused_add_rmsnorm(T* __restrict__ x, T* __restri
     }
     ss = kg_row_reduce<KgSum>(ss, smem);
     const float r = rsqrtf(ss / (float)n + eps);
-#pragma unroll
-    for (int k = 0; k < C; ++k) {
-        const int v = tid + k * tpr;
-        if (live && v < nv) {
-            float f[V], g[V];
-            kg_unpack<V>(c[k], f);
-            kg_ldf<V>(w, v, g);
-#pragma unroll
-            for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
-            kg_stf<V>(xr, v, f);
-        }
-    }
-    // Same thread wrote this residual vector above: reading it back is ordered.
-    for (int v = tid + C * tpr; live && v < nv; v += tpr) {
-        float f[V], g[V];
-        kg_ldf<V>(rr, v, f);
-        kg_ldf<V>(w, v, g);
-#pragma unroll
-        for (int j = 0; j < V; ++j) f[j] = f[j] * r * g[j];
-        kg_stf<V>(xr, v, f);
-    }
+    // The tail reads the residual back: the same thread wrote each of its vectors above, so
+    // the read is ordered after the write.
+    kg_rms_out<T, W, V, C>(c, rr, w, xr, r, live, nv, tid, tpr);
 }
 
 // y = (x - mean) * rsqrt(var + eps) * w + b, biased variance (two passes over the cached row).
@@ -334,34 +325,6 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const W* __
     }
 }
 
-// dw[col] = sum over the P partial rows of part[p][col]: each of the 16 lanes of a column
-// (threadIdx.y) adds rows y, y + 16, ... into four interleaved sums, then the lanes are added
-// in order (a fixed order: deterministic). Block (32, 16).
-template <typename W>
-__device__ __forceinline__ void rmsnorm_dw(const float* __restrict__ part, W* __restrict__ dw, int P,
-                                           int n) {
-    __shared__ float sm[16][33];
-    const int col = blockIdx.x * 32 + threadIdx.x;
-    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-    if (col < n) {
-        int p = threadIdx.y;
-        for (; p + 48 < P; p += 64) {
-            s0 += part[(long long)p * n + col];
-            s1 += part[(long long)(p + 16) * n + col];
-            s2 += part[(long long)(p + 32) * n + col];
-            s3 += part[(long long)(p + 48) * n + col];
-        }
-        for (; p < P; p += 16) s0 += part[(long long)p * n + col];
-    }
-    sm[threadIdx.y][threadIdx.x] = (s0 + s1) + (s2 + s3);
-    __syncthreads();
-    if (threadIdx.y == 0 && col < n) {
-        float t = 0.f;
-#pragma unroll
-        for (int i = 0; i < 16; ++i) t += sm[i][threadIdx.x];
-        dw[col] = kg_from_f<W>(t);
-    }
-}
 
 #define KG_NORMS(TN, T, WN, W, VN, V)                                                              \
     extern "C" __global__ void __launch_bounds__(512)                                              \
@@ -396,7 +359,7 @@ KG_NORMS_T(fp32, float, bf16, __nv_bfloat16)
 #define KG_DW(WN, W)                                                                               \
     extern "C" __global__ void __launch_bounds__(512)                                              \
         kg_rmsnorm_dw_##WN(const float* part, W* dw, int P, int n) {                               \
-        rmsnorm_dw<W>(part, dw, P, n);                                                             \
+        kg_rmsnorm_dw<W>(part, dw, P, n);                                                             \
     }
 KG_DW(bf16, __nv_bfloat16)
 KG_DW(fp16, __half)

@@ -165,33 +165,6 @@ __device__ __forceinline__ void rmsnorm_bwd_b(const T* __restrict__ x, const W* 
 #endif
 }
 
-// dw[col] = sum over the P partial rows of part[p][col] in a fixed order (deterministic): each of
-// the 16 lanes of a column (threadIdx.y) adds rows y, y + 16, ... into four interleaved sums, then
-// the lanes are added in order y = 0, 1, ... Block (32, 16). (The same as norms.cu's
-// rmsnorm_dw; a case's launches come from one module, and this module must not include another.)
-template <typename W>
-__device__ __forceinline__ void rmsnorm_dw_b(const float* __restrict__ part, W* __restrict__ dw, int P, int n) {
-    __shared__ float sm[16][33];
-    const int col = blockIdx.x * 32 + threadIdx.x;
-    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-    if (col < n) {
-        int p = threadIdx.y;
-        for (; p + 48 < P; p += 64) {
-            s0 += part[(long long)p * n + col];
-            s1 += part[(long long)(p + 16) * n + col];
-            s2 += part[(long long)(p + 32) * n + col];
-            s3 += part[(long long)(p + 48) * n + col];
-        }
-        for (; p < P; p += 16) s0 += part[(long long)p * n + col];
-    }
-    sm[threadIdx.y][threadIdx.x] = (s0 + s1) + (s2 + s3);
-    __syncthreads();
-    if (threadIdx.y == 0 && col < n) {
-        float t = 0.f;
-        for (int y = 0; y < 16; ++y) t += sm[y][threadIdx.x];
-        dw[col] = kg_from_f<W>(t);
-    }
-}
 
 #define KG_RB(TN, T, WN, W)                                                                        \
     extern "C" __global__ void __launch_bounds__(1024) kg_rmsnorm_bwd_##TN##_w##WN##_b(            \
@@ -209,7 +182,7 @@ KG_RB(fp32, float, bf16, __nv_bfloat16)
 #define KG_RB_DW(WN, W)                                                                            \
     extern "C" __global__ void __launch_bounds__(512) kg_rmsnorm_dw_##WN##_b(const float* part, W* dw, int P, \
                                                                              int n) {             \
-        rmsnorm_dw_b<W>(part, dw, P, n);                                                           \
+        kg_rmsnorm_dw<W>(part, dw, P, n);                                                           \
     }
 KG_RB_DW(bf16, __nv_bfloat16)
 KG_RB_DW(fp16, __half)

@@ -771,38 +771,10 @@ KG_NORMS_P(fp16, __half, fp32, float)
 KG_NORMS_P(fp32, float, fp32, float)
 KG_NORMS_P(fp32, float, bf16, __nv_bfloat16)
 
-// dw[col] = sum over the P partial rows of part[p][col] (norms.cu's rmsnorm_dw, here so that
-// both steps of rmsnorm_bwd are in this module): each of the 16 lanes of a column (threadIdx.y)
-// adds rows y, y + 16, ... into four interleaved sums, then the lanes are added in order (a
-// fixed order: deterministic). Block (32, 16).
-template <typename W>
-__device__ __forceinline__ void rmsnorm_dw_p(const float* __restrict__ part, W* __restrict__ dw, int P, int n) {
-    __shared__ float sm[16][33];
-    const int col = blockIdx.x * 32 + threadIdx.x;
-    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-    if (col < n) {
-        int p = threadIdx.y;
-        for (; p + 48 < P; p += 64) {
-            s0 += part[(long long)p * n + col];
-            s1 += part[(long long)(p + 16) * n + col];
-            s2 += part[(long long)(p + 32) * n + col];
-            s3 += part[(long long)(p + 48) * n + col];
-        }
-        for (; p < P; p += 16) s0 += part[(long long)p * n + col];
-    }
-    sm[threadIdx.y][threadIdx.x] = (s0 + s1) + (s2 + s3);
-    __syncthreads();
-    if (threadIdx.y == 0 && col < n) {
-        float t = 0.f;
-#pragma unroll
-        for (int i = 0; i < 16; ++i) t += sm[i][threadIdx.x];
-        dw[col] = kg_from_f<W>(t);
-    }
-}
 
 #define KG_DW_P(WN, W)                                                                             \
     extern "C" __global__ void __launch_bounds__(512) kg_rmsnorm_dw_##WN##_p(const float* part, W* dw, int P, int n) { \
-        rmsnorm_dw_p<W>(part, dw, P, n);                                                           \
+        kg_rmsnorm_dw<W>(part, dw, P, n);                                                           \
     }
 KG_DW_P(bf16, __nv_bfloat16)
 KG_DW_P(fp16, __half)
