@@ -629,9 +629,10 @@ pub struct KnownCode {
 impl KnownCode {
     /// Learns from every GPU model's stored entries of `kernel` (once per kernel).
     pub fn load_kernel(&mut self, store: &Store, kernel: &str) -> Result<()> {
-        if !self.loaded.insert(kernel.to_string()) {
+        if self.loaded.contains(kernel) {
             return Ok(());
         }
+        self.loaded.insert(kernel.to_string());
         for model in store.models()? {
             if let Some(file) = store.load(&model, kernel)? {
                 for (case, e) in &file.entries {
@@ -799,6 +800,7 @@ impl ImportSummary {
     /// The restarted entries, one line each (the first `max`, then how many more), grouped by
     /// reason; empty when none was.
     pub fn render_restarts(&self, max: usize) -> String {
+        use std::fmt::Write as _;
         let mut s = String::new();
         for reason in [RestartReason::Code, RestartReason::Timing] {
             let of: Vec<&Restart> = self
@@ -809,25 +811,12 @@ impl ImportSummary {
             if of.is_empty() {
                 continue;
             }
-            s.push_str(&format!(
-                "restarted, {} ({}):
-",
-                reason.describe(),
-                of.len()
-            ));
+            let _ = writeln!(s, "restarted, {} ({}):", reason.describe(), of.len());
             for r in of.iter().take(max) {
-                s.push_str(&format!(
-                    "  {} on {}
-",
-                    r.case, r.gpu
-                ));
+                let _ = writeln!(s, "  {} on {}", r.case, r.gpu);
             }
             if of.len() > max {
-                s.push_str(&format!(
-                    "  and {} more
-",
-                    of.len() - max
-                ));
+                let _ = writeln!(s, "  and {} more", of.len() - max);
             }
         }
         s
@@ -1011,15 +1000,9 @@ pub fn import_results(
                 }
             }
             let stored = old.as_ref().map_or(0, |e| e.rounds.len());
-            let same_code_as_stored = old.as_ref().is_none_or(|e| {
-                e.env.source_hash.is_empty()
-                    || crate::gate::same_hashes(
-                        &r.source_hash,
-                        &r.code_hash,
-                        &e.env.source_hash,
-                        &e.env.code_hash,
-                    )
-            });
+            let same_code_as_stored = old
+                .as_ref()
+                .is_none_or(|e| timed_this_code(e, &r.source_hash, &r.code_hash));
             let mut rounds = old
                 .map(|e| {
                     rounds_to_keep(
@@ -1117,13 +1100,7 @@ pub fn rounds_to_keep(
     duty_hold: Option<f64>,
     variant: Option<&str>,
 ) -> Vec<Round> {
-    let same = crate::gate::same_hashes(
-        source_hash,
-        code_hash,
-        &old.env.source_hash,
-        &old.env.code_hash,
-    );
-    if old.env.source_hash.is_empty() || same {
+    if timed_this_code(&old, source_hash, code_hash) {
         old.rounds
             .into_iter()
             .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))
@@ -1131,6 +1108,19 @@ pub fn rounds_to_keep(
     } else {
         Vec::new()
     }
+}
+
+/// Whether `old`'s rounds timed the code of source hash `source_hash` (cubin `code_hash`): an
+/// entry without a recorded hash is taken as the same code; otherwise
+/// [`crate::gate::same_hashes`] decides.
+fn timed_this_code(old: &Entry, source_hash: &str, code_hash: &str) -> bool {
+    old.env.source_hash.is_empty()
+        || crate::gate::same_hashes(
+            source_hash,
+            code_hash,
+            &old.env.source_hash,
+            &old.env.code_hash,
+        )
 }
 
 /// Most rounds kept per entry (the oldest go first).
