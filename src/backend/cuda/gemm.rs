@@ -1,7 +1,8 @@
 //! `gemm` on our kernels: the GEMV kernels for M ≤ 8 (any dtype and architecture, see
 //! `gemm_gemv`; with `KERNELGATE_GEMM_MTC=1` the tensor-core experiment `gemm_mtc` first), streaming kernels where M or N is at most 16 (on Hopper only the
 //! skinny shapes [`skinny_on_wgmma`] leaves them), TMA + wgmma for every other 16-bit shape on
-//! Hopper (odd N or K through padded copies),
+//! Hopper (odd K through a padded copy of A, odd N through a padded copy of B with C written in
+//! place, see `gemm_wgmma`),
 //! WMMA tensor cores elsewhere; fp32 on the register-tiled SIMT kernel
 //! (`gemm_sgemm_*`, plain FFMA, no TF32) with a tile chosen by shape, or the first simple one
 //! under `KERNELGATE_GEMM_FP32=simple`.

@@ -7,7 +7,9 @@
 //! split-K a second kernel that adds the fp32 partial tiles in a fixed order. The 128-row
 //! tiles of 256, 128 and 64 columns, the `_c2` clusters of the first two and 192x192 launch
 //! their `_ts` entries, which store C through shared memory with TMA and take a third tensor
-//! map, of C ([`EPILOGUE_ENV`]).
+//! map, of C ([`EPILOGUE_ENV`]). Where N is not a multiple of 8 (and K is not split), the
+//! `_uc` entries of `kernels/gemm_wgmma_uc.cu` write C in place with stores cut to its rows'
+//! alignment ([`DIRECT_C_ENV`]); B is still read from a padded copy.
 
 use super::tma::tensor_map_16bit_rows;
 use super::MAX_DYNAMIC_SMEM;
@@ -32,6 +34,13 @@ pub const EPILOGUE_ENV: &str = "KERNELGATE_GEMM_EPILOGUE";
 /// Environment variable that forces the number of K splits, `1` to `16` (unset or empty: chosen
 /// by shape; `1` turns split-K off).
 pub const SPLITK_ENV: &str = "KERNELGATE_GEMM_SPLITK";
+/// Environment variable for shapes whose N is not a multiple of 8, without K splits: `1`
+/// (unset or empty) writes C in place from `kernels/gemm_wgmma_uc.cu`'s `_uc` entries, `0`
+/// computes into a padded result and copies its first N columns into C (`gemm_wgmma_unpad16`,
+/// the path before session 39).
+pub const DIRECT_C_ENV: &str = "KERNELGATE_GEMM_DIRECT_C";
+/// The kernel file of the `_uc` entries ([`DIRECT_C_ENV`]).
+pub const UC_FILE: &str = "gemm_wgmma_uc.cu";
 
 /// K step of every tile (one TMA stage holds BM × 64 of A and 64 × BN of B).
 pub const BK: u64 = 64;
@@ -615,7 +624,13 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         b
     };
-    let c_k = if pad.pads_c(n) {
+    // N not a multiple of 8 without K splits: C written in place by a `_uc` entry, where the
+    // kernel set has that file (a `--base` revision from before session 39 does not).
+    let direct_c = pad.pads_c(n)
+        && plan.splits == 1
+        && super::from_env(case, DIRECT_C_ENV, |v| super::parse_switch(DIRECT_C_ENV, v))?
+        && gpu.kernel_set.dir.join(UC_FILE).is_file();
+    let c_k = if pad.pads_c(n) && !direct_c {
         alloc(gpu, m * np, "padded result")?
     } else {
         c
@@ -629,15 +644,24 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         "f16"
     };
-    let want_tma_store = tile.tma_store && super::from_env(case, EPILOGUE_ENV, parse_epilogue)?;
+    // TMA stores need C's rows 16-byte aligned: not for the `_uc` entries.
+    let want_tma_store =
+        !direct_c && tile.tma_store && super::from_env(case, EPILOGUE_ENV, parse_epilogue)?;
     let plain_name = format!("gemm_wgmma_{dt}_{}", tile.name());
     let ts_name = format!("{plain_name}_ts");
-    let module = gpu.module("gemm_wgmma.cu")?;
+    let file = if direct_c { UC_FILE } else { "gemm_wgmma.cu" };
+    let module = gpu.module(file)?;
     // A kernel source from before the tile's TMA-store entry (a `--base` revision of same-run
     // A/B: before session 32, or session 33 for 128x64 and 192x192) has only the
     // register-epilogue entry: launch that, and say so in the configuration.
     let tma_store = want_tma_store && module.has_function(&ts_name)?;
-    let name = if tma_store { ts_name } else { plain_name };
+    let name = if direct_c {
+        format!("{plain_name}_uc")
+    } else if tma_store {
+        ts_name
+    } else {
+        plain_name
+    };
     let smem = if tma_store {
         tile.smem_tma_store()
     } else {
@@ -676,7 +700,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         KernelArg::Ptr(c_k),
         KernelArg::Ptr(part),
         KernelArg::I32(m as i32),
-        KernelArg::I32(np as i32),
+        // `_uc`: C's own width (its row stride and the stores' bound); the tile count is the
+        // same as for np, the next multiple of 8
+        KernelArg::I32(if direct_c { n } else { np } as i32),
         KernelArg::I32(kp as i32),
         KernelArg::I32(plan.splits as i32),
     ];
@@ -716,7 +742,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
             ],
         ));
     }
-    if pad.pads_c(n) {
+    if pad.pads_c(n) && !direct_c {
         steps.push(unpad_step(c_k, c, m, n, np, sms));
     }
     let how = match (forced_tile.is_some(), forced_splits.is_some()) {
@@ -732,7 +758,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     if pad.copies_b(n) {
         copies.push(format!("B into rows of {}", pad.ldb));
     }
-    if pad.pads_c(n) {
+    if pad.pads_c(n) && !direct_c {
         copies.push(format!("C through rows of {np}"));
     }
     let padded = if copies.is_empty() {
@@ -740,13 +766,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     } else {
         format!("; copies: {}", copies.join(", "))
     };
-    let epilogue = epilogue_name(&tile, plan.splits, k, tma_store, want_tma_store);
+    let epilogue = if direct_c {
+        "register stores into C in place (rows at any alignment, the last chunk cut at N)"
+    } else {
+        epilogue_name(&tile, plan.splits, k, tma_store, want_tma_store)
+    };
     let variant = format!(
         "{name} (tma+wgmma {}x{}x64, {} stages, {} CTA(s)/cluster, split-K {}, epilogue {epilogue}; {grid} CTAs{resident}; {how}{padded})",
         tile.bm, tile.bn, tile.stages, tile.cluster, plan.splits
     );
     let chain = super::from_env(case, PDL_ENV, parse_pdl)?;
-    super::launch_sequence(gpu, "gemm_wgmma.cu", steps, keep, variant, chain)
+    super::launch_sequence(gpu, file, steps, keep, variant, chain)
 }
 
 /// How the launched GEMM writes C, for the case's configuration: fp32 partials with K splits,
@@ -958,10 +988,39 @@ mod tests {
     }
 
     #[test]
+    fn every_tile_has_direct_c_entries_and_the_padding_copy() {
+        // `prepare` may pick any tile for an N that is not a multiple of 8: each needs its `_uc`
+        // entry in both dtypes, and the file its own `gemm_wgmma_pad16` for B.
+        let text = super::super::kernel_source(UC_FILE);
+        for t in TILES {
+            for dt in ["bf16", "f16"] {
+                let name = format!("gemm_wgmma_{dt}_{}_uc,", t.name());
+                assert!(text.contains(&name), "{UC_FILE} lacks {name}");
+            }
+        }
+        assert!(text.contains("gemm_wgmma_pad16("));
+        assert_eq!(
+            text.matches("_uc, ").count(),
+            2 * TILES.len(),
+            "one `_uc` entry per tile and dtype"
+        );
+    }
+
+    #[test]
+    fn direct_c_switch_values() {
+        let p = |v| super::super::parse_switch(DIRECT_C_ENV, v);
+        assert_eq!(p(None), Ok(true));
+        assert_eq!(p(Some("0")), Ok(false));
+        assert!(p(Some("yes")).unwrap_err().contains(DIRECT_C_ENV));
+    }
+
+    #[test]
     fn tma_store_entries_exist_for_exactly_the_tiles_that_name_them() {
         // Every tile with `tma_store` has `_ts` entries in both dtypes, of the size the kernel
         // file static_asserts; no other tile has one (the host would ask for a missing symbol).
-        let text = super::super::kernel_source("gemm_wgmma.cu");
+        // the entries in the .cu, the tile configurations and the body in the header
+        let text = super::super::kernel_source("gemm_wgmma.cu")
+            + &super::super::kernel_source("gemm_wgmma.cuh");
         let with: Vec<String> = TILES
             .iter()
             .filter(|t| t.tma_store)
