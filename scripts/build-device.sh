@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the release test binary and the kernelgate CLI and copies them (stripped) to .devbin/
-# for the GPU machine (carry `.devbin`); NEXTEST=1 adds a nextest archive (see below).
+# Builds the release test binary and the kernelgate CLI and copies them (stripped, packed: see
+# PACK below) to .devbin/ for the GPU machine (carry `.devbin`); NEXTEST=1 adds a nextest
+# archive (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 json=$(cargo test --release --test kernels --no-run --message-format=json 2>/dev/null)
@@ -13,6 +14,14 @@ mkdir -p .devbin
 cp "$bin" .devbin/kernels
 cp target/release/kernelgate .devbin/kernelgate
 strip .devbin/kernels .devbin/kernelgate 2>/dev/null || true
+# PACK=1 (the default): the two binaries travel as .devbin/bins.tar.xz (about a quarter of their
+# size; the carry limit is 64 MiB with the tree) and scripts/device-lib.sh unpacks them on the
+# device; PACK=0 carries them as they are.
+rm -f .devbin/bins.tar.xz
+if [ "${PACK:-1}" = 1 ]; then
+  tar -cJf .devbin/bins.tar.xz -C .devbin kernels kernelgate
+  rm -f .devbin/kernels .devbin/kernelgate
+fi
 # NEXTEST=1: also a nextest archive of the kernels test binary and a stripped cargo-nextest, so
 # the device can run `cargo-nextest nextest run --archive-file ...` without cargo.
 if [ "${NEXTEST:-0}" = 1 ]; then
