@@ -368,32 +368,100 @@ static __device__ __forceinline__ unsigned sel4(const unsigned (&p)[4], int i) {
     return (i & 2) ? hi : lo;
 }
 
-// Eight consecutive 16-bit elements of a row of C at p (o: four packed pairs, element 2q in
-// the low half of o[q]), of which the first `avail` lie inside the row (none when avail <= 0);
-// p may have any 2-byte alignment (gemm_wgmma_uc.cu: N not a multiple of 8, C written in
-// place). 16-byte aligned: one vector store; 4-byte aligned: four words; otherwise a half word,
-// the three words between (each shifted by one element) and a half word.
-static __device__ __forceinline__ void store8_any(unsigned short* p, const unsigned (&o)[4],
-                                                  int avail) {
-    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
-    if (avail >= 8) {
-        if ((a & 15ull) == 0) {
-            *reinterpret_cast<uint4*>(p) = make_uint4(o[0], o[1], o[2], o[3]);
-        } else if ((a & 3ull) == 0) {
-            unsigned* w = reinterpret_cast<unsigned*>(p);
+// The EPI16 epilogue's quad transpose: lane t of a quad gets block 4j + t (eight consecutive
+// columns) of row half h as four packed pairs, element 2q in the low half of o[q]; d is the
+// warpgroup's m64nBN accumulator fragment.
+template <typename T, int BN>
+static __device__ __forceinline__ void quad_block(const float (&d)[BN / 2], int j, int h, int t,
+                                                  int qbase, unsigned (&o)[4]) {
+    unsigned p[4];
 #pragma unroll
-            for (int q = 0; q < 4; ++q) w[q] = o[q];
-        } else {
-            p[0] = (unsigned short)o[0];
-            unsigned* w = reinterpret_cast<unsigned*>(p + 1);
+    for (int q = 0; q < 4; ++q)
+        p[q] = pack2_bits<T>(d[4 * (4 * j + q) + 2 * h], d[4 * (4 * j + q) + 2 * h + 1]);
 #pragma unroll
-            for (int q = 0; q < 3; ++q) w[q] = __funnelshift_r(o[q], o[q + 1], 16);
-            p[7] = (unsigned short)(o[3] >> 16);
-        }
+    for (int r = 0; r < 4; ++r) {
+        // lane s sends its pair of block 4j + ((s - r) & 3) and receives from lane (t + r) & 3
+        // that lane's pair of block 4j + t
+        const unsigned v = __shfl_sync(0xffffffffu, sel4(p, (t - r) & 3), qbase | ((t + r) & 3));
+        const int slot = (t + r) & 3;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) o[q] = slot == q ? v : o[q];
+    }
+}
+
+// Elements lo .. hi - 1 of eight (o: four packed pairs) at p, 16-byte aligned: one vector store
+// when all eight are wanted, else one 16-bit store each.
+static __device__ __forceinline__ void store8_span(unsigned short* p, const unsigned (&o)[4], int lo,
+                                                   int hi) {
+    if (lo <= 0 && hi >= 8) {
+        *reinterpret_cast<uint4*>(p) = make_uint4(o[0], o[1], o[2], o[3]);
     } else {
 #pragma unroll
         for (int e = 0; e < 8; ++e)
-            if (e < avail) p[e] = (unsigned short)(o[e >> 1] >> (16 * (e & 1)));
+            if (e >= lo && e < hi) p[e] = (unsigned short)(o[e >> 1] >> (16 * (e & 1)));
+    }
+}
+
+// The UC epilogue (gemm_wgmma_uc.cu: C N wide, N any) of one row of a tile: tile columns
+// 0 .. BN - 1 are C's columns cbase .. cbase + BN - 1 of `row`, and row half h of the fragment.
+// The row's first element sits s elements into a 16-byte chunk of memory (s = 0 .. 7, by the
+// row's address). Each lane stores the aligned 16-byte chunk that starts s elements before its
+// block of eight: the previous lane's last s elements, then its own first 8 - s (the quad's
+// lane 0 takes the previous 32 columns' lane 3 block, carried over). So every store of a warp
+// covers whole sectors, as in the aligned case. The chunk before column 0 and the one past
+// column BN - 1 belong half to the neighbouring tile: only this tile's elements are stored
+// there, one by one, and nothing at or past column N.
+template <typename T, int BN>
+static __device__ __forceinline__ void uc_store_row(T* C, const float (&d)[BN / 2], int h, int row,
+                                                    int M, int N, int cbase, int t, int qbase) {
+    unsigned short* rowp = reinterpret_cast<unsigned short*>(C) + (size_t)row * N + cbase;
+    const int s = (int)((reinterpret_cast<unsigned long long>(rowp) >> 1) & 7ull);
+    const int e = 8 - s;  // where the chunk starts in (previous block ++ own block), 1 .. 7
+    const int width = N - cbase;  // columns of the tile inside C
+    const bool live = row < M;
+    unsigned carry[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int j = 0; j < BN / 32; ++j) {
+        unsigned o[4], prev[4], last[4];
+        quad_block<T, BN>(d, j, h, t, qbase, o);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            prev[q] = __shfl_sync(0xffffffffu, o[q], qbase | ((t + 3) & 3));
+            last[q] = __shfl_sync(0xffffffffu, o[q], qbase | 3);
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            if (t == 0) prev[q] = carry[q];
+            carry[q] = last[q];
+        }
+        const int x = 32 * j + 8 * t;  // this lane's block's first tile column
+        if (!live) continue;
+        if (s == 0) {
+            store8_span(rowp + x, o, 0, width - x);
+            continue;
+        }
+        // words k .. k + 4 of (prev ++ o), k = e / 2, by selects; then shifted by one element
+        // when e is odd
+        const unsigned w[8] = {prev[0], prev[1], prev[2], prev[3], o[0], o[1], o[2], o[3]};
+        const int k = e >> 1;
+        unsigned a[7], b[5], out[4];
+#pragma unroll
+        for (int i = 0; i < 7; ++i) a[i] = (k & 1) ? w[i + 1] : w[i];
+#pragma unroll
+        for (int i = 0; i < 5; ++i) b[i] = (k & 2) ? a[i + 2] : a[i];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) out[q] = __funnelshift_r(b[q], b[q + 1], 16 * (e & 1));
+        const int x0 = x - s;
+        store8_span(rowp + x0, out, -x0, width - x0);
+    }
+    // the s elements after the last aligned chunk: the quad's lane 3 block's last s, in carry
+    if (live && s != 0 && t == 3) {
+#pragma unroll
+        for (int i = 0; i < 7; ++i) {
+            const int x = BN - s + i;
+            if (i < s && x < width)
+                rowp[x] = (unsigned short)(sel4(carry, (8 - s + i) >> 1) >> (16 * ((8 - s + i) & 1)));
+        }
     }
 }
 
@@ -413,7 +481,7 @@ static __device__ __forceinline__ void tile_coords(int t, int num_tm, int num_tn
 // CL = 2: the CTA is one of a 2-CTA cluster working on vertically adjacent tiles (same B
 // columns); see "CLUSTER ENTRIES" in the header.
 // UC: N is C's own width, any value (gemm_wgmma_uc.cu); the register epilogue stores with
-// store8_any. Without K splits only.
+// uc_store_row. Without K splits only.
 template <typename T, bool BF16, class CF, int CL, bool PN = false, bool TS = false,
           bool UC = false>
 static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const CUtensorMap* tmB,
@@ -754,6 +822,11 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                         bulk_commit();
                     }
                 }
+            } else if (splits == 1 && UC) {
+                // C's rows at any alignment (uc_store_row)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    uc_store_row<T, BN>(C, d, h, row0 + 8 * h, M, N, tn * BN, lane & 3, lane & ~3);
             } else if (splits == 1 && GW_EPI16) {
                 // 16-byte stores: per 32 columns (blocks 4j..4j+3 of 8) and row g or g+8, the
                 // quad transposes its 4 x 4 bf16x2 pairs so that lane t holds block 4j+t whole.
@@ -764,32 +837,12 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     const int col = tn * BN + 32 * j + 8 * t;
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        unsigned p[4], o[4];
-#pragma unroll
-                        for (int q = 0; q < 4; ++q)
-                            p[q] = pack2_bits<T>(d[4 * (4 * j + q) + 2 * h],
-                                                 d[4 * (4 * j + q) + 2 * h + 1]);
-#pragma unroll
-                        for (int r = 0; r < 4; ++r) {
-                            // lane s sends its pair of block 4j + ((s - r) & 3) and receives
-                            // from lane (t + r) & 3 that lane's pair of block 4j + t
-                            const unsigned v = __shfl_sync(0xffffffffu, sel4(p, (t - r) & 3),
-                                                           qbase | ((t + r) & 3));
-                            const int slot = (t + r) & 3;
-#pragma unroll
-                            for (int q = 0; q < 4; ++q) o[q] = slot == q ? v : o[q];
-                        }
+                        unsigned o[4];
+                        quad_block<T, BN>(d, j, h, t, qbase, o);
                         const int row = row0 + 8 * h;
-                        if constexpr (UC) {
-                            // rows start at any 2-byte alignment; a row's last chunk may be cut
-                            if (row < M)
-                                store8_any(reinterpret_cast<unsigned short*>(C + (size_t)row * N +
-                                                                             col),
-                                           o, N - col);
-                        } else if (row < M && col < N) {
+                        if (row < M && col < N)
                             *reinterpret_cast<uint4*>(C + (size_t)row * N + col) =
                                 make_uint4(o[0], o[1], o[2], o[3]);
-                        }
                     }
                 }
             } else if (splits == 1) {

@@ -3,11 +3,18 @@
 //
 // TMA needs 16-byte row strides, so B (K x N) is still copied into rows of Np = N rounded up to
 // 8 (gemm_wgmma_pad16, zeros in the added columns) and read through a tensor map of those rows.
-// C is not: the entries here take N as C's own width and store the register epilogue's 16-byte
-// chunks by their alignment (store8_any: one vector, four words, or a half word, three shifted
-// words and a half word), cutting each row's last chunk at N. gemm_wgmma.cu computes into an
-// M x Np buffer instead and copies its first N columns into C (gemm_wgmma_unpad16): at
-// 4095 x 4097 x 64 that copy reads and writes the whole result a second time.
+// C is not: the entries here take N as C's own width. Their epilogue (uc_store_row in the
+// header) realigns each row's register blocks by shuffles within the quad so that every lane
+// stores a whole 16-byte chunk at an aligned address, whatever the row's alignment; the chunks
+// at a tile's left and right edges and at column N are stored element by element.
+// gemm_wgmma.cu computes into an M x Np buffer instead and copies its first N columns into C
+// (gemm_wgmma_unpad16): at 4095 x 4097 x 64 that copy reads and writes the whole result a
+// second time.
+//
+// Session 39's first version stored each lane's eight elements where they fell (a half word,
+// three words and a half word on rows at odd elements): 4095 x 4097 x 64 took 53.3 us against
+// 63.3 for the padded path and 39.8 for cuBLAS (H100 a997e97b): every such store of a warp
+// touched about twenty sectors for a few bytes each.
 //
 // Entries: gemm_wgmma_<bf16|f16>_<tile>_uc for every register-epilogue tile of gemm_wgmma.cu,
 // the same parameters (tmA, tmB, C, P, M, N, K, splits) with splits == 1 (P unused), and
