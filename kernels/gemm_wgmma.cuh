@@ -408,59 +408,66 @@ static __device__ __forceinline__ void store8_span(unsigned short* p, const unsi
 // row's address). Each lane stores the aligned 16-byte chunk that starts s elements before its
 // block of eight: the previous lane's last s elements, then its own first 8 - s (the quad's
 // lane 0 takes the previous 32 columns' lane 3 block, carried over). So every store of a warp
-// covers whole sectors, as in the aligned case. The chunk before column 0 and the one past
-// column BN - 1 belong half to the neighbouring tile: only this tile's elements are stored
-// there, one by one, and nothing at or past column N.
+// covers whole sectors, as in the aligned case. Three chunks per row are stored element by
+// element after the loop, where only part of them is this tile's: the first (before column 0
+// the neighbouring tile's), the one that column N cuts, and the s elements past the last aligned
+// chunk. Keeping them out of the loop keeps the unrolled epilogue short (session 39: with an
+// element-by-element path in every chunk, small shapes ran up to 1.5x slower).
 template <typename T, int BN>
 static __device__ __forceinline__ void uc_store_row(T* C, const float (&d)[BN / 2], int h, int row,
                                                     int M, int N, int cbase, int t, int qbase) {
     unsigned short* rowp = reinterpret_cast<unsigned short*>(C) + (size_t)row * N + cbase;
     const int s = (int)((reinterpret_cast<unsigned long long>(rowp) >> 1) & 7ull);
-    const int e = 8 - s;  // where the chunk starts in (previous block ++ own block), 1 .. 7
+    const int e = 8 - s;  // where the chunk starts in (previous block ++ own block), 1 .. 8
+    const int k = e >> 1;
     const int width = N - cbase;  // columns of the tile inside C
-    const bool live = row < M;
     unsigned carry[4] = {0u, 0u, 0u, 0u};
+    unsigned first[4], cut[4], own[4];
+    int cut_x0 = BN;  // no cut chunk
 #pragma unroll
     for (int j = 0; j < BN / 32; ++j) {
-        unsigned o[4], prev[4], last[4];
-        quad_block<T, BN>(d, j, h, t, qbase, o);
+        unsigned prev[4];
+        quad_block<T, BN>(d, j, h, t, qbase, own);
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            prev[q] = __shfl_sync(0xffffffffu, o[q], qbase | ((t + 3) & 3));
-            last[q] = __shfl_sync(0xffffffffu, o[q], qbase | 3);
+            // the previous lane's block; lane 0 gets lane 3's, which it needs one step later
+            const unsigned v = __shfl_sync(0xffffffffu, own[q], qbase | ((t + 3) & 3));
+            prev[q] = t == 0 ? carry[q] : v;
+            carry[q] = v;
         }
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            if (t == 0) prev[q] = carry[q];
-            carry[q] = last[q];
-        }
-        const int x = 32 * j + 8 * t;  // this lane's block's first tile column
-        if (!live) continue;
-        if (s == 0) {
-            store8_span(rowp + x, o, 0, width - x);
-            continue;
-        }
-        // words k .. k + 4 of (prev ++ o), k = e / 2, by selects; then shifted by one element
-        // when e is odd
-        const unsigned w[8] = {prev[0], prev[1], prev[2], prev[3], o[0], o[1], o[2], o[3]};
-        const int k = e >> 1;
+        // words k .. k + 4 of (prev ++ own) by selects, shifted by one element when e is odd
+        const unsigned w[8] = {prev[0], prev[1], prev[2], prev[3], own[0], own[1], own[2], own[3]};
         unsigned a[7], b[5], out[4];
 #pragma unroll
         for (int i = 0; i < 7; ++i) a[i] = (k & 1) ? w[i + 1] : w[i];
 #pragma unroll
         for (int i = 0; i < 5; ++i) b[i] = (k & 2) ? a[i + 2] : a[i];
 #pragma unroll
+        for (int i = 0; i < 4; ++i) b[i] = (k & 4) ? w[i + 4] : b[i];
+#pragma unroll
         for (int q = 0; q < 4; ++q) out[q] = __funnelshift_r(b[q], b[q + 1], 16 * (e & 1));
-        const int x0 = x - s;
-        store8_span(rowp + x0, out, -x0, width - x0);
+        const int x0 = 32 * j + 8 * t - s;  // the chunk's first tile column
+        if (j == 0) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q) first[q] = out[q];
+        } else if (x0 + 8 <= width) {
+            if (row < M) *reinterpret_cast<uint4*>(rowp + x0) = make_uint4(out[0], out[1], out[2], out[3]);
+        } else if (x0 < width) {
+            cut_x0 = x0;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) cut[q] = out[q];
+        }
     }
-    // the s elements after the last aligned chunk: the quad's lane 3 block's last s, in carry
-    if (live && s != 0 && t == 3) {
+    if (row >= M) return;
+    store8_span(rowp - s + 8 * t, first, s - 8 * t, width + s - 8 * t);
+    if (cut_x0 < BN) store8_span(rowp + cut_x0, cut, 0, width - cut_x0);
+    // the s elements after the last aligned chunk: the quad's lane 3 block's last s
+    if (t == 3) {
 #pragma unroll
         for (int i = 0; i < 7; ++i) {
             const int x = BN - s + i;
             if (i < s && x < width)
-                rowp[x] = (unsigned short)(sel4(carry, (8 - s + i) >> 1) >> (16 * ((8 - s + i) & 1)));
+                rowp[x] = (unsigned short)(sel4(own, (e + i) >> 1) >> (16 * ((e + i) & 1)));
         }
     }
 }
