@@ -389,17 +389,52 @@ static __device__ __forceinline__ void quad_block(const float (&d)[BN / 2], int 
     }
 }
 
-// Elements lo .. hi - 1 of eight (o: four packed pairs) at p, 16-byte aligned: one vector store
-// when all eight are wanted, else one 16-bit store each.
+// Elements lo .. hi - 1 (clamped to 0 .. 7) of eight (o: four packed pairs, element 2q in the
+// low half of o[q]) at p, 16-byte aligned: one vector store when all eight are wanted, else at
+// most five stores of naturally aligned pieces (16, 32, 64, 32, 16 bits; three at most for a
+// run that starts or ends the chunk).
 static __device__ __forceinline__ void store8_span(unsigned short* p, const unsigned (&o)[4], int lo,
                                                    int hi) {
-    if (lo <= 0 && hi >= 8) {
+    int a = lo < 0 ? 0 : lo;
+    const int b = hi > 8 ? 8 : hi;
+    if (a == 0 && b == 8) {
         *reinterpret_cast<uint4*>(p) = make_uint4(o[0], o[1], o[2], o[3]);
-    } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-            if (e >= lo && e < hi) p[e] = (unsigned short)(o[e >> 1] >> (16 * (e & 1)));
+        return;
     }
+    if (a < b && (a & 1)) {
+        p[a] = (unsigned short)(sel4(o, a >> 1) >> 16);
+        ++a;
+    }
+    if (a + 2 <= b && (a & 2)) {
+        *reinterpret_cast<unsigned*>(p + a) = sel4(o, a >> 1);
+        a += 2;
+    }
+    if (a + 4 <= b) {  // a is 0 or 4 here
+        *reinterpret_cast<uint2*>(p + a) = a == 0 ? make_uint2(o[0], o[1]) : make_uint2(o[2], o[3]);
+        a += 4;
+    }
+    if (a + 2 <= b) {
+        *reinterpret_cast<unsigned*>(p + a) = sel4(o, a >> 1);
+        a += 2;
+    }
+    if (a < b) p[a] = (unsigned short)sel4(o, a >> 1);
+}
+
+// Elements e .. e + 7 of (prev ++ own), sixteen elements as eight packed pairs, e = 1 .. 8 at run
+// time (k = e / 2): words k .. k + 4 by selects, then shifted by one element when e is odd.
+static __device__ __forceinline__ void realign8(const unsigned (&prev)[4], const unsigned (&own)[4],
+                                                int e, unsigned (&out)[4]) {
+    const int k = e >> 1;
+    const unsigned w[8] = {prev[0], prev[1], prev[2], prev[3], own[0], own[1], own[2], own[3]};
+    unsigned a[7], b[5];
+#pragma unroll
+    for (int i = 0; i < 7; ++i) a[i] = (k & 1) ? w[i + 1] : w[i];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) b[i] = (k & 2) ? a[i + 2] : a[i];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) b[i] = (k & 4) ? w[i + 4] : b[i];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) out[q] = __funnelshift_r(b[q], b[q + 1], 16 * (e & 1));
 }
 
 // The UC epilogue (gemm_wgmma_uc.cu: C N wide, N any) of one row of a tile: tile columns
@@ -408,18 +443,17 @@ static __device__ __forceinline__ void store8_span(unsigned short* p, const unsi
 // row's address). Each lane stores the aligned 16-byte chunk that starts s elements before its
 // block of eight: the previous lane's last s elements, then its own first 8 - s (the quad's
 // lane 0 takes the previous 32 columns' lane 3 block, carried over). So every store of a warp
-// covers whole sectors, as in the aligned case. Three chunks per row are stored element by
-// element after the loop, where only part of them is this tile's: the first (before column 0
-// the neighbouring tile's), the one that column N cuts, and the s elements past the last aligned
-// chunk. Keeping them out of the loop keeps the unrolled epilogue short (session 39: with an
-// element-by-element path in every chunk, small shapes ran up to 1.5x slower).
+// covers whole sectors, as in the aligned case. Three chunks per row are stored in pieces
+// (store8_span) after the loop, where only part of them is this tile's: the first (before
+// column 0 the neighbouring tile's), the one that column N cuts, and the s elements past the
+// last aligned chunk. Keeping them out of the loop keeps the unrolled epilogue short (session
+// 39: with an element-by-element path in every chunk, small shapes ran up to 1.5x slower).
 template <typename T, int BN>
 static __device__ __forceinline__ void uc_store_row(T* C, const float (&d)[BN / 2], int h, int row,
                                                     int M, int N, int cbase, int t, int qbase) {
     unsigned short* rowp = reinterpret_cast<unsigned short*>(C) + (size_t)row * N + cbase;
     const int s = (int)((reinterpret_cast<unsigned long long>(rowp) >> 1) & 7ull);
     const int e = 8 - s;  // where the chunk starts in (previous block ++ own block), 1 .. 8
-    const int k = e >> 1;
     const int width = N - cbase;  // columns of the tile inside C
     unsigned carry[4] = {0u, 0u, 0u, 0u};
     unsigned first[4], cut[4], own[4];
@@ -435,17 +469,8 @@ static __device__ __forceinline__ void uc_store_row(T* C, const float (&d)[BN / 
             prev[q] = t == 0 ? carry[q] : v;
             carry[q] = v;
         }
-        // words k .. k + 4 of (prev ++ own) by selects, shifted by one element when e is odd
-        const unsigned w[8] = {prev[0], prev[1], prev[2], prev[3], own[0], own[1], own[2], own[3]};
-        unsigned a[7], b[5], out[4];
-#pragma unroll
-        for (int i = 0; i < 7; ++i) a[i] = (k & 1) ? w[i + 1] : w[i];
-#pragma unroll
-        for (int i = 0; i < 5; ++i) b[i] = (k & 2) ? a[i + 2] : a[i];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) b[i] = (k & 4) ? w[i + 4] : b[i];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) out[q] = __funnelshift_r(b[q], b[q + 1], 16 * (e & 1));
+        unsigned out[4];
+        realign8(prev, own, e, out);
         const int x0 = 32 * j + 8 * t - s;  // the chunk's first tile column
         if (j == 0) {
 #pragma unroll
@@ -462,13 +487,11 @@ static __device__ __forceinline__ void uc_store_row(T* C, const float (&d)[BN / 
     store8_span(rowp - s + 8 * t, first, s - 8 * t, width + s - 8 * t);
     if (cut_x0 < BN) store8_span(rowp + cut_x0, cut, 0, width - cut_x0);
     // the s elements after the last aligned chunk: the quad's lane 3 block's last s
-    if (t == 3) {
-#pragma unroll
-        for (int i = 0; i < 7; ++i) {
-            const int x = BN - s + i;
-            if (i < s && x < width)
-                rowp[x] = (unsigned short)(sel4(own, (e + i) >> 1) >> (16 * ((e + i) & 1)));
-        }
+    if (t == 3 && s != 0) {
+        const unsigned none[4] = {0u, 0u, 0u, 0u};
+        unsigned tail[4];
+        realign8(own, none, e, tail);
+        store8_span(rowp + BN - s, tail, 0, s < width - (BN - s) ? s : width - (BN - s));
     }
 }
 

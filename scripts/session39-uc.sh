@@ -9,7 +9,7 @@
 set -u
 . scripts/device-lib.sh
 for n in gemm_edges smoke; do suite "$n" KERNELGATE_SUITE="$n" .devbin/kernels; done
-mode_env() { case $1 in direct) echo "KERNELGATE_GEMM_DIRECT_C=1";; padded) echo "KERNELGATE_GEMM_DIRECT_C=0";; d128) echo "KERNELGATE_GEMM_DIRECT_C=1 KERNELGATE_GEMM_TILE=128x128";; esac; }
+mode_env() { case $1 in direct) echo "KERNELGATE_GEMM_DIRECT_C=1";; padded) echo "KERNELGATE_GEMM_DIRECT_C=0";; d128) echo "KERNELGATE_GEMM_DIRECT_C=1 KERNELGATE_GEMM_TILE=128x128";; regs) echo "KERNELGATE_GEMM_DIRECT_C=1 KERNELGATE_GEMM_EPILOGUE=regs";; esac; }
 ROUNDS=${ROUNDS:-2} interleave uc scripts/suites/uc39.json ${MODES:-direct padded}
 archive_runs uc
 ls -la "$OUT"
