@@ -35,12 +35,29 @@ pub const EPILOGUE_ENV: &str = "KERNELGATE_GEMM_EPILOGUE";
 /// by shape; `1` turns split-K off).
 pub const SPLITK_ENV: &str = "KERNELGATE_GEMM_SPLITK";
 /// Environment variable for shapes whose N is not a multiple of 8, without K splits: `1`
-/// (unset or empty) writes C in place from `kernels/gemm_wgmma_uc.cu`'s `_uc` entries, `0`
-/// computes into a padded result and copies its first N columns into C (`gemm_wgmma_unpad16`,
-/// the path before session 39).
+/// (unset or empty) writes C in place from `kernels/gemm_wgmma_uc.cu`'s `_uc` entries where
+/// [`direct_c_pays`], `0` always computes into a padded result and copies its first N columns
+/// into C (`gemm_wgmma_unpad16`, the only path before session 39).
 pub const DIRECT_C_ENV: &str = "KERNELGATE_GEMM_DIRECT_C";
 /// The kernel file of the `_uc` entries ([`DIRECT_C_ENV`]).
 pub const UC_FILE: &str = "gemm_wgmma_uc.cu";
+
+/// Fewest output elements M·N for which C is written in place when N is not a multiple of 8
+/// ([`direct_c_pays`]).
+pub const DIRECT_C_MIN_ELEMS: u64 = 1 << 16;
+
+/// Whether writing C in place (the `_uc` entries) beats the padded result and its copy for an
+/// `m × n` output (N not a multiple of 8, no K splits). Measured on an H100 (GPU-fe12f313,
+/// session 39, two interleaved rounds, bf16 µs in place / padded; cuBLAS): 4095×4097×64
+/// 33.2 / 63.7 (39.6), 8191×4097×128 57.8 / 124.9 (104.0), 2000×3001×1000 39.7 / 48.9,
+/// 2048×2049×2048 39.4 / 45.7, 1536×1537×1024 24.0 / 28.5, 1024×1025×512 12.0 / 13.2,
+/// 777×999×135 10.2 / 10.7, 130×1001×72 5.96 / 5.95, 4096×12×1000 9.94 / 10.05; below 2^16
+/// elements the padded path was ahead: 129×257×513 9.34 / 9.13, 2048×9×64 5.37 / 5.11 (a
+/// few tiles, each a CTA's only one, where the in-place epilogue's longer code is on the
+/// critical path and the copy is a few kilobytes).
+pub fn direct_c_pays(m: u64, n: u64) -> bool {
+    m * n >= DIRECT_C_MIN_ELEMS
+}
 
 /// K step of every tile (one TMA stage holds BM × 64 of A and 64 × BN of B).
 pub const BK: u64 = 64;
@@ -628,6 +645,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     // kernel set has that file (a `--base` revision from before session 39 does not).
     let direct_c = pad.pads_c(n)
         && plan.splits == 1
+        && direct_c_pays(m, n)
         && super::from_env(case, DIRECT_C_ENV, |v| super::parse_switch(DIRECT_C_ENV, v))?
         && gpu.kernel_set.dir.join(UC_FILE).is_file();
     let c_k = if pad.pads_c(n) && !direct_c {
@@ -1004,6 +1022,24 @@ mod tests {
             2 * TILES.len(),
             "one `_uc` entry per tile and dtype"
         );
+    }
+
+    #[test]
+    fn direct_c_where_the_output_is_large_enough() {
+        // the measured shapes on either side of the threshold
+        for (m, n) in [
+            (4095, 4097),
+            (8191, 4097),
+            (1024, 1025),
+            (777, 999),
+            (130, 1001),
+        ] {
+            assert!(direct_c_pays(m, n), "{m}x{n}");
+        }
+        for (m, n) in [(129, 257), (2048, 9), (33, 17), (100, 100)] {
+            assert!(!direct_c_pays(m, n), "{m}x{n}");
+        }
+        assert!(direct_c_pays(4096, 16) && !direct_c_pays(4095, 16));
     }
 
     #[test]
