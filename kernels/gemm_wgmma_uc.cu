@@ -18,10 +18,9 @@
 //
 // Entries: gemm_wgmma_<bf16|f16>_<tile>_uc for every register-epilogue tile of gemm_wgmma.cu,
 // the same parameters (tmA, tmB, C, P, M, N, K, splits) with splits == 1 (P unused), and
-// gemm_wgmma_pad16 as in gemm_wgmma.cu. They live in their own file because adding entry points
-// to gemm_wgmma.cu renumbers the symbols its other entries' attribute records name, which
-// changes those entries' code hashes (src/cubin.rs) and would restart every stored entry of the
-// file.
+// gemm_wgmma_pad16 as in gemm_wgmma.cu. They were put in a file of their own while adding entry
+// points to gemm_wgmma.cu still changed its other entries' code hashes (symbol indices in their
+// attribute records; src/cubin.rs names them since session 39).
 
 #include "gemm_wgmma.cuh"
 

@@ -874,6 +874,41 @@ pub fn rehash_entries(
     Ok(sum)
 }
 
+/// Rewrites the code hash of every stored entry under `root` that `map` names (legacy hash →
+/// current one, [`crate::machine_code::legacy_code_hash_map`]), each file written once,
+/// atomically, under its lock: `kernelgate rehash --code-hashes`.
+pub fn recode_entries(root: &Path, map: &BTreeMap<String, String>) -> Result<RehashSummary> {
+    let mut sum = RehashSummary::default();
+    for dir in crate::files::subdirs(root)? {
+        for path in crate::files::with_extension(&dir, "json")? {
+            let _lock = LockFile::acquire(&path.with_extension("json.lock"))?;
+            let Some(mut file) = load_file(&path)? else {
+                continue;
+            };
+            let mut changed = false;
+            for entry in file.entries.values_mut() {
+                match map.get(&entry.env.code_hash) {
+                    Some(new) if *new != entry.env.code_hash => {
+                        entry.env.code_hash = new.clone();
+                        sum.rewritten += 1;
+                        changed = true;
+                    }
+                    _ => sum.left += 1,
+                }
+            }
+            if changed {
+                let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Json {
+                    what: path.display().to_string(),
+                    source: e,
+                })?;
+                write_atomic(&path, format!("{text}\n").as_bytes())?;
+                sum.files += 1;
+            }
+        }
+    }
+    Ok(sum)
+}
+
 /// Keeps only the records of `files` whose case already has an entry in `store` for its GPU
 /// model (`kernelgate import --existing-only`): a run on a second machine then adds rounds to
 /// the entries it shares with the baselines and starts no entry measured on that machine

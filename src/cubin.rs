@@ -17,13 +17,12 @@
 //! Any doubt errs towards "changed": a section it cannot attribute counts for every entry. A
 //! file it cannot parse is an error, and the caller falls back to the whole cubin's hash.
 //!
-//! Known limit (session 39): an entry's own `.nv.info.E` is hashed as it is, and its
-//! `EIATTR_PARAM_CBANK` record names the entry's constant bank by symbol index. Adding or
-//! removing an entry point renumbers those symbols, so every other entry of the file gets a new
-//! hash although its machine code is the same, and `kernelgate rehash --since` reports "machine
-//! code differs". Naming that symbol instead would change every stored hash, so new entry
-//! points go into a file of their own (`kernels/gemm_wgmma_uc.cu` shares `gemm_wgmma.cuh` with
-//! `gemm_wgmma.cu` for that reason).
+//! Adding or removing an entry point leaves the others' hashes as they were (since session 39):
+//! the entry's own `EIATTR_PARAM_CBANK` record names its constant bank by symbol, not index, and
+//! neither the sizes of the module-wide `.nv.info` and `.nv.callgraph` (every entry's records)
+//! nor the debug frame's relocations count. [`entry_code_hash_legacy`] is the hash before that,
+//! which changed for every entry of a file that gained one; `kernelgate rehash --code-hashes`
+//! maps stored hashes of that kind to the current ones.
 
 use sha2::{Digest, Sha256};
 
@@ -166,6 +165,23 @@ fn owner<'a>(name: &str, entries: &'a [&'a str]) -> Option<&'a str> {
 /// first 12 bytes of SHA-256 in hex. An error when the cubin cannot be parsed or has no such
 /// entry point.
 pub fn entry_code_hash(cubin: &[u8], entry: &str) -> Result<String, String> {
+    hash_entry(cubin, entry, false)
+}
+
+/// [`entry_code_hash`] as it was computed until session 39: the entry's own `.nv.info.E` hashed
+/// as it is (its constant-bank record names a symbol by index), the sizes of the module-wide
+/// `.nv.info` and `.nv.callgraph` and the debug frame's relocations counted, so adding or
+/// removing an entry point changed every entry's hash. Kept to map stored hashes to the
+/// current ones (`kernelgate rehash --code-hashes`).
+pub fn entry_code_hash_legacy(cubin: &[u8], entry: &str) -> Result<String, String> {
+    hash_entry(cubin, entry, true)
+}
+
+/// `.nv.info` attribute EIATTR_PARAM_CBANK: the symbol of the entry's parameter constant bank,
+/// then its offset and size.
+const EIATTR_PARAM_CBANK: u8 = 0x0a;
+
+fn hash_entry(cubin: &[u8], entry: &str, legacy: bool) -> Result<String, String> {
     let (sections, symbols) = parse(cubin)?;
     let entries: Vec<&str> = symbols
         .iter()
@@ -185,12 +201,16 @@ pub fn entry_code_hash(cubin: &[u8], entry: &str) -> Result<String, String> {
             None => Some(format!("raw:{idx}")),
         }
     };
-    let mut h = Sha256::new();
+    // Each section's canonical bytes. Legacy: hashed in file order, records in file order. Now:
+    // sections sorted by canonical name and the module-wide tables' records sorted, since
+    // adding an entry point moves other sections and records between this entry's.
+    let mut parts: Vec<(String, Vec<u8>)> = Vec::new();
     for s in &sections {
         let n = s.name.as_str();
         if matches!(n, "" | ".shstrtab" | ".strtab" | ".symtab")
             || n.starts_with(".debug")
             || n.starts_with(".note")
+            || (!legacy && (n.starts_with(".rel.debug") || n.starts_with(".rela.debug")))
         {
             continue;
         }
@@ -199,71 +219,117 @@ pub fn entry_code_hash(cubin: &[u8], entry: &str) -> Result<String, String> {
             Some(_) => continue,
             None => n.to_string(),
         };
-        h.update(canonical.as_bytes());
-        h.update([0]);
-        h.update(s.kind.to_le_bytes());
-        h.update(s.flags.to_le_bytes());
-        h.update(s.align.to_le_bytes());
-        h.update(s.size.to_le_bytes());
-        if s.kind == SHT_NOBITS {
-            continue;
+        let mut b: Vec<u8> = Vec::new();
+        b.extend_from_slice(canonical.as_bytes());
+        b.push(0);
+        b.extend_from_slice(&s.kind.to_le_bytes());
+        b.extend_from_slice(&s.flags.to_le_bytes());
+        b.extend_from_slice(&s.align.to_le_bytes());
+        // The module-wide tables hold every entry's records: their size is not this entry's.
+        if legacy || !matches!(n, ".nv.info" | ".nv.callgraph") {
+            b.extend_from_slice(&s.size.to_le_bytes());
         }
-        if n == ".nv.info" {
-            // Per-function attributes of every function: this entry's and non-entries' only.
-            let mut at = 0;
-            while at + 4 <= s.data.len() {
-                let (fmt, attr) = (s.data[at], s.data[at + 1]);
-                let len = if fmt == EIFMT_SVAL {
-                    4 + u16_at(s.data, at + 2).unwrap_or(0) as usize
-                } else {
-                    4
-                };
-                let rec = s
-                    .data
-                    .get(at..at + len)
-                    .ok_or_else(|| format!(".nv.info record at {at} runs past the section"))?;
-                if fmt == EIFMT_SVAL && len >= 8 {
-                    let Some(who) = sym(u32_at(rec, 4).unwrap_or(0) as u64) else {
-                        at += len;
-                        continue;
-                    };
-                    h.update([fmt, attr]);
-                    h.update(who.as_bytes());
-                    h.update(&rec[8..]);
-                } else {
-                    h.update(rec);
-                }
-                at += len;
+        if s.kind != SHT_NOBITS {
+            let mut records = section_records(s, &canonical, entry, legacy, &sym)?;
+            if !legacy && matches!(n, ".nv.info" | ".nv.callgraph") {
+                records.sort();
             }
-            continue;
-        }
-        if s.kind == SHT_REL || s.kind == SHT_RELA {
-            let size = if s.kind == SHT_RELA { 24 } else { 16 };
-            for r in s.data.chunks(size) {
-                let info = u64_at(r, 8).unwrap_or(0);
-                h.update(&r[..8.min(r.len())]);
-                h.update((info & 0xffff_ffff).to_le_bytes());
-                h.update(sym(info >> 32).unwrap_or_else(|| "entry".into()).as_bytes());
-                h.update(r.get(16..).unwrap_or(&[]));
+            for r in records {
+                b.extend_from_slice(&r);
             }
-            continue;
         }
-        if n == ".nv.callgraph" {
-            // Pairs of symbol indices: as names, the pairs with another entry left out.
-            for p in s.data.chunks(8) {
-                let (a, b) = (u32_at(p, 0).unwrap_or(0), u32_at(p, 4).unwrap_or(0));
-                if let (Some(a), Some(b)) = (sym(a as u64), sym(b as u64)) {
-                    h.update(a.as_bytes());
-                    h.update([0]);
-                    h.update(b.as_bytes());
-                    h.update([0]);
-                }
-            }
-            continue;
-        }
-        h.update(s.data);
+        parts.push((canonical, b));
+    }
+    if !legacy {
+        parts.sort();
+    }
+    let mut h = Sha256::new();
+    for (_, b) in &parts {
+        h.update(b);
     }
     Ok(crate::gpu::hex12(&h.finalize()))
+}
+
+/// One section's content as the hash sees it, as records (one record for plain data): symbol
+/// indices replaced by `sym`'s names, other entries' records left out.
+fn section_records(
+    s: &Section<'_>,
+    canonical: &str,
+    entry: &str,
+    legacy: bool,
+    sym: &dyn Fn(u64) -> Option<String>,
+) -> Result<Vec<Vec<u8>>, String> {
+    let n = s.name.as_str();
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    // `.nv.info` records: (format, attribute, value); `named(attr)` says whether the value
+    // starts with a symbol index to name.
+    let info = |what: &str, named: &dyn Fn(u8) -> bool, out: &mut Vec<Vec<u8>>| {
+        let mut at = 0;
+        while at + 4 <= s.data.len() {
+            let (fmt, attr) = (s.data[at], s.data[at + 1]);
+            let len = if fmt == EIFMT_SVAL {
+                4 + u16_at(s.data, at + 2).unwrap_or(0) as usize
+            } else {
+                4
+            };
+            let rec = s
+                .data
+                .get(at..at + len)
+                .ok_or_else(|| format!("{what} record at {at} runs past the section"))?;
+            at += len;
+            if fmt == EIFMT_SVAL && len >= 8 && named(attr) {
+                let who = match sym(u32_at(rec, 4).unwrap_or(0) as u64) {
+                    Some(w) => w,
+                    // another entry's record: left out of the module-wide table
+                    None if what == ".nv.info" => continue,
+                    None => "entry".into(),
+                };
+                let mut r = vec![fmt, attr];
+                r.extend_from_slice(who.as_bytes());
+                r.extend_from_slice(&rec[8..]);
+                out.push(r);
+            } else {
+                out.push(rec.to_vec());
+            }
+        }
+        Ok::<(), String>(())
+    };
+    if n == ".nv.info" {
+        // Per-function attributes of every function: this entry's and non-entries' only.
+        info(".nv.info", &|_| true, &mut out)?;
+    } else if !legacy && canonical == ".nv.info.@" {
+        // This entry's attributes: the constant-bank record's symbol by name.
+        info(
+            &format!(".nv.info.{entry}"),
+            &|a| a == EIATTR_PARAM_CBANK,
+            &mut out,
+        )?;
+    } else if s.kind == SHT_REL || s.kind == SHT_RELA {
+        let size = if s.kind == SHT_RELA { 24 } else { 16 };
+        for r in s.data.chunks(size) {
+            let info = u64_at(r, 8).unwrap_or(0);
+            let mut b = r[..8.min(r.len())].to_vec();
+            b.extend_from_slice(&(info & 0xffff_ffff).to_le_bytes());
+            b.extend_from_slice(sym(info >> 32).unwrap_or_else(|| "entry".into()).as_bytes());
+            b.extend_from_slice(r.get(16..).unwrap_or(&[]));
+            out.push(b);
+        }
+    } else if n == ".nv.callgraph" {
+        // Pairs of symbol indices: as names, the pairs with another entry left out.
+        for p in s.data.chunks(8) {
+            let (a, b) = (u32_at(p, 0).unwrap_or(0), u32_at(p, 4).unwrap_or(0));
+            if let (Some(a), Some(b)) = (sym(a as u64), sym(b as u64)) {
+                let mut r = a.into_bytes();
+                r.push(0);
+                r.extend_from_slice(b.as_bytes());
+                r.push(0);
+                out.push(r);
+            }
+        }
+    } else {
+        out.push(s.data.to_vec());
+    }
+    Ok(out)
 }
 
 /// The entry points of `cubin` (kernels), in symbol-table order.

@@ -1184,7 +1184,7 @@ impl Gpu {
     /// in hex; empty when none was (vendor libraries, workers). Every launch a backend prepares
     /// looks its functions up while preparing, so this is the machine code a case runs.
     pub fn code_log_hash(&self) -> String {
-        let mut used: Vec<(String, String, String)> = self
+        let used: Vec<(String, String, String)> = self
             .modules
             .values()
             .flat_map(|m| {
@@ -1197,12 +1197,7 @@ impl Gpu {
         if used.is_empty() {
             return String::new();
         }
-        used.sort();
-        let mut h = Sha256::new();
-        for (file, entry, hash) in &used {
-            h.update(format!("{file}\t{entry}\t{hash}\n").as_bytes());
-        }
-        hex12(&h.finalize())
+        crate::machine_code::combine_code_hashes(&used)
     }
 
     /// The module compiled from `<kernel set>/<file>`, compiling (or loading from the cache)

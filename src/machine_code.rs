@@ -207,3 +207,111 @@ pub fn render(verdicts: &[FileVerdict], old: &str, arch: &str, nvrtc: &str) -> S
     );
     s
 }
+
+/// Most entry points of one file a case is taken to load together, for
+/// [`legacy_code_hash_map`]: the padding copies, the kernel and a reduction.
+pub const MOST_ENTRIES_PER_CASE: usize = 4;
+
+/// What [`legacy_code_hash_map`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CodeHashMap {
+    /// Legacy code hash ([`crate::cubin::entry_code_hash_legacy`] per entry point, combined as
+    /// [`crate::gpu::Gpu::code_log_hash`] combines them) → the current one.
+    pub map: BTreeMap<String, String>,
+    /// Kernel files compiled.
+    pub files: usize,
+    /// Entry points seen.
+    pub entries: usize,
+}
+
+/// The code hash a case that loaded `used` (file, entry point, per-entry hash) records, as
+/// [`crate::gpu::Gpu::code_log_hash`] computes it.
+pub fn combine_code_hashes(used: &[(String, String, String)]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut sorted = used.to_vec();
+    sorted.sort();
+    let mut h = Sha256::new();
+    for (file, entry, hash) in &sorted {
+        h.update(format!("{file}\t{entry}\t{hash}\n").as_bytes());
+    }
+    crate::gpu::hex12(&h.finalize())
+}
+
+/// Stored code hashes of the working tree's machine code, as they were computed before session
+/// 39, mapped to the current form: every `*.cu` of `dir` compiled (`compile(dir, file)` gives its
+/// cubin), and for every set of up to [`MOST_ENTRIES_PER_CASE`] entry points of one file, the
+/// legacy combined hash → the current one, and for every two entry points of two files. A
+/// stored hash that is not in the map timed other code (or a larger set across files), and
+/// restarts as any other code does.
+pub fn legacy_code_hash_map(
+    dir: &Path,
+    compile: &mut dyn FnMut(&Path, &str) -> Result<Vec<u8>>,
+) -> Result<CodeHashMap> {
+    let mut out = CodeHashMap::default();
+    // (file, entry, legacy, current) of every entry point, for the pairs across files
+    let mut all: Vec<(String, String, String, String)> = Vec::new();
+    for path in crate::files::with_extension(dir, "cu")? {
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let cubin = compile(dir, &file)?;
+        let Ok(names) = crate::cubin::entry_points(&cubin) else {
+            continue;
+        };
+        out.files += 1;
+        out.entries += names.len();
+        let mut hashes = Vec::new();
+        for e in &names {
+            if let (Ok(old), Ok(new)) = (
+                crate::cubin::entry_code_hash_legacy(&cubin, e),
+                crate::cubin::entry_code_hash(&cubin, e),
+            ) {
+                all.push((file.clone(), e.clone(), old.clone(), new.clone()));
+                hashes.push((e.clone(), old, new));
+            }
+        }
+        let mut pick = Vec::new();
+        subsets(&hashes, 0, &mut pick, &mut |set| {
+            let old: Vec<_> = set
+                .iter()
+                .map(|(e, o, _)| (file.clone(), e.clone(), o.clone()))
+                .collect();
+            let new: Vec<_> = set
+                .iter()
+                .map(|(e, _, n)| (file.clone(), e.clone(), n.clone()))
+                .collect();
+            out.map
+                .insert(combine_code_hashes(&old), combine_code_hashes(&new));
+        });
+    }
+    // Two entry points of two files (a row kernel and a helper of another module).
+    for (i, a) in all.iter().enumerate() {
+        for b in all[i + 1..].iter().filter(|b| b.0 != a.0) {
+            let old = [
+                (a.0.clone(), a.1.clone(), a.2.clone()),
+                (b.0.clone(), b.1.clone(), b.2.clone()),
+            ];
+            let new = [
+                (a.0.clone(), a.1.clone(), a.3.clone()),
+                (b.0.clone(), b.1.clone(), b.3.clone()),
+            ];
+            out.map
+                .insert(combine_code_hashes(&old), combine_code_hashes(&new));
+        }
+    }
+    Ok(out)
+}
+
+/// Calls `f` with every non-empty subset of `items[from..]` added to `pick`, of at most
+/// [`MOST_ENTRIES_PER_CASE`] items in all.
+fn subsets<T: Clone>(items: &[T], from: usize, pick: &mut Vec<T>, f: &mut dyn FnMut(&[T])) {
+    for i in from..items.len() {
+        pick.push(items[i].clone());
+        f(pick);
+        if pick.len() < MOST_ENTRIES_PER_CASE {
+            subsets(items, i + 1, pick, f);
+        }
+        pick.pop();
+    }
+}

@@ -2,7 +2,7 @@
 //! entries' sections and records do not count, module-wide ones do, symbol indices count by
 //! name.
 
-use kernelgate::cubin::{entry_code_hash, entry_points};
+use kernelgate::cubin::{entry_code_hash, entry_code_hash_legacy, entry_points};
 
 /// A symbol: name, whether it is a kernel entry point.
 type Sym<'a> = (&'a str, bool);
@@ -180,6 +180,74 @@ fn what_cannot_be_read_is_an_error() {
     assert!(entry_code_hash(&wide, "a").unwrap_err().contains("64-bit"));
 }
 
+/// Kernel a (and with `extra` a kernel c placed before it, in symbols and sections), a global
+/// g and a's constant bank symbol. a's own `.nv.info.a` names its bank by symbol index
+/// (EIATTR_PARAM_CBANK), which c's symbol shifts; the module-wide `.nv.info` grows by c's
+/// record.
+fn module_with(extra: bool) -> Vec<u8> {
+    let mut syms: Vec<Sym> = Vec::new();
+    if extra {
+        syms.push(("c", true));
+    }
+    syms.extend([("a", true), ("g", false), (".nv.constant0.a", false)]);
+    let idx = |n: &str| syms.iter().position(|s| s.0 == n).unwrap() as u32 + 1;
+    let mut nvinfo = info(0x2f, idx("a"), 40);
+    if extra {
+        nvinfo.extend(info(0x2f, idx("c"), 64));
+    }
+    nvinfo.extend(info(0x12, idx("g"), 7));
+    let mut own_a = info(0x0a, idx(".nv.constant0.a"), 0x001c_0210);
+    own_a.extend([3, 0x1b, 0xff, 0]); // a plain record after it
+    let mut sections: Vec<(&str, u32, Vec<u8>)> = vec![(".nv.info", 0x7000_0000, nvinfo)];
+    if extra {
+        sections.push((".nv.info.c", 0x7000_0000, info(0x0a, idx("g"), 1)));
+        sections.push((".text.c", PROGBITS, b"CCCC".to_vec()));
+    }
+    sections.extend([
+        (".nv.info.a", 0x7000_0000, own_a),
+        (".nv.global.init", PROGBITS, b"G".to_vec()),
+        (".text.a", PROGBITS, b"AAAA".to_vec()),
+    ]);
+    elf(&sections, &syms)
+}
+
+#[test]
+fn adding_an_entry_point_leaves_the_others_hashes() {
+    let (one, two) = (module_with(false), module_with(true));
+    assert_eq!(entry_code_hash(&one, "a"), entry_code_hash(&two, "a"));
+    // The legacy hash saw c's arrival in a's constant-bank record and the table's size.
+    assert_ne!(
+        entry_code_hash_legacy(&one, "a"),
+        entry_code_hash_legacy(&two, "a")
+    );
+    // a's own record still counts: another bank offset is other code.
+    let mut other = module_with(true);
+    let at = other
+        .windows(4)
+        .position(|w| w == 0x001c_0210u32.to_le_bytes())
+        .unwrap();
+    other[at] = 0x14;
+    assert_ne!(entry_code_hash(&two, "a"), entry_code_hash(&other, "a"));
+}
+
+#[test]
+fn the_legacy_hash_is_the_one_stored_before_session_39() {
+    // Pinned: the value the old code gave this module (baselines store such hashes until
+    // `kernelgate rehash --code-hashes` maps them).
+    let m = module(b"AAAA", b"BBBB", b"G", 40, 56, false);
+    let (a, b) = (
+        entry_code_hash_legacy(&m, "a").unwrap(),
+        entry_code_hash_legacy(&m, "b").unwrap(),
+    );
+    assert_eq!((a.len(), b.len()), (24, 24));
+    assert_ne!(a, b);
+    assert_eq!(a, LEGACY_A);
+}
+
+/// [`entry_code_hash_legacy`] of `module(b"AAAA", b"BBBB", b"G", 40, 56, false)`'s `a`, as the
+/// hash was computed before session 39 (checked against that code when this test was written).
+const LEGACY_A: &str = "031f8211852c00de33dc10eb";
+
 /// With NVRTC and the CUDA headers: a real cubin of two kernels in which only `b` changed.
 /// `cargo test --test cubin -- --ignored` where NVRTC is installed (LD_LIBRARY_PATH, CUDA_HOME).
 #[test]
@@ -227,4 +295,32 @@ fn rehash_names_the_entry_points_whose_code_changed() {
     assert_eq!(total, 2);
     // Not cubins: no answer.
     assert_eq!(changed_entries(b"x", &base), None);
+}
+
+/// With NVRTC and the CUDA headers: a kernel added to a real file leaves the other kernels'
+/// hashes (before session 39 it changed all of them).
+#[test]
+#[ignore = "needs NVRTC 13.0 and the CUDA headers"]
+fn with_nvrtc_an_added_kernel_changes_no_other_hash() {
+    let t = tempfile::tempdir().unwrap();
+    let a =
+        "extern \"C\" __global__ void a(float* p) { p[threadIdx.x] = __expf(p[threadIdx.x]); }\n";
+    let b = "extern \"C\" __global__ void b(float* p, int n) { if (threadIdx.x < n) p[threadIdx.x] *= 2.f; }\n";
+    let c = "extern \"C\" __global__ void c(float* p) { p[threadIdx.x] += 1.f; }\n";
+    let cubin = |src: String| {
+        std::fs::write(t.path().join("k.cu"), src).unwrap();
+        kernelgate::gpu::compile_offline_cubin(t.path(), "k.cu", "sm_90a", &[])
+            .unwrap()
+            .0
+    };
+    let (two, three) = (cubin(format!("{a}{b}")), cubin(format!("{a}{c}{b}")));
+    for e in ["a", "b"] {
+        assert_eq!(entry_code_hash(&two, e), entry_code_hash(&three, e), "{e}");
+        // what the legacy hash got wrong
+        assert_ne!(
+            entry_code_hash_legacy(&two, e),
+            entry_code_hash_legacy(&three, e),
+            "{e}"
+        );
+    }
 }

@@ -188,6 +188,11 @@ pub enum Command {
         /// With `--since`: print the comparison, change no baseline.
         #[arg(long, requires = "since")]
         dry_run: bool,
+        /// Rewrite stored code hashes computed before session 39 (which changed for every
+        /// entry of a file that gained an entry point) into the current form, for the machine
+        /// code of the working tree's kernels (NVRTC here, no GPU).
+        #[arg(long, conflicts_with = "since")]
+        code_hashes: bool,
     },
     /// The spread stored in baselines per family (within and between machines), the entries to
     /// refresh (measured on one machine; long ones timed without the duty-cycle hold) and the
@@ -539,6 +544,37 @@ fn rehash_since(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `kernelgate rehash --code-hashes`: stored code hashes of the legacy form
+/// ([`crate::cubin::entry_code_hash_legacy`]) for the working tree's machine code rewritten
+/// into the current one. Like `--since`, only with the NVRTC the stored hashes name.
+fn recode(cfg: &Config, nvrtc: &str, arch: &str) -> crate::Result<ExitCode> {
+    let local = crate::gpu::nvrtc_version()?;
+    if local != nvrtc {
+        return Err(Error::Rehash {
+            since: "--code-hashes".to_string(),
+            message: format!(
+                "the NVRTC here is {local}, the stored hashes name {nvrtc}: the cubins hashed here would not be the ones that were timed"
+            ),
+        });
+    }
+    let mut compile = |dir: &Path, file: &str| {
+        crate::gpu::compile_offline_cubin(dir, file, arch, &[]).map(|(cubin, _)| cubin)
+    };
+    let found = crate::machine_code::legacy_code_hash_map(&cfg.root.join("kernels"), &mut compile)?;
+    let sum = crate::baseline::recode_entries(&cfg.baseline_dir, &found.map)?;
+    println!(
+        "{} kernel files, {} entry points (NVRTC {nvrtc}, {arch}): {} sets of up to {} entry points mapped; {} entries' code hashes rewritten in {} files, {} left (vendor backends, other code, already current)",
+        found.files,
+        found.entries,
+        found.map.len(),
+        crate::machine_code::MOST_ENTRIES_PER_CASE,
+        sum.rewritten,
+        sum.files,
+        sum.left
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn config() -> crate::Result<Config> {
     Config::from_env()
 }
@@ -778,7 +814,14 @@ where
             arch,
             since: Some(since),
             dry_run,
+            ..
         } => config().and_then(|cfg| rehash_since(&cfg, &since, &nvrtc, &arch, dry_run)),
+        Command::Rehash {
+            nvrtc,
+            arch,
+            code_hashes: true,
+            ..
+        } => config().and_then(|cfg| recode(&cfg, &nvrtc, &arch)),
         Command::Rehash { nvrtc, arch, .. } => config().and_then(|cfg| {
             let map = crate::gpu::hash_migration(&cfg.root.join("kernels"), &arch, &nvrtc)?;
             let moved = map.iter().filter(|(old, (new, _))| old != &new).count();
