@@ -481,6 +481,14 @@ pub const ALIGN_ENV: &str = "KERNELGATE_GEMM_ALIGN";
 /// run, µs unaligned / aligned): 4096×1000×4096 74.6 / 56.5, 8192×1000×8192 285.4 / 193.8.
 pub const ALIGN_MIN_OTHER: u64 = 2048;
 
+/// Fewest K for which B is copied into 128-byte aligned rows (with M ≥ [`ALIGN_MIN_OTHER`]):
+/// below it the GEMM reads B too few times for the aligned rows to pay for the copy's launch.
+/// Same run on an H100 (GPU-841074bc, session 39, two interleaved rounds, bf16 µs aligned /
+/// not): 4096×1000×128 9.69 / 8.36, 8191×264×128 8.72 / 8.10; 2048×520×256 7.13 / 7.22,
+/// 4096×1000×512 13.10 / 13.94, 4096×1000×1024 18.22 / 21.32, 8191×264×1024 18.02 / 19.40,
+/// 4096×1000×4096 52.45 / 72.96.
+pub const ALIGN_MIN_K: u64 = 256;
+
 /// The operands as the kernel reads them. TMA needs 16-byte row strides: K is rounded up to a
 /// multiple of 8 (A copied into rows of `kp` elements with zero columns; B's rows past K are out
 /// of bounds of its tensor map and read as zeros) and N likewise (B copied into rows of `ldb`,
@@ -499,14 +507,15 @@ pub struct Padding {
 
 impl Padding {
     /// The copies `m × n × k` needs; `align` is the fewest rows M for which B is copied into
-    /// 128-byte aligned rows (`None`: never).
+    /// 128-byte aligned rows (`None`: never; never either for K below [`ALIGN_MIN_K`]).
     pub fn of(m: u64, n: u64, k: u64, align: Option<u64>) -> Self {
         let kp = k.next_multiple_of(8);
         let np = n.next_multiple_of(8);
         // A's rows are not aligned beyond 8 elements (`kp`): at 4096×4096×1000 the copy made it
         // slower (63.4 µs against 58.5 unaligned, H100 GPU-cb034f80), while aligning B took
         // 4096×1000×4096 from 74.6 to 56.5.
-        let ldb = if align.is_some_and(|min| m >= min) && !n.is_multiple_of(64) {
+        let ldb = if align.is_some_and(|min| m >= min) && k >= ALIGN_MIN_K && !n.is_multiple_of(64)
+        {
             n.next_multiple_of(64)
         } else {
             np
@@ -1282,13 +1291,18 @@ mod tests {
         let p = Padding::of(1000, 1000, 100, A);
         assert_eq!((p.np, p.kp, p.ldb), (1000, 104, 1000));
         assert!(p.copies_a(100) && !p.copies_b(1000) && !p.pads_c(1000));
-        // N = 4097: B copied into rows of 4104 (M = 4095 ≥ 2048: 128-byte rows, 4160) and
-        // the result computed through rows of 4104.
-        let p = Padding::of(4095, 4097, 64, A);
-        assert_eq!((p.np, p.kp, p.ldb), (4104, 64, 4160));
-        assert!(!p.copies_a(64) && p.copies_b(4097) && p.pads_c(4097));
-        let p = Padding::of(4095, 4097, 64, None);
+        // N = 4097: B copied into rows of 4104 (M = 4095 ≥ 2048 and K ≥ 256: 128-byte rows,
+        // 4160) and C through rows of 4104 (or written in place, see `direct_c_pays`).
+        let p = Padding::of(4095, 4097, 256, A);
+        assert_eq!((p.np, p.kp, p.ldb), (4104, 256, 4160));
+        assert!(!p.copies_a(256) && p.copies_b(4097) && p.pads_c(4097));
+        let p = Padding::of(4095, 4097, 256, None);
         assert_eq!(p.ldb, 4104);
+        // K below ALIGN_MIN_K: only the copy TMA needs.
+        let p = Padding::of(4095, 4097, 64, A);
+        assert_eq!((p.np, p.kp, p.ldb), (4104, 64, 4104));
+        assert!(!Padding::of(8191, 264, 128, A).copies_b(264));
+        assert_eq!(Padding::of(8191, 264, 256, A).ldb, 320);
         let p = Padding::of(1, 9, 5, A);
         assert_eq!((p.np, p.kp, p.ldb), (16, 8, 16));
         assert!(p.copies_a(5) && p.copies_b(9) && p.pads_c(9));
