@@ -481,8 +481,12 @@ pub const ALIGN_ENV: &str = "KERNELGATE_GEMM_ALIGN";
 /// run, µs unaligned / aligned): 4096×1000×4096 74.6 / 56.5, 8192×1000×8192 285.4 / 193.8.
 pub const ALIGN_MIN_OTHER: u64 = 2048;
 
-/// Fewest K for which B is copied into 128-byte aligned rows (with M ≥ [`ALIGN_MIN_OTHER`]):
-/// below it the GEMM reads B too few times for the aligned rows to pay for the copy's launch.
+/// Fewest K for which B, when TMA could read it in place (N a multiple of 8), is copied into
+/// 128-byte aligned rows (with M ≥ [`ALIGN_MIN_OTHER`]): below it the GEMM reads B too few
+/// times for the aligned rows to pay for the copy's launch. Where N is not a multiple of 8 the
+/// copy is made anyway and its rows are aligned whatever K: 4095×4097×64 (C in place) ran 3–5%
+/// slower with B in rows of 4104 than of 4160 (H100 71aabb24, H200 cf1f6506, against the
+/// entries of four machines).
 /// Same run on an H100 (GPU-841074bc, session 39, two interleaved rounds, bf16 µs aligned /
 /// not): 4096×1000×128 9.69 / 8.36, 8191×264×128 8.72 / 8.10; 2048×520×256 7.13 / 7.22,
 /// 4096×1000×512 13.10 / 13.94, 4096×1000×1024 18.22 / 21.32, 8191×264×1024 18.02 / 19.40,
@@ -507,15 +511,17 @@ pub struct Padding {
 
 impl Padding {
     /// The copies `m × n × k` needs; `align` is the fewest rows M for which B is copied into
-    /// 128-byte aligned rows (`None`: never; never either for K below [`ALIGN_MIN_K`]).
+    /// 128-byte aligned rows (`None`: never; for K below [`ALIGN_MIN_K`] only where the copy is
+    /// needed anyway).
     pub fn of(m: u64, n: u64, k: u64, align: Option<u64>) -> Self {
         let kp = k.next_multiple_of(8);
         let np = n.next_multiple_of(8);
         // A's rows are not aligned beyond 8 elements (`kp`): at 4096×4096×1000 the copy made it
         // slower (63.4 µs against 58.5 unaligned, H100 GPU-cb034f80), while aligning B took
         // 4096×1000×4096 from 74.6 to 56.5.
-        let ldb = if align.is_some_and(|min| m >= min) && k >= ALIGN_MIN_K && !n.is_multiple_of(64)
-        {
+        // Where TMA needs the copy anyway (N not a multiple of 8), aligned rows cost no launch.
+        let worth = k >= ALIGN_MIN_K || !n.is_multiple_of(8);
+        let ldb = if align.is_some_and(|min| m >= min) && worth && !n.is_multiple_of(64) {
             n.next_multiple_of(64)
         } else {
             np
@@ -1298,9 +1304,11 @@ mod tests {
         assert!(!p.copies_a(256) && p.copies_b(4097) && p.pads_c(4097));
         let p = Padding::of(4095, 4097, 256, None);
         assert_eq!(p.ldb, 4104);
-        // K below ALIGN_MIN_K: only the copy TMA needs.
+        // K below ALIGN_MIN_K: no copy where TMA can read B in place; where it cannot, the
+        // copy it needs is aligned all the same.
         let p = Padding::of(4095, 4097, 64, A);
-        assert_eq!((p.np, p.kp, p.ldb), (4104, 64, 4104));
+        assert_eq!((p.np, p.kp, p.ldb), (4104, 64, 4160));
+        assert_eq!(Padding::of(2048, 9, 64, A).ldb, 64);
         assert!(!Padding::of(8191, 264, 128, A).copies_b(264));
         assert_eq!(Padding::of(8191, 264, 256, A).ldb, 320);
         let p = Padding::of(1, 9, 5, A);
