@@ -34,12 +34,29 @@ bench_build() {
 
 # bench_copy NAME: the checkout's kernels and the dev GEMM bench copied to $DEV_TMP/gx-NAME/kernels
 # (printed), for a variant to edit before bench_build; nothing in the checkout changes.
+# The copy's gemm_wgmma.cu has gemm_wgmma.cuh inlined where it includes it (the device code moved
+# there in session 39), so the dev patches (kernels/dev/gemm_*_patch.py) find the body's text in
+# the one file they edit.
 bench_copy() {
   local d=$DEV_TMP/gx-$1/kernels
   mkdir -p "$d/dev"
   cp kernels/*.cu kernels/*.cuh "$d/"
   cp kernels/dev/gemm_wgmma_bench.cu "$d/dev/"
+  gw_inlined kernels > "$d/gemm_wgmma.cu"
   echo "$d"
+}
+
+# gw_inlined DIR: DIR/gemm_wgmma.cu with its #include "gemm_wgmma.cuh" replaced by that file.
+gw_inlined() {
+  python3 - "$1" <<'PY'
+import sys, pathlib
+d = pathlib.Path(sys.argv[1])
+cu = (d / "gemm_wgmma.cu").read_text()
+inc = '#include "gemm_wgmma.cuh"\n'
+if inc in cu:
+    cu = cu.replace(inc, (d / "gemm_wgmma.cuh").read_text().replace("#pragma once\n", ""), 1)
+sys.stdout.write(cu)
+PY
 }
 
 # bench_variant NAME [PATCH [ARGS...]]: a bench_copy named NAME, with `python3 PATCH
@@ -61,7 +78,7 @@ bench_variant() {
 # bench_note WHAT DIR LOG: one line on a variant's build: its status, how many lines its
 # gemm_wgmma.cu changed against the checkout's, and how many entries spill.
 bench_note() {
-  echo "== variant $1: $(tail -1 "$3") edits=$(diff kernels/gemm_wgmma.cu "$2/gemm_wgmma.cu" | grep -c '^>') nonzero spills=$(grep -cE '[1-9][0-9]* bytes spill stores' "$3")"
+  echo "== variant $1: $(tail -1 "$3") edits=$(diff <(gw_inlined kernels) "$2/gemm_wgmma.cu" | grep -c '^>') nonzero spills=$(grep -cE '[1-9][0-9]* bytes spill stores' "$3")"
 }
 
 # bench_checks NAME BIN FILE: the dev bench BIN's checks of every tile on every bench shape, both
