@@ -843,6 +843,22 @@ pub fn rehash_entries(
     root: &Path,
     map: &BTreeMap<String, (String, String)>,
 ) -> Result<RehashSummary> {
+    rewrite_entries(root, |entry| match map.get(&entry.env.source_hash) {
+        Some((new, _)) if *new != entry.env.source_hash => {
+            entry.env.source_hash = new.clone();
+            true
+        }
+        _ => false,
+    })
+}
+
+/// Applies `change` to every stored entry under `root` (one directory per GPU model), writing
+/// each file whose entries it changed (it returns whether it did) once, atomically, under its
+/// lock; counts the entries it changed and left.
+fn rewrite_entries(
+    root: &Path,
+    mut change: impl FnMut(&mut Entry) -> bool,
+) -> Result<RehashSummary> {
     let mut sum = RehashSummary::default();
     for dir in crate::files::subdirs(root)? {
         for path in crate::files::with_extension(&dir, "json")? {
@@ -852,13 +868,11 @@ pub fn rehash_entries(
             };
             let mut changed = false;
             for entry in file.entries.values_mut() {
-                match map.get(&entry.env.source_hash) {
-                    Some((new, _)) if *new != entry.env.source_hash => {
-                        entry.env.source_hash = new.clone();
-                        sum.rewritten += 1;
-                        changed = true;
-                    }
-                    _ => sum.left += 1,
+                if change(entry) {
+                    sum.rewritten += 1;
+                    changed = true;
+                } else {
+                    sum.left += 1;
                 }
             }
             if changed {
@@ -878,35 +892,13 @@ pub fn rehash_entries(
 /// current one, [`crate::machine_code::legacy_code_hash_map`]), each file written once,
 /// atomically, under its lock: `kernelgate rehash --code-hashes`.
 pub fn recode_entries(root: &Path, map: &BTreeMap<String, String>) -> Result<RehashSummary> {
-    let mut sum = RehashSummary::default();
-    for dir in crate::files::subdirs(root)? {
-        for path in crate::files::with_extension(&dir, "json")? {
-            let _lock = LockFile::acquire(&path.with_extension("json.lock"))?;
-            let Some(mut file) = load_file(&path)? else {
-                continue;
-            };
-            let mut changed = false;
-            for entry in file.entries.values_mut() {
-                match map.get(&entry.env.code_hash) {
-                    Some(new) if *new != entry.env.code_hash => {
-                        entry.env.code_hash = new.clone();
-                        sum.rewritten += 1;
-                        changed = true;
-                    }
-                    _ => sum.left += 1,
-                }
-            }
-            if changed {
-                let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Json {
-                    what: path.display().to_string(),
-                    source: e,
-                })?;
-                write_atomic(&path, format!("{text}\n").as_bytes())?;
-                sum.files += 1;
-            }
+    rewrite_entries(root, |entry| match map.get(&entry.env.code_hash) {
+        Some(new) if *new != entry.env.code_hash => {
+            entry.env.code_hash = new.clone();
+            true
         }
-    }
-    Ok(sum)
+        _ => false,
+    })
 }
 
 /// Keeps only the records of `files` whose case already has an entry in `store` for its GPU
