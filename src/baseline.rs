@@ -669,6 +669,10 @@ pub enum RestartReason {
     /// The same code, timed another way: another L2 flush, duty-cycle hold or kernel
     /// configuration than some stored rounds.
     Timing,
+    /// Another source hash, where the entry stored no code hash: only the source hashes could
+    /// be compared. A kernel edit that kept the machine code (a refactor, a header edit) restarts
+    /// such an entry unless `kernelgate rehash --since REV` moved its hash before the import.
+    SourceOnly,
 }
 
 impl RestartReason {
@@ -677,6 +681,9 @@ impl RestartReason {
         match self {
             RestartReason::Code => "other code",
             RestartReason::Timing => "another flush, hold or kernel configuration",
+            RestartReason::SourceOnly => {
+                "another source hash, and the entry stored no code hash to compare"
+            }
         }
     }
 }
@@ -802,7 +809,11 @@ impl ImportSummary {
     pub fn render_restarts(&self, max: usize) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        for reason in [RestartReason::Code, RestartReason::Timing] {
+        for reason in [
+            RestartReason::Code,
+            RestartReason::SourceOnly,
+            RestartReason::Timing,
+        ] {
             let of: Vec<&Restart> = self
                 .restarts
                 .iter()
@@ -817,6 +828,12 @@ impl ImportSummary {
             }
             if of.len() > max {
                 let _ = writeln!(s, "  and {} more", of.len() - max);
+            }
+            if reason == RestartReason::SourceOnly {
+                let _ = writeln!(
+                    s,
+                    "  (if their kernels' machine code is what it was at REV, `kernelgate rehash --since REV` before the import keeps their rounds)"
+                );
             }
         }
         s
@@ -1030,6 +1047,10 @@ pub fn import_results(
             let same_code_as_stored = old
                 .as_ref()
                 .is_none_or(|e| timed_this_code(e, &r.source_hash, &r.code_hash));
+            // Only the source hashes could tell: the entry stored no code hash.
+            let source_only = old
+                .as_ref()
+                .is_some_and(|e| e.env.code_hash.is_empty() && !r.code_hash.is_empty());
             let mut rounds = old
                 .map(|e| {
                     rounds_to_keep(
@@ -1056,6 +1077,8 @@ pub fn import_results(
                     case: r.case.clone(),
                     reason: if same_code_as_stored {
                         RestartReason::Timing
+                    } else if source_only {
+                        RestartReason::SourceOnly
                     } else {
                         RestartReason::Code
                     },

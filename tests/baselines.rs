@@ -1721,21 +1721,34 @@ fn importing_learns_the_stored_source_hashs_code_from_another_gpu_model() {
             .rounds
             .len()
     };
-    // Nothing to learn from: the entry of another source hash restarts, as before, for its code.
+    // Nothing to learn from: the entry of another source hash restarts, as before, for its
+    // code; the import says only the source hashes could be compared, and what keeps the rounds
+    // where the machine code did not change.
     put(&rec.gpu_model, "");
     let sum = import();
     assert_eq!((sum.added, sum.restarted, sum.same_code_learned), (1, 1, 0));
     assert_eq!(rounds(), 1);
     assert_eq!(
         sum.restarts[0].reason,
-        kernelgate::baseline::RestartReason::Code
+        kernelgate::baseline::RestartReason::SourceOnly
     );
     let mut many = sum.clone();
     many.restarts = vec![sum.restarts[0].clone(); 3];
     assert_eq!(
         many.render_restarts(2),
         format!(
-            "restarted, other code (3):\n  {c} on {g}\n  {c} on {g}\n  and 1 more\n",
+            "restarted, another source hash, and the entry stored no code hash to compare (3):\n  {c} on {g}\n  {c} on {g}\n  and 1 more\n  (if their kernels' machine code is what it was at REV, `kernelgate rehash --since REV` before the import keeps their rounds)\n",
+            c = rec.case,
+            g = rec.gpu_model
+        )
+    );
+    // With other code named on both sides the reason is plain other code.
+    let mut code = sum.clone();
+    code.restarts[0].reason = kernelgate::baseline::RestartReason::Code;
+    assert_eq!(
+        code.render_restarts(2),
+        format!(
+            "restarted, other code (1):\n  {c} on {g}\n",
             c = rec.case,
             g = rec.gpu_model
         )
