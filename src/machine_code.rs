@@ -14,6 +14,10 @@
 //! Entries that store the hash of the cubin they timed (`code_hash`, kept since session 37) need
 //! no such step: the gate and imports match them by cubin on the next run. This module serves
 //! entries stored before that, and moving hashes ahead of any run.
+//!
+//! It also maps stored code hashes of the form before session 39 to the current one
+//! ([`legacy_code_hash_map`], `kernelgate rehash --code-hashes`): the per-entry hash changed so
+//! that adding an entry point no longer changes the others' ([`crate::cubin`]).
 
 use crate::error::Result;
 use std::collections::BTreeMap;

@@ -483,14 +483,14 @@ pub const ALIGN_MIN_OTHER: u64 = 2048;
 
 /// Fewest K for which B, when TMA could read it in place (N a multiple of 8), is copied into
 /// 128-byte aligned rows (with M ≥ [`ALIGN_MIN_OTHER`]): below it the GEMM reads B too few
-/// times for the aligned rows to pay for the copy's launch. Where N is not a multiple of 8 the
-/// copy is made anyway and its rows are aligned whatever K: 4095×4097×64 (C in place) ran 3–5%
-/// slower with B in rows of 4104 than of 4160 (H100 71aabb24, H200 cf1f6506, against the
-/// entries of four machines).
-/// Same run on an H100 (GPU-841074bc, session 39, two interleaved rounds, bf16 µs aligned /
-/// not): 4096×1000×128 9.69 / 8.36, 8191×264×128 8.72 / 8.10; 2048×520×256 7.13 / 7.22,
-/// 4096×1000×512 13.10 / 13.94, 4096×1000×1024 18.22 / 21.32, 8191×264×1024 18.02 / 19.40,
-/// 4096×1000×4096 52.45 / 72.96.
+/// times for the aligned rows to pay for the copy's launch. Same run on an H100 (GPU-841074bc,
+/// session 39, two interleaved rounds, bf16 µs aligned / not): 4096×1000×128 9.69 / 8.36,
+/// 8191×264×128 8.72 / 8.10; 2048×520×256 7.13 / 7.22, 4096×1000×512 13.10 / 13.94,
+/// 4096×1000×1024 18.22 / 21.32, 8191×264×1024 18.02 / 19.40, 4096×1000×4096 52.45 / 72.96.
+///
+/// Where N is not a multiple of 8 the copy is made anyway, and its rows are aligned whatever K:
+/// 4095×4097×64 (C in place) ran 3–5% slower with B in rows of 4104 than of 4160 (H100
+/// 71aabb24, H200 cf1f6506, against the entries of four machines).
 pub const ALIGN_MIN_K: u64 = 256;
 
 /// The operands as the kernel reads them. TMA needs 16-byte row strides: K is rounded up to a
