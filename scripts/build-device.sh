@@ -15,12 +15,26 @@ cp "$bin" .devbin/kernels
 cp target/release/kernelgate .devbin/kernelgate
 strip .devbin/kernels .devbin/kernelgate 2>/dev/null || true
 # PACK=1 (the default): the two binaries travel as .devbin/bins.tar.xz (about a quarter of their
-# size; the carry limit is 64 MiB with the tree) and scripts/device-lib.sh unpacks them on the
-# device; PACK=0 carries them as they are.
-rm -f .devbin/bins.tar.xz
+# size; the carry limit is 64 MiB with the tree), and .devbin/kernels and .devbin/kernelgate are
+# small wrappers that unpack them into .devbin/bin/ on first use (atomically: a temporary
+# directory renamed into place) and run them, so every device script calls them as before.
+# PACK=0 carries the binaries as they are.
+rm -rf .devbin/bins.tar.xz .devbin/bin
 if [ "${PACK:-1}" = 1 ]; then
   tar -cJf .devbin/bins.tar.xz -C .devbin kernels kernelgate
-  rm -f .devbin/kernels .devbin/kernelgate
+  for b in kernels kernelgate; do
+    cat > ".devbin/$b" <<EOF
+#!/bin/sh
+# Unpacks .devbin/bins.tar.xz into .devbin/bin/ once, then runs bin/$b (scripts/build-device.sh).
+d=\$(cd "\$(dirname "\$0")" && pwd)
+if [ ! -x "\$d/bin/$b" ]; then
+  t=\$(mktemp -d "\$d/.unpack.XXXXXX") && tar -xJf "\$d/bins.tar.xz" -C "\$t" &&
+    { mv -T "\$t" "\$d/bin" 2>/dev/null || rm -rf "\$t"; }
+fi
+exec "\$d/bin/$b" "\$@"
+EOF
+    chmod +x ".devbin/$b"
+  done
 fi
 # NEXTEST=1: also a nextest archive of the kernels test binary and a stripped cargo-nextest, so
 # the device can run `cargo-nextest nextest run --archive-file ...` without cargo.

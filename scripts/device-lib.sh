@@ -8,8 +8,8 @@ DEV_LOG=${DEV_LOG:-$OUT/log.txt}
 mkdir -p "$OUT" "$DEV_TMP"
 export KERNELGATE_CACHE_DIR=/tmp/kgcache
 KG=.devbin/kernelgate
-# The binaries as scripts/build-device.sh packs them (PACK=1): unpacked once per machine.
-if [ -f .devbin/bins.tar.xz ] && [ ! -x "$KG" ]; then tar -xJf .devbin/bins.tar.xz -C .devbin; fi
+# (With scripts/build-device.sh's PACK=1, .devbin/kernelgate and .devbin/kernels are wrappers that
+# unpack the binaries on first use.)
 
 # A timestamped line, printed and kept in $DEV_LOG.
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$DEV_LOG"; }
