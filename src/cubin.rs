@@ -230,7 +230,7 @@ fn hash_entry(cubin: &[u8], entry: &str, legacy: bool) -> Result<String, String>
             b.extend_from_slice(&s.size.to_le_bytes());
         }
         if s.kind != SHT_NOBITS {
-            let mut records = section_records(s, &canonical, entry, legacy, &sym)?;
+            let mut records = section_records(s, &canonical, legacy, &sym)?;
             if !legacy && matches!(n, ".nv.info" | ".nv.callgraph") {
                 records.sort();
             }
@@ -255,15 +255,15 @@ fn hash_entry(cubin: &[u8], entry: &str, legacy: bool) -> Result<String, String>
 fn section_records(
     s: &Section<'_>,
     canonical: &str,
-    entry: &str,
     legacy: bool,
     sym: &dyn Fn(u64) -> Option<String>,
 ) -> Result<Vec<Vec<u8>>, String> {
     let n = s.name.as_str();
     let mut out: Vec<Vec<u8>> = Vec::new();
-    // `.nv.info` records: (format, attribute, value); `named(attr)` says whether the value
-    // starts with a symbol index to name.
-    let info = |what: &str, named: &dyn Fn(u8) -> bool, out: &mut Vec<Vec<u8>>| {
+    // `.nv.info` records: (format, attribute, value). In the module-wide table every SVAL value
+    // starts with a function's symbol index, and other entries' records are left out; in this
+    // entry's own table only the constant-bank record names a symbol.
+    let info = |module_wide: bool, out: &mut Vec<Vec<u8>>| {
         let mut at = 0;
         while at + 4 <= s.data.len() {
             let (fmt, attr) = (s.data[at], s.data[at + 1]);
@@ -275,13 +275,12 @@ fn section_records(
             let rec = s
                 .data
                 .get(at..at + len)
-                .ok_or_else(|| format!("{what} record at {at} runs past the section"))?;
+                .ok_or_else(|| format!("{n} record at {at} runs past the section"))?;
             at += len;
-            if fmt == EIFMT_SVAL && len >= 8 && named(attr) {
+            if fmt == EIFMT_SVAL && len >= 8 && (module_wide || attr == EIATTR_PARAM_CBANK) {
                 let who = match sym(u32_at(rec, 4).unwrap_or(0) as u64) {
                     Some(w) => w,
-                    // another entry's record: left out of the module-wide table
-                    None if what == ".nv.info" => continue,
+                    None if module_wide => continue,
                     None => "entry".into(),
                 };
                 let mut r = vec![fmt, attr];
@@ -295,15 +294,9 @@ fn section_records(
         Ok::<(), String>(())
     };
     if n == ".nv.info" {
-        // Per-function attributes of every function: this entry's and non-entries' only.
-        info(".nv.info", &|_| true, &mut out)?;
+        info(true, &mut out)?;
     } else if !legacy && canonical == ".nv.info.@" {
-        // This entry's attributes: the constant-bank record's symbol by name.
-        info(
-            &format!(".nv.info.{entry}"),
-            &|a| a == EIATTR_PARAM_CBANK,
-            &mut out,
-        )?;
+        info(false, &mut out)?;
     } else if s.kind == SHT_REL || s.kind == SHT_RELA {
         let size = if s.kind == SHT_RELA { 24 } else { 16 };
         for r in s.data.chunks(size) {

@@ -503,15 +503,7 @@ fn rehash_since(
     arch: &str,
     dry_run: bool,
 ) -> crate::Result<ExitCode> {
-    let local = crate::gpu::nvrtc_version()?;
-    if local != nvrtc {
-        return Err(Error::Rehash {
-            since: since.to_string(),
-            message: format!(
-                "the NVRTC here is {local}, the stored hashes name {nvrtc}: the cubins compared here would not be the ones that were timed"
-            ),
-        });
-    }
+    require_nvrtc(since, nvrtc)?;
     let target = cfg.root.join("target").join("kernelgate");
     let old_dir =
         crate::abtest::materialize(&cfg.root, &target, since).map_err(|e| Error::Rehash {
@@ -519,11 +511,13 @@ fn rehash_since(
             message: e.to_string(),
         })?;
     let new_dir = cfg.root.join("kernels");
-    let mut compile = |dir: &Path, file: &str| {
-        crate::gpu::compile_offline_cubin(dir, file, arch, &[]).map(|(cubin, _)| cubin)
-    };
-    let verdicts =
-        crate::machine_code::compare_dirs(&old_dir, &new_dir, arch, nvrtc, &mut compile)?;
+    let verdicts = crate::machine_code::compare_dirs(
+        &old_dir,
+        &new_dir,
+        arch,
+        nvrtc,
+        &mut offline_cubin(arch),
+    )?;
     print!(
         "{}",
         crate::machine_code::render(&verdicts, since, arch, nvrtc)
@@ -544,23 +538,38 @@ fn rehash_since(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses unless the NVRTC here is `nvrtc`, the version the stored hashes name: another
+/// version's cubins would not be the ones that were timed. `what` (the revision, or the flag)
+/// names the run in the error.
+fn require_nvrtc(what: &str, nvrtc: &str) -> crate::Result<()> {
+    let local = crate::gpu::nvrtc_version()?;
+    if local == nvrtc {
+        return Ok(());
+    }
+    Err(Error::Rehash {
+        since: what.to_string(),
+        message: format!(
+            "the NVRTC here is {local}, the stored hashes name {nvrtc}: the cubins compiled here would not be the ones that were timed"
+        ),
+    })
+}
+
+/// A kernel file's cubin for `arch` from the NVRTC here, no defines (what `rehash` compares).
+fn offline_cubin(arch: &str) -> impl FnMut(&Path, &str) -> crate::Result<Vec<u8>> + '_ {
+    move |dir: &Path, file: &str| {
+        crate::gpu::compile_offline_cubin(dir, file, arch, &[]).map(|(cubin, _)| cubin)
+    }
+}
+
 /// `kernelgate rehash --code-hashes`: stored code hashes of the legacy form
 /// ([`crate::cubin::entry_code_hash_legacy`]) for the working tree's machine code rewritten
 /// into the current one. Like `--since`, only with the NVRTC the stored hashes name.
 fn recode(cfg: &Config, nvrtc: &str, arch: &str) -> crate::Result<ExitCode> {
-    let local = crate::gpu::nvrtc_version()?;
-    if local != nvrtc {
-        return Err(Error::Rehash {
-            since: "--code-hashes".to_string(),
-            message: format!(
-                "the NVRTC here is {local}, the stored hashes name {nvrtc}: the cubins hashed here would not be the ones that were timed"
-            ),
-        });
-    }
-    let mut compile = |dir: &Path, file: &str| {
-        crate::gpu::compile_offline_cubin(dir, file, arch, &[]).map(|(cubin, _)| cubin)
-    };
-    let found = crate::machine_code::legacy_code_hash_map(&cfg.root.join("kernels"), &mut compile)?;
+    require_nvrtc("--code-hashes", nvrtc)?;
+    let found = crate::machine_code::legacy_code_hash_map(
+        &cfg.root.join("kernels"),
+        &mut offline_cubin(arch),
+    )?;
     let sum = crate::baseline::recode_entries(&cfg.baseline_dir, &found.map)?;
     println!(
         "{} kernel files, {} entry points (NVRTC {nvrtc}, {arch}): {} sets of up to {} entry points mapped; {} entries' code hashes rewritten in {} files, {} left (vendor backends, other code, already current)",
