@@ -10,6 +10,9 @@
 // gemm_sgemm_{128x128,128x64,64x64}_{vec4,scalar}: the fp32 path, register-tiled SIMT (plain
 //   FFMA, fp32 accumulate, no TF32; each output is one sequential fmaf chain over k, the same
 //   exactness class as cuBLAS's fp32 SGEMM). Design at the head of that section, below.
+//   gemm_sgemm_64x64_{vec4,scalar}_k{2,4,8} (sm_90+): the 64x64 tile with K split over the
+//   CTAs of a 2-, 4- or 8-CTA cluster, partials added in rank order through distributed shared
+//   memory (each output is then a fixed-order sum of S fmaf chains).
 // gemm_simt_fp32: the first fp32 kernel (block tile 64x64x16, 256 threads each computing 4x4
 //   outputs), kept for A/B (KERNELGATE_GEMM_FP32=simple).
 #include "kg_common.cuh"
@@ -226,7 +229,76 @@ __device__ __forceinline__ void sg_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-template <int BM, int BN, int BK, bool VEC, int STAGES>
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Split-K epilogue of sgemm_tiled (SPLIT CTAs of one thread-block cluster share a tile, each
+// holding the partial sums of its k run in `acc`): every CTA stores its partial tile in its own
+// shared memory; after a cluster barrier, CTA rank r adds rows [r·BM/SPLIT, (r+1)·BM/SPLIT) of
+// all SPLIT partials, read through distributed shared memory in rank order (0, 1, ..., so the
+// result does not depend on which CTA finished first), and stores them to C; a second barrier
+// keeps every CTA's shared memory alive until all reads are done. No workspace, no atomics, one
+// launch. Needs sm_90 (clusters).
+template <int BM, int BN, bool VEC, int SPLIT, int THREADS>
+__device__ __forceinline__ void sgemm_cluster_reduce(const float (&acc)[8][8], int tm, int tn, int row0, int col0,
+                                                     float* __restrict__ C, int M, int N) {
+    constexpr int P = BN + 4;  // row pitch of the staged tile (floats)
+    constexpr int ROWS = BM / SPLIT;
+    constexpr int V4 = ROWS * BN / 4;  // float4s this CTA reduces
+    static_assert(BM % SPLIT == 0 && V4 % THREADS == 0, "split rows must divide evenly among the threads");
+    __shared__ __align__(16) float part[BM * P];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            *reinterpret_cast<float4*>(&part[(tm + (i & 3) + (i >> 2) * 32) * P + tn + h * 16]) =
+                make_float4(acc[i][h * 4 + 0], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    const unsigned base = (unsigned)__cvta_generic_to_shared(part);
+#pragma unroll
+    for (int j = 0; j < V4 / THREADS; j++) {
+        const int e = (int)threadIdx.x + j * THREADS;
+        const int r = (int)rank * ROWS + e / (BN / 4);
+        const int c = (e % (BN / 4)) * 4;
+        const unsigned local = base + (unsigned)((r * P + c) * 4);
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int q = 0; q < SPLIT; q++) {
+            unsigned remote;
+            float4 v;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(q));
+            asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                         : "r"(remote)
+                         : "memory");
+            sum.x += v.x;
+            sum.y += v.y;
+            sum.z += v.z;
+            sum.w += v.w;
+        }
+        const int gr = row0 + r, gc = col0 + c;
+        if (gr < M) {
+            float* p = C + (size_t)gr * N + gc;
+            if (VEC) {
+                if (gc < N) *reinterpret_cast<float4*>(p) = sum;
+            } else {
+                const float s4[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+                for (int t = 0; t < 4; t++)
+                    if (gc + t < N) p[t] = s4[t];
+            }
+        }
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+#else
+template <int BM, int BN, bool VEC, int SPLIT, int THREADS>
+__device__ __forceinline__ void sgemm_cluster_reduce(const float (&)[8][8], int, int, int, int, float*, int, int) {
+    __trap();  // split entries exist only for sm_90+; the launcher never picks them elsewhere
+}
+#endif
+
+template <int BM, int BN, int BK, bool VEC, int STAGES, int SPLIT = 1>
 __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B,
                                             float* __restrict__ C, int M, int N, int K) {
     constexpr int WARPS_N = BN / 32;
@@ -248,9 +320,16 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
     const int tm = (warp / WARPS_N) * 64 + (lane >> 2) * 4;  // first row of this lane's outputs in the tile
     const int tn = (warp % WARPS_N) * 32 + (lane & 3) * 4;   // first column
     const int tiles_n = (N + BN - 1) / BN;
-    const int row0 = (int)(blockIdx.x / tiles_n) * BM;
-    const int col0 = (int)(blockIdx.x % tiles_n) * BN;
-    const int k_tiles = (K + BK - 1) / BK;
+    // With SPLIT > 1 the SPLIT CTAs of a cluster share one output tile (grid x = tiles · SPLIT,
+    // consecutive CTAs one cluster) and each takes an equal run of its k tiles (the last runs may
+    // be shorter or empty); with SPLIT = 1 every expression below folds to the unsplit kernel.
+    const unsigned tile = SPLIT > 1 ? blockIdx.x / SPLIT : blockIdx.x;
+    const int row0 = (int)(tile / tiles_n) * BM;
+    const int col0 = (int)(tile % tiles_n) * BN;
+    const int k_tiles_all = (K + BK - 1) / BK;
+    const int k_run = SPLIT > 1 ? (k_tiles_all + SPLIT - 1) / SPLIT : k_tiles_all;
+    const int kt0 = SPLIT > 1 ? (int)(blockIdx.x % SPLIT) * k_run : 0;  // this CTA's first k tile
+    const int k_tiles = SPLIT > 1 ? max(0, min(k_run, k_tiles_all - kt0)) : k_tiles_all;
 
     // This thread's share of each tile: A group i is row am(i), k offsets ak..ak+3 (ak is the
     // same for every i since THREADS is a multiple of BK/4); B group i is k row bk(i), columns
@@ -269,7 +348,7 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
     for (int i = 0; i < A_LOADS; i++) {
         const int gr = row0 + (tid + i * THREADS) / (BK / 4);
         a_row_ok[i] = gr < M;
-        pa[i] = A + (size_t)(a_row_ok[i] ? gr : 0) * K + ak;
+        pa[i] = A + (size_t)(a_row_ok[i] ? gr : 0) * K + ak + (size_t)kt0 * BK;
     }
 #pragma unroll
     for (int j = 0; j < 4; j++) {
@@ -278,7 +357,8 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
     }
     const int b_col = b_col_ok[0] ? col0 + bn : 0;
 #pragma unroll
-    for (int i = 0; i < B_LOADS; i++) pb[i] = B + (size_t)((tid + i * THREADS) / (BN / 4)) * N + b_col;
+    for (int i = 0; i < B_LOADS; i++)
+        pb[i] = B + ((size_t)kt0 * BK + (size_t)((tid + i * THREADS) / (BN / 4))) * N + b_col;
     const size_t b_step = (size_t)BK * N;
     const unsigned as0 = (unsigned)__cvta_generic_to_shared(As);
     const unsigned bs0 = (unsigned)__cvta_generic_to_shared(Bs);
@@ -294,7 +374,7 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
     int issued = 0;
     auto issue = [&](int s) {
         if (issued < k_tiles) {
-            const int k0 = issued * BK;
+            const int k0 = (kt0 + issued) * BK;
             const unsigned da = as0 + (unsigned)(s * A_STAGE * 4) + a_dst;
             const unsigned db = bs0 + (unsigned)(s * B_STAGE * 4) + b_dst;
             if (k0 + BK <= K) {
@@ -397,23 +477,27 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
     }
     sg_wait<0>();  // no copy may be outstanding at exit (they are all empty or consumed by now)
 
-    // Epilogue: rows tm + {0..3} and tm + 32 + {0..3}, columns tn + {0..3} and tn + 16 + {0..3}.
+    if constexpr (SPLIT > 1) {
+        sgemm_cluster_reduce<BM, BN, VEC, SPLIT, THREADS>(acc, tm, tn, row0, col0, C, M, N);
+    } else {
+        // Epilogue: rows tm + {0..3} and tm + 32 + {0..3}, columns tn + {0..3} and tn + 16 + {0..3}.
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int r = row0 + tm + (i & 3) + (i >> 2) * 32;
-        if (r >= M) continue;
+        for (int i = 0; i < 8; i++) {
+            const int r = row0 + tm + (i & 3) + (i >> 2) * 32;
+            if (r >= M) continue;
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int c = col0 + tn + h * 16;
-            float* p = C + (size_t)r * N + c;
-            if (VEC) {
-                if (c < N)
-                    *reinterpret_cast<float4*>(p) =
-                        make_float4(acc[i][h * 4 + 0], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
-            } else {
+            for (int h = 0; h < 2; h++) {
+                const int c = col0 + tn + h * 16;
+                float* p = C + (size_t)r * N + c;
+                if (VEC) {
+                    if (c < N)
+                        *reinterpret_cast<float4*>(p) =
+                            make_float4(acc[i][h * 4 + 0], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+                } else {
 #pragma unroll
-                for (int j = 0; j < 4; j++)
-                    if (c + j < N) p[j] = acc[i][h * 4 + j];
+                    for (int j = 0; j < 4; j++)
+                        if (c + j < N) p[j] = acc[i][h * 4 + j];
+                }
             }
         }
     }
@@ -436,3 +520,22 @@ __device__ __forceinline__ void sgemm_tiled(const float* __restrict__ A, const f
 SG_ENTRY(128, 128, 2, 16, 2)
 SG_ENTRY(128, 64, 4, SG_BK, SG_STAGES)
 SG_ENTRY(64, 64, 8, SG_BK, SG_STAGES)
+
+// Split-K entries of the 64x64 tile (sm_90+): gemm_sgemm_64x64_<vec4|scalar>_k<S>, compiled with
+// __cluster_dims__(S, 1, 1); grid (ceil(M/64)·ceil(N/64)·S, 1, 1), block (64, 1, 1). The S CTAs
+// of a cluster split the k tiles of one output tile and add their partials through distributed
+// shared memory (sgemm_cluster_reduce). For outputs too small to give every SM a CTA.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SG_SPLIT_ENTRY(S)                                                                                  \
+    extern "C" __global__ void __cluster_dims__(S, 1, 1) __launch_bounds__(64, 4)                           \
+        gemm_sgemm_64x64_vec4_k##S(const float* A, const float* B, float* C, int M, int N, int K) {        \
+        sgemm_tiled<64, 64, SG_BK, true, SG_STAGES, S>(A, B, C, M, N, K);                                  \
+    }                                                                                                      \
+    extern "C" __global__ void __cluster_dims__(S, 1, 1) __launch_bounds__(64, 4)                           \
+        gemm_sgemm_64x64_scalar_k##S(const float* A, const float* B, float* C, int M, int N, int K) {      \
+        sgemm_tiled<64, 64, SG_BK, false, SG_STAGES, S>(A, B, C, M, N, K);                                 \
+    }
+SG_SPLIT_ENTRY(2)
+SG_SPLIT_ENTRY(4)
+SG_SPLIT_ENTRY(8)
+#endif

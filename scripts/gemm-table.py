@@ -4,11 +4,11 @@ the ratio cuBLAS/ours (>1: ours faster), TFLOP/s, and the kernel variant that ra
 geomean over the bf16/fp16 cases and the worst case. A ratio marked † set records timed with
 different launches per sample side by side (the gate keeps each case's stored batch, so peers of
 one shape can differ; KERNELGATE_BATCH times them alike). Usage: gemm-table.py results.json..."""
-import json, math, sys
+import gzip, json, math, sys
 
 rows = {}
 for f in sys.argv[1:]:
-    for r in json.load(open(f))["results"]:
+    for r in json.load(gzip.open(f) if f.endswith(".gz") else open(f))["results"]:
         if r["kernel"] != "gemm" or r.get("latency_ms") is None:
             continue
         key = (r["problem_size"]["m"], r["problem_size"]["n"], r["problem_size"]["k"], r["dtype"])

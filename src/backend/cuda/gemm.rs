@@ -4,8 +4,9 @@
 //! Hopper (odd K through a padded copy of A, odd N through a padded copy of B with C written in
 //! place, see `gemm_wgmma`),
 //! WMMA tensor cores elsewhere; fp32 on the register-tiled SIMT kernel
-//! (`gemm_sgemm_*`, plain FFMA, no TF32) with a tile chosen by shape, or the first simple one
-//! under `KERNELGATE_GEMM_FP32=simple`.
+//! (`gemm_sgemm_*`, plain FFMA, no TF32) with a tile chosen by shape (on Hopper the 64x64 tile
+//! of a small output splits K over a thread-block cluster, [`pick_fp32_splits`]), or the first
+//! simple one under `KERNELGATE_GEMM_FP32=simple`.
 
 use super::gemm_skinny::Skinny;
 use crate::backend::{Bindings, Prepared};
@@ -92,6 +93,44 @@ pub fn pick_tile(m: u64, n: u64, sms: u64) -> Tile {
         .copied()
         .find(|t| t.ctas(m, n) as f64 >= need)
         .unwrap_or(TILES[TILES.len() - 1])
+}
+
+/// Environment variable that forces the K split of the 64x64 fp32 tile on Hopper: `1` (no
+/// split), `2`, `4` or `8` CTAs of a cluster sharing one output tile (unset or empty: chosen by
+/// shape, [`pick_fp32_splits`]). Ignored for the other tiles and before compute capability 9.0.
+pub const FP32_SPLITK_ENV: &str = "KERNELGATE_GEMM_FP32_SPLITK";
+
+/// The K splits the fp32 kernel file instantiates for the 64x64 tile (`gemm_sgemm_64x64_*_k<S>`,
+/// clusters of S CTAs), largest first.
+pub const FP32_SPLITS: [u32; 3] = [8, 4, 2];
+
+/// Fewest k tiles (of 8) a split CTA keeps: below this its pipeline fill and the cluster
+/// reduction cost more than the FFMAs it takes over.
+pub const FP32_MIN_KTILES_PER_SPLIT: u64 = 4;
+
+/// The values of [`FP32_SPLITK_ENV`].
+const FP32_SPLIT_CHOICES: [(&str, u32); 4] = [("1", 1), ("2", 2), ("4", 4), ("8", 8)];
+
+/// Parses a [`FP32_SPLITK_ENV`] value: `None` (unset or empty) lets the shape choose.
+pub fn parse_fp32_splits(value: Option<&str>) -> std::result::Result<Option<u32>, String> {
+    super::parse_choice(FP32_SPLITK_ENV, value, &FP32_SPLIT_CHOICES)
+}
+
+/// How many CTAs of a cluster split K for `tile` over `m × n × k` on `sms` SMs of compute
+/// capability major `cc_major`: only the 64x64 tile on Hopper and newer, only where its grid
+/// leaves SMs without a CTA (fewer tiles than SMs), then the largest of [`FP32_SPLITS`] whose
+/// grid stays within two CTAs per SM and leaves every split at least
+/// [`FP32_MIN_KTILES_PER_SPLIT`] k tiles; else 1. At 256³ that is 16 tiles × 8.
+pub fn pick_fp32_splits(tile: Tile, m: u64, n: u64, k: u64, sms: u64, cc_major: u32) -> u32 {
+    let tiles = tile.ctas(m, n);
+    if cc_major < 9 || tile != TILES[2] || tiles >= sms {
+        return 1;
+    }
+    let k_tiles = k.div_ceil(8);
+    FP32_SPLITS
+        .into_iter()
+        .find(|&s| tiles * s as u64 <= 2 * sms && k_tiles / s as u64 >= FP32_MIN_KTILES_PER_SPLIT)
+        .unwrap_or(1)
 }
 
 /// Whether the tiled kernel may copy B 16 bytes at a time and store C as float4: N a multiple
@@ -193,10 +232,17 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 )
             }
             Fp32Kernel::Tiled(forced) => {
-                let tile = forced
-                    .unwrap_or_else(|| pick_tile(m as u64, n as u64, gpu.info.sm_count as u64));
+                let sms = gpu.info.sm_count as u64;
+                let tile = forced.unwrap_or_else(|| pick_tile(m as u64, n as u64, sms));
                 let vec = fp32_vec4(n as u64, b, c);
-                let name = format!(
+                let cc_major = super::compute_major(&gpu.info.compute_capability);
+                let forced_splits = super::from_env(case, FP32_SPLITK_ENV, parse_fp32_splits)?;
+                let splits = match forced_splits {
+                    Some(s) if tile == TILES[2] && cc_major >= 9 => s,
+                    Some(_) => 1,
+                    None => pick_fp32_splits(tile, m as u64, n as u64, k as u64, sms, cc_major),
+                };
+                let mut name = format!(
                     "gemm_sgemm_{}x{}_{}",
                     tile.bm,
                     tile.bn,
@@ -204,17 +250,27 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
                 );
                 let ctas = tile.ctas(m as u64, n as u64);
                 let dims = Dims {
-                    grid: (ctas as u32, 1, 1),
+                    grid: ((ctas * splits as u64) as u32, 1, 1),
                     block: (tile.threads(), 1, 1),
                     smem: 0,
                 };
-                let variant = format!(
+                // The unsplit text is what the stored rounds name: keep it as it is.
+                let mut variant = format!(
                     "{name} (SIMT FFMA {}x{}x8, {} thr x 8x8, 3-stage cp.async; {ctas} CTAs, tile {})",
                     tile.bm,
                     tile.bn,
                     tile.threads(),
                     if forced.is_some() { "forced" } else { "by shape" }
                 );
+                if splits > 1 {
+                    name = format!("{name}_k{splits}");
+                    variant = format!(
+                        "{name} (SIMT FFMA 64x64x8, 64 thr x 8x8, 3-stage cp.async; {ctas} tiles x \
+                         K split {splits} ways over a {splits}-CTA cluster, partials added in \
+                         rank order through distributed shared memory; split {})",
+                        if forced_splits.is_some() { "forced" } else { "by shape" }
+                    );
+                }
                 (name, dims, variant)
             }
         },
@@ -308,6 +364,41 @@ mod tests {
         assert!(!skinny_on_wgmma(Skinny::N, 8192, 8));
         assert!(!skinny_on_wgmma(Skinny::N, 16, 16));
         assert!(!skinny_on_wgmma(Skinny::N, 2048, 3));
+    }
+
+    #[test]
+    fn fp32_split_env_values() {
+        assert_eq!(parse_fp32_splits(None), Ok(None));
+        assert_eq!(parse_fp32_splits(Some("")), Ok(None));
+        for s in [1, 2, 4, 8] {
+            assert_eq!(parse_fp32_splits(Some(&s.to_string())), Ok(Some(s)));
+        }
+        let err = parse_fp32_splits(Some("3")).unwrap_err();
+        assert!(err.contains(FP32_SPLITK_ENV), "{err}");
+    }
+
+    #[test]
+    fn fp32_splits_only_for_small_grids_on_hopper() {
+        let small = TILES[2];
+        // 256³: 16 tiles, 32 k tiles: eight splits of four.
+        assert_eq!(pick_fp32_splits(small, 256, 256, 256, 132, 9), 8);
+        // Before Hopper there are no clusters.
+        assert_eq!(pick_fp32_splits(small, 256, 256, 256, 132, 8), 1);
+        // Only the 64x64 tile has split entries.
+        assert_eq!(pick_fp32_splits(TILES[0], 256, 256, 256, 132, 9), 1);
+        // A grid that already covers the SMs does not split (1024³: 256 tiles).
+        assert_eq!(pick_fp32_splits(small, 1024, 1024, 1024, 132, 9), 1);
+        // Short K keeps at least four k tiles a split: K = 64 is 8 k tiles, two splits.
+        assert_eq!(pick_fp32_splits(small, 256, 256, 64, 132, 9), 2);
+        assert_eq!(pick_fp32_splits(small, 256, 256, 24, 132, 9), 1);
+        // 40 tiles: eight splits would be 320 CTAs on 132 SMs; four stay within two per SM.
+        assert_eq!(pick_fp32_splits(small, 320, 512, 4096, 132, 9), 4);
+        // Whatever it picks, the grid stays within two CTAs per SM and is an entry that exists.
+        for (m, n, k) in [(1, 1, 1), (17, 4000, 9000), (129, 257, 513), (640, 640, 64)] {
+            let s = pick_fp32_splits(small, m, n, k, 132, 9);
+            assert!(s == 1 || FP32_SPLITS.contains(&s));
+            assert!(s == 1 || small.ctas(m, n) * s as u64 <= 264);
+        }
     }
 
     #[test]
