@@ -108,6 +108,15 @@ pub const FP32_SPLITS: [u32; 3] = [8, 4, 2];
 /// reduction cost more than the FFMAs it takes over.
 pub const FP32_MIN_KTILES_PER_SPLIT: u64 = 4;
 
+/// Fewest k tiles (of 8) a case needs before it splits at all: with short K the unsplit CTAs are
+/// short already and the cluster's barriers and partial traffic do not pay (H100 GPU-5da6bd3e,
+/// µs unsplit / 2 splits: 1000×1000×100 10.58 / 12.73, 640×640×64 6.25 / 7.41).
+pub const FP32_MIN_KTILES_TO_SPLIT: u64 = 32;
+
+/// Most CTAs per SM a split grid may reach (64-thread CTAs; 30 KB of shared memory each lets
+/// seven reside).
+pub const FP32_SPLIT_CTAS_PER_SM: u64 = 4;
+
 /// The values of [`FP32_SPLITK_ENV`].
 const FP32_SPLIT_CHOICES: [(&str, u32); 4] = [("1", 1), ("2", 2), ("4", 4), ("8", 8)];
 
@@ -117,19 +126,30 @@ pub fn parse_fp32_splits(value: Option<&str>) -> std::result::Result<Option<u32>
 }
 
 /// How many CTAs of a cluster split K for `tile` over `m × n × k` on `sms` SMs of compute
-/// capability major `cc_major`: only the 64x64 tile on Hopper and newer, only where its grid
-/// leaves SMs without a CTA (fewer tiles than SMs), then the largest of [`FP32_SPLITS`] whose
-/// grid stays within two CTAs per SM and leaves every split at least
-/// [`FP32_MIN_KTILES_PER_SPLIT`] k tiles; else 1. At 256³ that is 16 tiles × 8.
+/// capability major `cc_major`: only the 64x64 tile (the pick where 128-row tiles leave SMs
+/// without two CTAs) on Hopper and newer, only with at least [`FP32_MIN_KTILES_TO_SPLIT`] k
+/// tiles; then the largest of [`FP32_SPLITS`] whose grid stays within
+/// [`FP32_SPLIT_CTAS_PER_SM`] CTAs per SM and leaves every split at least
+/// [`FP32_MIN_KTILES_PER_SPLIT`] k tiles; else 1.
+///
+/// Measured through the harness on an H100 (GPU-5da6bd3e, two interleaved rounds, µs for 1 / 2 /
+/// 4 / 8 splits; cuBLAS in the same runs): 256³ 18.06 / 12.49 / 8.32 / **7.18** (cuBLAS 8.50),
+/// 512³ 34.40 / 20.58 / 19.38 / **16.65** (14.49), 1024³ 77.54 / **71.25** / 93.17 / 88.93
+/// (60.88), 129×257×513 35.84 / 22.66 / 13.06 / **8.75** (10.04), 300×200×2000 123.86 / 66.99 /
+/// 36.32 / **23.58** (16.70), 128×128×4096 244.22 / 127.74 / 66.00 / **36.16** (12.51); the rule
+/// picks the bold one in each.
 pub fn pick_fp32_splits(tile: Tile, m: u64, n: u64, k: u64, sms: u64, cc_major: u32) -> u32 {
     let tiles = tile.ctas(m, n);
-    if cc_major < 9 || tile != TILES[2] || tiles >= sms {
+    let k_tiles = k.div_ceil(8);
+    if cc_major < 9 || tile != TILES[2] || k_tiles < FP32_MIN_KTILES_TO_SPLIT {
         return 1;
     }
-    let k_tiles = k.div_ceil(8);
     FP32_SPLITS
         .into_iter()
-        .find(|&s| tiles * s as u64 <= 2 * sms && k_tiles / s as u64 >= FP32_MIN_KTILES_PER_SPLIT)
+        .find(|&s| {
+            tiles * s as u64 <= FP32_SPLIT_CTAS_PER_SM * sms
+                && k_tiles / s as u64 >= FP32_MIN_KTILES_PER_SPLIT
+        })
         .unwrap_or(1)
 }
 
@@ -378,26 +398,36 @@ mod tests {
     }
 
     #[test]
-    fn fp32_splits_only_for_small_grids_on_hopper() {
+    fn fp32_splits_follow_the_measurements() {
         let small = TILES[2];
-        // 256³: 16 tiles, 32 k tiles: eight splits of four.
-        assert_eq!(pick_fp32_splits(small, 256, 256, 256, 132, 9), 8);
-        // Before Hopper there are no clusters.
+        let s = |m, n, k| pick_fp32_splits(small, m, n, k, 132, 9);
+        // The measured picks (see `pick_fp32_splits`).
+        assert_eq!(s(256, 256, 256), 8);
+        assert_eq!(s(512, 512, 512), 8);
+        assert_eq!(s(1024, 1024, 1024), 2);
+        assert_eq!(s(129, 257, 513), 8);
+        assert_eq!(s(300, 200, 2000), 8);
+        assert_eq!(s(128, 128, 4096), 8);
+        // Short K does not split.
+        assert_eq!(s(1000, 1000, 100), 1);
+        assert_eq!(s(640, 640, 64), 1);
+        // Before Hopper there are no clusters; only the 64x64 tile has split entries.
         assert_eq!(pick_fp32_splits(small, 256, 256, 256, 132, 8), 1);
-        // Only the 64x64 tile has split entries.
         assert_eq!(pick_fp32_splits(TILES[0], 256, 256, 256, 132, 9), 1);
-        // A grid that already covers the SMs does not split (1024³: 256 tiles).
-        assert_eq!(pick_fp32_splits(small, 1024, 1024, 1024, 132, 9), 1);
-        // Short K keeps at least four k tiles a split: K = 64 is 8 k tiles, two splits.
-        assert_eq!(pick_fp32_splits(small, 256, 256, 64, 132, 9), 2);
-        assert_eq!(pick_fp32_splits(small, 256, 256, 24, 132, 9), 1);
-        // 40 tiles: eight splits would be 320 CTAs on 132 SMs; four stay within two per SM.
-        assert_eq!(pick_fp32_splits(small, 320, 512, 4096, 132, 9), 4);
-        // Whatever it picks, the grid stays within two CTAs per SM and is an entry that exists.
-        for (m, n, k) in [(1, 1, 1), (17, 4000, 9000), (129, 257, 513), (640, 640, 64)] {
-            let s = pick_fp32_splits(small, m, n, k, 132, 9);
-            assert!(s == 1 || FP32_SPLITS.contains(&s));
-            assert!(s == 1 || small.ctas(m, n) * s as u64 <= 264);
+        // A grid that would pass four CTAs per SM splits less: 100 tiles, 4 · 132 = 528 slots.
+        assert_eq!(s(640, 640, 4096), 4);
+        assert_eq!(s(2048, 2048, 4096), 1);
+        // Whatever it picks exists and keeps the bounds.
+        for (m, n, k) in [
+            (1, 1, 1),
+            (17, 4000, 9000),
+            (129, 257, 513),
+            (640, 640, 300),
+        ] {
+            let sp = s(m, n, k);
+            assert!(sp == 1 || FP32_SPLITS.contains(&sp));
+            assert!(sp == 1 || small.ctas(m, n) * sp as u64 <= 4 * 132);
+            assert!(sp == 1 || k.div_ceil(8) / sp as u64 >= FP32_MIN_KTILES_PER_SPLIT);
         }
     }
 
