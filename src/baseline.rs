@@ -673,6 +673,14 @@ pub enum RestartReason {
     /// be compared. A kernel edit that kept the machine code (a refactor, a header edit) restarts
     /// such an entry unless `kernelgate rehash --since REV` moved its hash before the import.
     SourceOnly,
+    /// Another code hash under the entry's own source hash and kernel configuration. A source
+    /// hash names the compiler, options and source, and NVRTC's output is deterministic, so the
+    /// same configuration should run the same cubin: such a record's code identity is in doubt.
+    /// Seen once (session 40, one record of one H100, not reproduced on two other machines) and
+    /// also what a `rehash --since` onto code the entry did not time looks like. The restart
+    /// stands; the CLI says to check, and how to re-import without an odd record
+    /// (`--skip-case`).
+    SameSource,
 }
 
 impl RestartReason {
@@ -683,6 +691,9 @@ impl RestartReason {
             RestartReason::Timing => "another flush, hold or kernel configuration",
             RestartReason::SourceOnly => {
                 "another source hash, and the entry stored no code hash to compare"
+            }
+            RestartReason::SameSource => {
+                "another code hash under the same source hash and kernel configuration"
             }
         }
     }
@@ -811,6 +822,7 @@ impl ImportSummary {
         let mut s = String::new();
         for reason in [
             RestartReason::Code,
+            RestartReason::SameSource,
             RestartReason::SourceOnly,
             RestartReason::Timing,
         ] {
@@ -828,6 +840,12 @@ impl ImportSummary {
             }
             if of.len() > max {
                 let _ = writeln!(s, "  and {} more", of.len() - max);
+            }
+            if reason == RestartReason::SameSource {
+                let _ = writeln!(
+                    s,
+                    "  (a source hash and configuration name one cubin, so either these records' code hash or the entry's stored source hash is wrong: an odd record is left out by importing again from the baselines before with `--skip-case`)"
+                );
             }
             if reason == RestartReason::SourceOnly {
                 let _ = writeln!(
@@ -1051,6 +1069,16 @@ pub fn import_results(
             let source_only = old
                 .as_ref()
                 .is_some_and(|e| e.env.code_hash.is_empty() && !r.code_hash.is_empty());
+            // The entry's own source hash and configuration, yet another cubin.
+            let same_source = old.as_ref().is_some_and(|e| {
+                !r.source_hash.is_empty()
+                    && e.env.source_hash == r.source_hash
+                    && !e.env.code_hash.is_empty()
+                    && !r.code_hash.is_empty()
+                    && e.env.code_hash != r.code_hash
+                    && round.variant.is_some()
+                    && e.rounds.last().is_some_and(|x| x.variant == round.variant)
+            });
             let mut rounds = old
                 .map(|e| {
                     rounds_to_keep(
@@ -1079,6 +1107,8 @@ pub fn import_results(
                         RestartReason::Timing
                     } else if source_only {
                         RestartReason::SourceOnly
+                    } else if same_source {
+                        RestartReason::SameSource
                     } else {
                         RestartReason::Code
                     },

@@ -584,19 +584,34 @@ pub fn keep_cases(files: &mut [ResultsFile], patterns: &[String], exact: bool) -
     if patterns.is_empty() {
         return 0;
     }
-    let wanted = |case: &str| {
-        patterns.iter().any(|p| {
-            if exact {
-                case == p
-            } else {
-                case.contains(p.as_str())
-            }
-        })
-    };
+    retain_cases(files, |case| case_matches(case, patterns, exact))
+}
+
+/// Leaves out the records whose case name matches one of `patterns` (as [`keep_cases`] matches)
+/// and returns how many were left out. `kernelgate import --skip-case` uses it to set aside a
+/// record that should not reach the baselines (one whose code identity is in doubt, say) while
+/// the rest of its file is imported.
+pub fn skip_cases(files: &mut [ResultsFile], patterns: &[String], exact: bool) -> usize {
+    retain_cases(files, |case| !case_matches(case, patterns, exact))
+}
+
+/// Whether `case` matches one of `patterns`: a substring of the name, or with `exact` the name.
+fn case_matches(case: &str, patterns: &[String], exact: bool) -> bool {
+    patterns.iter().any(|p| {
+        if exact {
+            case == p
+        } else {
+            case.contains(p.as_str())
+        }
+    })
+}
+
+/// Keeps the records whose case `keep` accepts; returns how many were dropped.
+fn retain_cases(files: &mut [ResultsFile], keep: impl Fn(&str) -> bool) -> usize {
     let mut dropped = 0;
     for f in files {
         let before = f.results.len();
-        f.results.retain(|r| wanted(&r.case));
+        f.results.retain(|r| keep(&r.case));
         dropped += before - f.results.len();
     }
     dropped

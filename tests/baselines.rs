@@ -1700,6 +1700,68 @@ fn importing_the_same_cubin_under_another_source_hash_keeps_the_rounds() {
     assert_eq!(entry().rounds.len(), 1);
 }
 
+/// A record naming the entry's own source hash and kernel configuration but another cubin (seen
+/// once on a fresh H100 in session 40) restarts the entry under its own reason, with the hint to
+/// leave the record out; without the configuration to compare it is plain other code.
+#[test]
+fn importing_another_cubin_under_the_same_source_and_configuration_is_named() {
+    let (_dir, store, mut file) = read_flushed_store();
+    file.results[0].code_hash = "c0dec0dec0de".into();
+    file.results[0].variant = "kernel_x (tile 64x64)".into();
+    file.results[0].source_hash = "5ca1ab1e5ca1ab1e5ca1ab1e".into();
+    let rec = file.results[0].clone();
+    let source = rec.source_hash.clone();
+    let put = |variant: Option<&str>| {
+        let stored = Round {
+            variant: variant.map(str::to_string),
+            ..read_round("2000-01-01T00:00:00Z", None, "GPU-stored")
+        };
+        let entry = Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![stored],
+            Provenance {
+                source_hash: source.clone(),
+                code_hash: "beefbeefbeef".into(),
+                ..env()
+            },
+        );
+        store
+            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
+            .unwrap();
+    };
+    let import = |file: &kernelgate::results::ResultsFile| {
+        import_results(&store, std::slice::from_ref(file), false).unwrap()
+    };
+    put(Some("kernel_x (tile 64x64)"));
+    let sum = import(&file);
+    assert_eq!((sum.added, sum.restarted), (1, 1));
+    assert_eq!(
+        sum.restarts[0].reason,
+        kernelgate::baseline::RestartReason::SameSource
+    );
+    let text = sum.render_restarts(5);
+    assert!(
+        text.starts_with(
+            "restarted, another code hash under the same source hash and kernel configuration (1):"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("--skip-case"), "{text}");
+    // Another configuration: the launch set may differ, so it is plain other code.
+    put(Some("kernel_x_k2 (tile 64x64, split 2)"));
+    let sum = import(&file);
+    assert_eq!(
+        sum.restarts[0].reason,
+        kernelgate::baseline::RestartReason::Code
+    );
+    // The same cubin: no restart at all.
+    file.results[0].code_hash = "beefbeefbeef".into();
+    file.results[0].date = "2999-01-01T00:00:00Z".into();
+    put(Some("kernel_x (tile 64x64)"));
+    let sum = import(&file);
+    assert_eq!((sum.added, sum.restarted), (1, 0));
+}
+
 /// An entry stored without a code hash learns the machine code of its source hash from another
 /// GPU model's entry of the same case: a record of another source hash that ran that code joins
 /// its rounds (and is counted); one that ran other code, or with nothing to learn from,

@@ -1,5 +1,5 @@
 //! `kernelgate import --case`: only the named cases' records become baseline rounds;
-//! `--existing-only`: only the records of cases the baselines already hold.
+//! `--skip-case`: the named cases' records do not; `--existing-only`: only the records of cases the baselines already hold.
 
 #[path = "cli_support/mod.rs"]
 mod common;
@@ -55,7 +55,7 @@ fn import_takes_only_the_cases_asked_for() {
         let e = store.entry(&r.gpu_model, &r.kernel, &r.case).unwrap();
         assert_eq!(e.is_some(), r.case == want, "{}", r.case);
     }
-    // --exact needs --case.
+    // --exact needs --case or --skip-case.
     let out = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
         .args(["import", "--exact"])
         .arg(&src)
@@ -63,6 +63,22 @@ fn import_takes_only_the_cases_asked_for() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+}
+
+#[test]
+fn import_leaves_out_the_cases_it_is_told_to_skip() {
+    let (_dir, base, src, file) = smoke_import();
+    let skip = file.results[0].case.clone();
+    let o = import_into(&base, &src, &["--skip-case", &skip, "--exact"]);
+    assert!(
+        o.contains("1 records left out: their cases match a --skip-case pattern"),
+        "the filter says what it left out: {o}"
+    );
+    let store = kernelgate::baseline::Store::new(base.clone());
+    for r in &file.results {
+        let e = store.entry(&r.gpu_model, &r.kernel, &r.case).unwrap();
+        assert_eq!(e.is_some(), r.case != skip, "{}", r.case);
+    }
 }
 
 #[test]

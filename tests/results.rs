@@ -317,3 +317,42 @@ fn keep_cases_filters_by_substring_or_whole_name() {
     assert_eq!(files[0].results.len(), 1);
     assert_eq!(files[0].results[0].case, first);
 }
+
+#[test]
+fn skip_cases_leaves_out_matching_records_only() {
+    use kernelgate::results::skip_cases;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json");
+    let file = load(&path).unwrap();
+    let n = file.results.len();
+    let first = file.results[0].case.clone();
+    // No pattern leaves everything in.
+    let mut files = vec![file.clone()];
+    assert_eq!(skip_cases(&mut files, &[], false), 0);
+    assert_eq!(files[0].results.len(), n);
+    // A substring, over several files.
+    let cublas = file
+        .results
+        .iter()
+        .filter(|r| r.case.contains("::cublas::"))
+        .count();
+    let mut files = vec![file.clone(), file.clone()];
+    assert_eq!(
+        skip_cases(&mut files, &["::cublas::".into()], false),
+        2 * cublas
+    );
+    assert!(files
+        .iter()
+        .all(|f| f.results.iter().all(|r| !r.case.contains("::cublas::"))));
+    // Exact: a prefix leaves nothing out, the whole name exactly its record.
+    let mut files = vec![file.clone()];
+    let prefix = first[..first.len() - 1].to_string();
+    assert_eq!(skip_cases(&mut files, &[prefix], true), 0);
+    let mut files = vec![file];
+    assert_eq!(
+        skip_cases(&mut files, std::slice::from_ref(&first), true),
+        1
+    );
+    assert_eq!(files[0].results.len(), n - 1);
+    assert!(files[0].results.iter().all(|r| r.case != first));
+}

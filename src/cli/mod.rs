@@ -130,6 +130,7 @@ pub enum Command {
     },
     /// Add the timed records of results files (e.g. CI gate runs on other machines) to the
     /// baselines as rounds of the machines that measured them.
+    #[command(group(clap::ArgGroup::new("case_filters").multiple(true)))]
     Import {
         /// Results files.
         #[arg(required = true)]
@@ -141,10 +142,14 @@ pub enum Command {
         /// Import only the records of cases whose name contains this (repeatable; any match).
         /// For taking some cases' rounds from a run that timed the others under settings their
         /// rule does not use, such as a forced kernel.
-        #[arg(long = "case", value_name = "PATTERN")]
+        #[arg(long = "case", value_name = "PATTERN", group = "case_filters")]
         cases: Vec<String>,
-        /// With `--case`: match whole case names only.
-        #[arg(long, requires = "cases")]
+        /// Leave out the records of cases whose name contains this (repeatable; any match): a
+        /// record that should not reach the baselines while the rest of its file does.
+        #[arg(long = "skip-case", value_name = "PATTERN", group = "case_filters")]
+        skip_cases: Vec<String>,
+        /// With `--case` or `--skip-case`: match whole case names only.
+        #[arg(long, requires = "case_filters")]
         exact: bool,
         /// Import only the records of cases that already have a baseline entry for their GPU
         /// model: another machine's rounds for the stored entries, no entry from one machine.
@@ -765,6 +770,7 @@ where
             inputs,
             retire_unwindowed,
             cases,
+            skip_cases,
             exact,
             existing_only,
         } => config().and_then(|cfg| {
@@ -773,6 +779,7 @@ where
                 files.push(crate::results::load(p)?);
             }
             let left_out = crate::results::keep_cases(&mut files, &cases, exact);
+            let skipped = crate::results::skip_cases(&mut files, &skip_cases, exact);
             let store = crate::baseline::Store::new(cfg.baseline_dir.clone());
             let unstored = if existing_only {
                 crate::baseline::keep_stored(&store, &mut files)?
@@ -784,6 +791,9 @@ where
             print!("{}", sum.render_restarts(10));
             if left_out > 0 {
                 println!("{left_out} records left out: their cases match no --case pattern");
+            }
+            if skipped > 0 {
+                println!("{skipped} records left out: their cases match a --skip-case pattern");
             }
             if unstored > 0 {
                 println!("{unstored} records left out: their cases have no baseline entry (--existing-only)");
