@@ -275,25 +275,32 @@ proptest! {
     }
 }
 
-#[test]
-fn keep_cases_filters_by_substring_or_whole_name() {
-    use kernelgate::results::keep_cases;
+/// The smoke results fixture, its record count, its first case and how many of its records are
+/// cuBLAS's (the fixture mixes backends).
+fn smoke_records() -> (kernelgate::results::ResultsFile, usize, String, usize) {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json");
     let file = load(&path).unwrap();
     let n = file.results.len();
     let first = file.results[0].case.clone();
-    // No pattern keeps everything.
-    let mut files = vec![file.clone()];
-    assert_eq!(keep_cases(&mut files, &[], false), 0);
-    assert_eq!(files[0].results.len(), n);
-    // A substring, over several files; any of several patterns.
     let cublas = file
         .results
         .iter()
         .filter(|r| r.case.contains("::cublas::"))
         .count();
     assert!(cublas > 0 && cublas < n, "the fixture mixes backends");
+    (file, n, first, cublas)
+}
+
+#[test]
+fn keep_cases_filters_by_substring_or_whole_name() {
+    use kernelgate::results::keep_cases;
+    let (file, n, first, cublas) = smoke_records();
+    // No pattern keeps everything.
+    let mut files = vec![file.clone()];
+    assert_eq!(keep_cases(&mut files, &[], false), 0);
+    assert_eq!(files[0].results.len(), n);
+    // A substring, over several files; any of several patterns.
     let mut files = vec![file.clone(), file.clone()];
     assert_eq!(
         keep_cases(&mut files, &["::cublas::".into()], false),
@@ -319,40 +326,33 @@ fn keep_cases_filters_by_substring_or_whole_name() {
 }
 
 #[test]
-fn skip_cases_leaves_out_matching_records_only() {
-    use kernelgate::results::skip_cases;
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json");
-    let file = load(&path).unwrap();
-    let n = file.results.len();
-    let first = file.results[0].case.clone();
+fn skip_cases_leaves_out_exactly_what_keep_cases_keeps() {
+    use kernelgate::results::{keep_cases, skip_cases};
+    let (file, n, first, cublas) = smoke_records();
+    let cases = |files: &[kernelgate::results::ResultsFile]| -> Vec<String> {
+        files[0].results.iter().map(|r| r.case.clone()).collect()
+    };
     // No pattern leaves everything in.
     let mut files = vec![file.clone()];
     assert_eq!(skip_cases(&mut files, &[], false), 0);
     assert_eq!(files[0].results.len(), n);
-    // A substring, over several files.
-    let cublas = file
-        .results
-        .iter()
-        .filter(|r| r.case.contains("::cublas::"))
-        .count();
-    let mut files = vec![file.clone(), file.clone()];
-    assert_eq!(
-        skip_cases(&mut files, &["::cublas::".into()], false),
-        2 * cublas
-    );
-    assert!(files
-        .iter()
-        .all(|f| f.results.iter().all(|r| !r.case.contains("::cublas::"))));
-    // Exact: a prefix leaves nothing out, the whole name exactly its record.
-    let mut files = vec![file.clone()];
+    // Otherwise the two split the records between them, whatever the patterns and matching.
     let prefix = first[..first.len() - 1].to_string();
-    assert_eq!(skip_cases(&mut files, &[prefix], true), 0);
-    let mut files = vec![file];
-    assert_eq!(
-        skip_cases(&mut files, std::slice::from_ref(&first), true),
-        1
-    );
-    assert_eq!(files[0].results.len(), n - 1);
-    assert!(files[0].results.iter().all(|r| r.case != first));
+    for (patterns, exact, skipped) in [
+        (vec!["::cublas::".to_string()], false, cublas),
+        (vec![prefix.clone()], false, 1),
+        (vec![prefix], true, 0),
+        (vec![first.clone()], true, 1),
+    ] {
+        let (mut kept, mut left) = (vec![file.clone()], vec![file.clone()]);
+        keep_cases(&mut kept, &patterns, exact);
+        assert_eq!(
+            skip_cases(&mut left, &patterns, exact),
+            skipped,
+            "{patterns:?}"
+        );
+        let (kept, left) = (cases(&kept), cases(&left));
+        assert_eq!(kept.len() + left.len(), n, "{patterns:?}");
+        assert!(kept.iter().all(|c| !left.contains(c)), "{patterns:?}");
+    }
 }
