@@ -8,8 +8,9 @@
 //! and where the text differs compiles both with NVRTC for the baselines' architecture. A file
 //! whose two cubins are byte for byte the same runs the same machine code, so its entries'
 //! rounds still describe it: their hash moves to the new one ([`crate::baseline::rehash_entries`]).
-//! A file whose cubin changed keeps its old hash, and its entries restart on the next import
-//! as before. No GPU needed; NVRTC and the CUDA headers are.
+//! So does a file whose new cubin only adds entry points, every old one's own machine code the
+//! same (session 40: the fp32 split-K entries added to `gemm.cu`). A file whose entry points'
+//! code changed keeps its old hash, and its entries restart on the next import as before. No GPU needed; NVRTC and the CUDA headers are.
 //!
 //! Entries that store the hash of the cubin they timed (`code_hash`, kept since session 37) need
 //! no such step: the gate and imports match them by cubin on the next run. This module serves
@@ -31,6 +32,11 @@ pub enum Verdict {
     Unchanged,
     /// The text differs, the cubins are identical: the entries keep their rounds.
     SameCode,
+    /// The cubins differ only by entry points the old one lacked: every old entry point's own
+    /// machine code ([`crate::cubin::entry_code_hash`]) is unchanged, so the stored entries,
+    /// which timed old entry points, keep their rounds (a case whose launcher now picks a new
+    /// entry point is still caught by its code hash at the next import).
+    EntriesAdded,
     /// The cubins differ: the entries restart on the next import.
     CodeDiffers,
     /// Only in the new tree.
@@ -45,6 +51,9 @@ impl Verdict {
         match self {
             Verdict::Unchanged => "unchanged",
             Verdict::SameCode => "same machine code: entries keep their rounds",
+            Verdict::EntriesAdded => {
+                "entry points added, the others' machine code unchanged: entries keep their rounds"
+            }
             Verdict::CodeDiffers => "machine code differs: entries restart",
             Verdict::Added => "new file",
             Verdict::Removed => "removed",
@@ -93,6 +102,15 @@ pub fn changed_entries(a: &[u8], b: &[u8]) -> Option<(Vec<String>, usize)> {
     Some((changed, eb.len()))
 }
 
+/// Whether every entry point of `changed` is absent from cubin `old`: the new build only added
+/// entry points (none changed or went away). False where the cubins could not be taken apart.
+fn only_added(old: &[u8], changed: Option<&(Vec<String>, usize)>) -> bool {
+    let (Some((names, _)), Ok(before)) = (changed, crate::cubin::entry_points(old)) else {
+        return false;
+    };
+    !names.is_empty() && names.iter().all(|n| !before.contains(n))
+}
+
 /// Compares every `*.cu` of `old_dir` and `new_dir` (kernel directories) for architecture
 /// `arch` and NVRTC version label `nvrtc` (the one the stored hashes were made with).
 /// `compile(dir, file)` returns a file's cubin; it runs only for files whose source hash
@@ -128,7 +146,12 @@ pub fn compare_dirs(
                     (Verdict::SameCode, Some((a.len(), b.len())), None)
                 } else {
                     let changed = changed_entries(&a, &b);
-                    (Verdict::CodeDiffers, Some((a.len(), b.len())), changed)
+                    let verdict = if only_added(&a, changed.as_ref()) {
+                        Verdict::EntriesAdded
+                    } else {
+                        Verdict::CodeDiffers
+                    };
+                    (verdict, Some((a.len(), b.len())), changed)
                 }
             }
             (None, _) => (Verdict::Added, None, None),
@@ -146,12 +169,13 @@ pub fn compare_dirs(
     Ok(out)
 }
 
-/// The hash moves of the files that kept their machine code: old hash → (new hash, file), as
+/// The hash moves of the files that kept their entry points' machine code (the same cubin, or
+/// only entry points added): old hash → (new hash, file), as
 /// [`crate::baseline::rehash_entries`] takes them.
 pub fn migration(verdicts: &[FileVerdict]) -> BTreeMap<String, (String, String)> {
     verdicts
         .iter()
-        .filter(|v| v.verdict == Verdict::SameCode)
+        .filter(|v| matches!(v.verdict, Verdict::SameCode | Verdict::EntriesAdded))
         .filter_map(|v| Some((v.old_hash.clone()?, (v.new_hash.clone()?, v.file.clone()))))
         .collect()
 }
@@ -188,9 +212,14 @@ pub fn render(verdicts: &[FileVerdict], old: &str, arch: &str, nvrtc: &str) -> S
     }
     for v in &changed {
         if let Some((names, total)) = &v.changed_entries {
+            let what = if v.verdict == Verdict::EntriesAdded {
+                "are new (the others' machine code is unchanged)"
+            } else {
+                "differ"
+            };
             let _ = writeln!(
                 s,
-                "\n{}: the machine code of {} of {} entry points differs{}{}",
+                "\n{}: {} of {} entry points {what}{}{}",
                 v.file,
                 names.len(),
                 total,
@@ -202,8 +231,9 @@ pub fn render(verdicts: &[FileVerdict], old: &str, arch: &str, nvrtc: &str) -> S
     let count = |w: Verdict| changed.iter().filter(|v| v.verdict == w).count();
     let _ = writeln!(
         s,
-        "\n{} same machine code, {} machine code differs, {} new, {} removed; {} unchanged.",
+        "\n{} same machine code, {} with entry points added, {} machine code differs, {} new, {} removed; {} unchanged.",
         count(Verdict::SameCode),
+        count(Verdict::EntriesAdded),
         count(Verdict::CodeDiffers),
         count(Verdict::Added),
         count(Verdict::Removed),

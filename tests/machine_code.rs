@@ -362,3 +362,49 @@ fn with_nvrtc_a_comment_edit_keeps_the_baseline_and_a_code_edit_does_not() {
     assert_eq!(got("gemm::cuda::a"), hash(&kernels, "a.cu"));
     assert_eq!(got("gemm::cuda::b"), hash(&old, "b.cu"));
 }
+
+/// With NVRTC: a file that only gains an entry point keeps its old entry points' machine code,
+/// so its entries' hash moves (`EntriesAdded`); one whose existing entry point changed as well
+/// does not.
+#[test]
+#[ignore = "needs NVRTC 13.0 and the CUDA headers"]
+fn with_nvrtc_an_added_entry_point_keeps_the_others_baselines() {
+    let t = tempfile::tempdir().unwrap();
+    let (old, new) = (t.path().join("old"), t.path().join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    let k = "extern \"C\" __global__ void k(float* p) { p[threadIdx.x] *= 2.f; }\n";
+    let added = "extern \"C\" __global__ void k2(float* p) { p[threadIdx.x] *= 3.f; }\n";
+    write(&old, "a.cu", k);
+    write(&new, "a.cu", &format!("{k}{added}"));
+    write(&old, "b.cu", k);
+    write(&new, "b.cu", &format!("{}{added}", k.replace("2.f", "4.f")));
+    let mut compile = |d: &Path, f: &str| -> kernelgate::Result<Vec<u8>> {
+        Ok(kernelgate::gpu::compile_offline_cubin(d, f, "sm_90a", &[])?.0)
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut compile).unwrap();
+    let got: Vec<(&str, Verdict)> = v.iter().map(|f| (f.file.as_str(), f.verdict)).collect();
+    assert_eq!(
+        got,
+        [
+            ("a.cu", Verdict::EntriesAdded),
+            ("b.cu", Verdict::CodeDiffers)
+        ]
+    );
+    assert_eq!(v[0].changed_entries, Some((vec!["k2".to_string()], 2)));
+    let map = migration(&v);
+    assert_eq!(map.len(), 1);
+    assert_eq!(
+        map[v[0].old_hash.as_ref().unwrap()],
+        (v[0].new_hash.clone().unwrap(), "a.cu".to_string())
+    );
+    let table = render(&v, "old", "sm_90a", "13.0");
+    assert!(
+        table.contains("| a.cu |") && table.contains("entry points added"),
+        "{table}"
+    );
+    assert!(
+        table.contains("0 same machine code, 1 with entry points added, 1 machine code differs"),
+        "{table}"
+    );
+}
