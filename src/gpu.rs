@@ -1200,6 +1200,18 @@ impl Gpu {
         crate::machine_code::combine_code_hashes(&used)
     }
 
+    /// The entry points looked up since [`Gpu::start_code_log`], as `file:entry` in name order:
+    /// what [`Gpu::code_log_hash`] covers.
+    pub fn code_log_entries(&self) -> Vec<String> {
+        let mut used: Vec<String> = self
+            .modules
+            .values()
+            .flat_map(|m| m.requested.iter().map(move |e| format!("{}:{e}", m.file)))
+            .collect();
+        used.sort();
+        used
+    }
+
     /// The module compiled from `<kernel set>/<file>`, compiling (or loading from the cache)
     /// once per kernel set.
     pub fn module(&mut self, file: &str) -> Result<&mut Module> {

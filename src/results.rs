@@ -172,6 +172,11 @@ pub struct Record {
     /// code whatever the source hashes say.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub code_hash: String,
+    /// The entry points `code_hash` covers, `file:entry` in name order (our kernels only; absent
+    /// in records from before session 40): what the case ran, for reading a code hash that
+    /// differs from its baseline's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_entries: Vec<String>,
     /// UTC time of the result.
     pub date: String,
     /// Human-readable message of the verdict.

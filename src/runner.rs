@@ -595,6 +595,8 @@ struct Round {
     /// The code hash of the entry points the case runs ([`crate::gpu::Gpu::code_log_hash`];
     /// empty for vendor libraries and workers).
     code_hash: String,
+    /// The entry points `code_hash` covers ([`crate::gpu::Gpu::code_log_entries`]).
+    code_entries: Vec<String>,
     /// Same-run A/B (only with `KERNELGATE_BASE`, our own kernels, correct output).
     ab: Option<AbRound>,
     /// Why an external worker could not capture its op in a CUDA graph, if it could not.
@@ -684,8 +686,10 @@ fn round(
     let ours = case.backend == "cuda";
     gpu.start_code_log();
     let mut prepared = be.prepare(gpu, case, &bind, cfg)?;
+    let mut code_entries = Vec::new();
     if ours {
         prepared.code_hash = gpu.code_log_hash();
+        code_entries = gpu.code_log_entries();
     }
 
     // Correctness gate: one checked run on poisoned outputs.
@@ -769,6 +773,7 @@ fn round(
         variant: prepared.variant,
         source_hash: prepared.source_hash,
         code_hash: prepared.code_hash,
+        code_entries,
     })
 }
 
@@ -995,6 +1000,7 @@ fn external_round(
         },
         source_hash: format!("{} {}", w.hello.name, w.hello.version),
         code_hash: String::new(),
+        code_entries: Vec::new(),
     })
 }
 
@@ -1113,6 +1119,7 @@ pub fn run_case(
         memory_mb,
         source_hash: first.source_hash.clone(),
         code_hash: first.code_hash.clone(),
+        code_entries: first.code_entries.clone(),
         date: crate::timefmt::now_rfc3339(),
         message: String::new(),
         speedup_vs: None,

@@ -356,3 +356,28 @@ fn skip_cases_leaves_out_exactly_what_keep_cases_keeps() {
         assert!(kept.iter().all(|c| !left.contains(c)), "{patterns:?}");
     }
 }
+
+#[test]
+fn code_entries_round_trip_and_are_left_out_when_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = Writer::new(dir.path(), "s", Some(gpu_info()), 3);
+    let mut ours = record((256, 256, 256), "cuda", Verdict::Pass, None, None);
+    ours.code_hash = "f5bb4559e6eda92ed6430c56".into();
+    ours.code_entries = vec!["gemm.cu:gemm_sgemm_64x64_vec4".into()];
+    let lib = record((256, 256, 256), "cublas", Verdict::Pass, None, None);
+    assert!(lib.code_entries.is_empty());
+    w.push(ours.clone()).unwrap();
+    w.push(lib).unwrap();
+    let f = load(w.path()).unwrap();
+    assert_eq!(f.results[0].code_entries, ours.code_entries);
+    assert!(f.results[1].code_entries.is_empty());
+    // The field is written only where there is something to say, and records from before it
+    // (no such key) still load.
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    assert_eq!(text.matches("\"code_entries\"").count(), 1, "{text}");
+    let old = load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/h200-smoke.json"),
+    )
+    .unwrap();
+    assert!(old.results.iter().all(|r| r.code_entries.is_empty()));
+}

@@ -142,6 +142,7 @@ pub fn record(
         memory_mb: bytes / 1e6,
         source_hash: "0123456789abcdef01234567".into(),
         code_hash: String::new(),
+        code_entries: Vec::new(),
         date: "2026-04-20T10:11:12Z".into(),
         message: if verdict == Verdict::Wrong {
             "WRONG OUTPUT: output `C`: 2 of 4 elements are NaN/Inf".into()
