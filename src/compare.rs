@@ -84,6 +84,10 @@ pub struct Row {
     /// Whether A and B ran the same machine code ([`Record::code_hash`]); `None` where either
     /// side has no code hash (vendor libraries, workers, older records) or a case is in one file.
     pub same_code: Option<bool>,
+    /// Where the machine code changed and both records name their entry points
+    /// ([`Record::code_entries`]) and those differ: the entry points only A ran, and only B ran
+    /// (a kernel rule that picked other entry points, as against an edit of the same ones).
+    pub entries_differ: Option<(Vec<String>, Vec<String>)>,
 }
 
 fn noise(r: &Record) -> f64 {
@@ -176,6 +180,23 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 }
                 _ => None,
             };
+            let entries_differ = match (ra, rb) {
+                (Some(ra), Some(rb))
+                    if same_code == Some(false)
+                        && !ra.code_entries.is_empty()
+                        && !rb.code_entries.is_empty()
+                        && ra.code_entries != rb.code_entries =>
+                {
+                    let only = |x: &[String], y: &[String]| -> Vec<String> {
+                        x.iter().filter(|e| !y.contains(e)).cloned().collect()
+                    };
+                    Some((
+                        only(&ra.code_entries, &rb.code_entries),
+                        only(&rb.code_entries, &ra.code_entries),
+                    ))
+                }
+                _ => None,
+            };
             Row {
                 key: k.clone(),
                 a_ms,
@@ -186,6 +207,7 @@ pub fn compare(a: &ResultsFile, b: &ResultsFile, tolerance_pct: f64) -> Vec<Row>
                 variant_differs,
                 timing_differs,
                 same_code,
+                entries_differ,
             }
         })
         .collect()
@@ -230,10 +252,14 @@ pub fn render(rows: &[Row], tolerance_pct: f64) -> String {
                 .as_ref()
                 .map(|(a, b)| format!(" (timed as {a} -> {b})"))
                 .unwrap_or_default(),
-            if r.same_code == Some(false) {
-                " (machine code changed)"
-            } else {
-                ""
+            match (r.same_code, &r.entries_differ) {
+                (Some(false), Some((a, b))) => {
+                    let mut parts: Vec<String> = a.iter().map(|e| format!("-{e}")).collect();
+                    parts.extend(b.iter().map(|e| format!("+{e}")));
+                    format!(" (machine code changed: {})", parts.join(" "))
+                }
+                (Some(false), None) => " (machine code changed)".to_string(),
+                _ => String::new(),
             }
         );
     }

@@ -302,6 +302,14 @@ fn runs_in_two_modes_are_compared_on_their_lower_modes() {
     assert_eq!(row(1).status, Status::Slow);
 }
 
+/// The line of `compare`'s table for `case`.
+fn line_of(text: &str, case: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with(case))
+        .unwrap_or_else(|| panic!("no line for {case}: {text}"))
+        .to_string()
+}
+
 #[test]
 fn machine_code_changes_are_marked_and_counted() {
     let a0 = kernelgate::merge::load(&fixture("h200-smoke.json")).unwrap();
@@ -327,12 +335,7 @@ fn machine_code_changes_are_marked_and_counted() {
     assert_eq!(row(timed[1]).status, Status::Slow);
     assert_eq!(row(timed[2]).same_code, None);
     let text = kernelgate::compare::render(&rows, 5.0);
-    let line = |i: usize| {
-        text.lines()
-            .find(|l| l.starts_with(&a.results[i].case))
-            .unwrap()
-            .to_string()
-    };
+    let line = |i: usize| line_of(&text, &a.results[i].case);
     assert!(line(timed[0]).ends_with("(machine code changed)"), "{text}");
     assert!(!line(timed[1]).contains("machine code"), "{text}");
     assert!(
@@ -345,4 +348,39 @@ fn machine_code_changes_are_marked_and_counted() {
     // Files without code hashes say nothing about it.
     let plain = kernelgate::compare::render(&compare(&a0, &a0, 5.0), 5.0);
     assert!(!plain.contains("code hash"), "{plain}");
+    // Where both records name their entry points and those differ, the line says which: the
+    // launcher picked other entry points (not an edit of the same ones).
+    let (mut a, mut b) = (a, b);
+    a.results[timed[0]].code_entries = vec![
+        "gemm.cu:gemm_sgemm_64x64_vec4".into(),
+        "gemm.cu:shared".into(),
+    ];
+    b.results[timed[0]].code_entries = vec![
+        "gemm.cu:gemm_sgemm_64x64_vec4_k2".into(),
+        "gemm.cu:shared".into(),
+    ];
+    // Same entry points, other code: no list.
+    a.results[timed[2]].code_hash = "c0de".into();
+    b.results[timed[2]].code_hash = "f00d".into();
+    a.results[timed[2]].code_entries = vec!["gemm.cu:k".into()];
+    b.results[timed[2]].code_entries = vec!["gemm.cu:k".into()];
+    let rows = compare(&a, &b, 5.0);
+    let row = |i: usize| rows.iter().find(|r| r.key == a.results[i].case).unwrap();
+    assert_eq!(
+        row(timed[0]).entries_differ,
+        Some((
+            vec!["gemm.cu:gemm_sgemm_64x64_vec4".to_string()],
+            vec!["gemm.cu:gemm_sgemm_64x64_vec4_k2".to_string()]
+        ))
+    );
+    assert_eq!(row(timed[2]).entries_differ, None);
+    let text = kernelgate::compare::render(&rows, 5.0);
+    let line = |i: usize| line_of(&text, &a.results[i].case);
+    assert!(
+        line(timed[0]).ends_with(
+            "(machine code changed: -gemm.cu:gemm_sgemm_64x64_vec4 +gemm.cu:gemm_sgemm_64x64_vec4_k2)"
+        ),
+        "{text}"
+    );
+    assert!(line(timed[2]).ends_with("(machine code changed)"), "{text}");
 }
