@@ -230,6 +230,8 @@ __device__ __forceinline__ void sg_wait() {
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include "hopper_sync.cuh"
+
 // Split-K epilogue of sgemm_tiled (SPLIT CTAs of one thread-block cluster share a tile, each
 // holding the partial sums of its k run in `acc`): every CTA stores its partial tile in its own
 // shared memory; after a cluster barrier, CTA rank r adds rows [r·BM/SPLIT, (r+1)·BM/SPLIT) of
@@ -251,10 +253,9 @@ __device__ __forceinline__ void sgemm_cluster_reduce(const float (&acc)[8][8], i
         for (int h = 0; h < 2; h++)
             *reinterpret_cast<float4*>(&part[(tm + (i & 3) + (i >> 2) * 32) * P + tn + h * 16]) =
                 make_float4(acc[i][h * 4 + 0], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-    unsigned rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    const unsigned base = (unsigned)__cvta_generic_to_shared(part);
+    cluster_sync_aligned();
+    const unsigned rank = cluster_ctarank();
+    const unsigned base = smem_u32(part);
 #pragma unroll
     for (int j = 0; j < V4 / THREADS; j++) {
         const int e = (int)threadIdx.x + j * THREADS;
@@ -264,12 +265,10 @@ __device__ __forceinline__ void sgemm_cluster_reduce(const float (&acc)[8][8], i
         float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
         for (int q = 0; q < SPLIT; q++) {
-            unsigned remote;
             float4 v;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(q));
             asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
                          : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                         : "r"(remote)
+                         : "r"(cluster_map(local, q))
                          : "memory");
             sum.x += v.x;
             sum.y += v.y;
@@ -289,7 +288,7 @@ __device__ __forceinline__ void sgemm_cluster_reduce(const float (&acc)[8][8], i
             }
         }
     }
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    cluster_sync_aligned();
 }
 #else
 template <int BM, int BN, bool VEC, int SPLIT, int THREADS>

@@ -111,20 +111,7 @@ static __device__ __forceinline__ void tma_load_2d_mc(unsigned dst, const CUtens
 // the main loop), which made the _c2 tiles 1.35-4x slower than the plain ones (session 14,
 // Nsight Compute on an H100: membar and long-scoreboard stalls; SASS of the entries).
 static __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-}
-
-static __device__ __forceinline__ unsigned cluster_ctarank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-// All threads of both CTAs of the cluster (not warp-aligned: the producer warp diverges).
-static __device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(bar, rank)) : "memory");
 }
 
 // Programmatic dependent launch (the host launches every kernel of a sequence after the first
