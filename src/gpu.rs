@@ -1179,13 +1179,10 @@ impl Gpu {
         }
     }
 
-    /// The code hash of the entry points looked up since [`Gpu::start_code_log`]: SHA-256 over
-    /// each (file, entry point, [`Module::entry_code_hash`]) in name order, the first 12 bytes
-    /// in hex; empty when none was (vendor libraries, workers). Every launch a backend prepares
-    /// looks its functions up while preparing, so this is the machine code a case runs.
-    pub fn code_log_hash(&self) -> String {
-        let used: Vec<(String, String, String)> = self
-            .modules
+    /// The entry points looked up since [`Gpu::start_code_log`]: (file, entry point,
+    /// [`Module::entry_code_hash`]) of each.
+    fn code_log(&self) -> Vec<(String, String, String)> {
+        self.modules
             .values()
             .flat_map(|m| {
                 m.requested.iter().map(move |e| {
@@ -1193,7 +1190,15 @@ impl Gpu {
                     (m.file.clone(), e.clone(), hash.to_string())
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    /// The code hash of the entry points looked up since [`Gpu::start_code_log`]: SHA-256 over
+    /// each (file, entry point, [`Module::entry_code_hash`]) in name order, the first 12 bytes
+    /// in hex; empty when none was (vendor libraries, workers). Every launch a backend prepares
+    /// looks its functions up while preparing, so this is the machine code a case runs.
+    pub fn code_log_hash(&self) -> String {
+        let used = self.code_log();
         if used.is_empty() {
             return String::new();
         }
@@ -1204,9 +1209,9 @@ impl Gpu {
     /// what [`Gpu::code_log_hash`] covers.
     pub fn code_log_entries(&self) -> Vec<String> {
         let mut used: Vec<String> = self
-            .modules
-            .values()
-            .flat_map(|m| m.requested.iter().map(move |e| format!("{}:{e}", m.file)))
+            .code_log()
+            .into_iter()
+            .map(|(file, entry, _)| format!("{file}:{entry}"))
             .collect();
         used.sort();
         used
