@@ -1,5 +1,7 @@
-//! `gemm` on our kernels: the GEMV kernels for M ≤ 8 (any dtype and architecture, see
-//! `gemm_gemv`; with `KERNELGATE_GEMM_MTC=1` the tensor-core experiment `gemm_mtc` first), streaming kernels where M or N is at most 16 (on Hopper only the
+//! `gemm` on our kernels: for M = 5–8 with N a multiple of 8 and at least 32 strips of 64
+//! columns, the tensor-core GEMV `gemm_mtc` (16-bit, compute capability 8.0+; `KERNELGATE_GEMM_MTC`
+//! `0` / `1` turns it off / on for every M ≤ 8 it can take); the SIMT GEMV kernels for the other
+//! M ≤ 8 (any dtype and architecture, see `gemm_gemv`), streaming kernels where M or N is at most 16 (on Hopper only the
 //! skinny shapes [`skinny_on_wgmma`] leaves them), TMA + wgmma for every other 16-bit shape on
 //! Hopper (odd K through a padded copy of A, odd N through a padded copy of B with C written in
 //! place, see `gemm_wgmma`),
@@ -197,15 +199,14 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let s = &case.shape;
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
-    if super::gemm_mtc::requested(case)?
-        && super::gemm_mtc::applies(
-            m as u64,
-            n as u64,
-            k as u64,
-            case.dtype,
-            &gpu.info.compute_capability,
-        )
-    {
+    let (mu, nu, ku) = (m as u64, n as u64, k as u64);
+    let cc = &gpu.info.compute_capability;
+    let mtc = match super::gemm_mtc::mode(case)? {
+        super::gemm_mtc::Mode::Chosen => super::gemm_mtc::chosen(mu, nu, ku, case.dtype, cc),
+        super::gemm_mtc::Mode::All => super::gemm_mtc::applies(mu, nu, ku, case.dtype, cc),
+        super::gemm_mtc::Mode::Off => false,
+    };
+    if mtc {
         return super::gemm_mtc::prepare(gpu, case, (a, b, c));
     }
     if super::gemm_gemv::applies(m as u64, n as u64, k as u64) && super::gemm_gemv::allowed(case)? {

@@ -1,116 +1,146 @@
-//! `gemm` with M ≤ 8 on tensor cores (`kernels/gemm_mtc.cu`): B streams through a cp.async
-//! pipeline into shared memory and is the A operand of `mma.sync` m16n8k16 (C^T = B^T·A^T), so
-//! the instructions per byte of B do not grow with M as they do in the SIMT GEMV. bf16/fp16,
-//! compute capability 8.0 and up, N a multiple of 8.
+//! `gemm` with M ≤ 8 on tensor cores (`kernels/gemm_mtc.cu`): B streams through a per-warp
+//! cp.async ring into shared memory and is the A operand of `mma.sync` m16n8k16 (C^T = B^T·A^T),
+//! so the instructions per byte of B do not grow with M as they do in the SIMT GEMV. bf16/fp16,
+//! compute capability 8.0 and up, N a multiple of 8; one CTA per 64 columns of C over all of K.
 //!
-//! An experiment, off by default ([`MTC_ENV`]): written in session 19 after the SIMT GEMV lost
-//! at M = 8 (8×8192×8192) and at 5×3000×1000. First run on a GPU in session 40 (H100
-//! GPU-5da6bd3e, `scripts/suites/mtc40.json`, two interleaved rounds through the harness): correct
-//! on all 14 cases, and slower than the default path on every one, µs default / this kernel, bf16:
-//! 1×4096×4096 13.33 / 21.06, 2×8192×2048 11.58 / 22.49, 3×5000×77 4.43 / 4.80, 4×4096×11008
-//! 38.18 / 50.72, 5×3000×1000 7.33 / 14.80, 8×1024×4096 8.11 / 26.21, 8×8192×8192 51.07 / 58.69
-//! (fp16 the same within 2%). So it stays off; kept for A/B with a faster pipeline.
+//! History: written in session 19; its first device run (session 40, H100 GPU-5da6bd3e) was
+//! correct and 1.1–3.2× slower than the default paths, so it stayed off. Session 41 rewrote it
+//! from per-CTA clock traces of a bench (`kernels/dev/gemv_ring_bench.cu`): A staged in shared
+//! memory before any of B is requested (behind B's stream its few lines held every warp for
+//! microseconds), B in a per-warp ring with no CTA barrier in the loop, no K split (a split's
+//! epilogue cost more than its bandwidth gained), 64-column strips. Which shapes take it by
+//! default is [`chosen`], from that session's A/B through the harness.
 
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
 use crate::error::Result;
-use crate::gpu::Gpu;
+use crate::gpu::{Dims, Gpu, KernelArg};
 
-/// Environment variable that sends the shapes [`applies`] accepts to this kernel (`1`); unset,
-/// empty or `0` leaves them where they go by default.
+/// Environment variable that chooses where this kernel runs: unset or empty, the shapes
+/// [`chosen`] names; `0`, nowhere; `1`, every shape [`applies`] accepts (for A/B runs).
 pub const MTC_ENV: &str = "KERNELGATE_GEMM_MTC";
 /// Largest M the kernel takes (one n8 MMA tile of rows of A).
 pub const MAX_M: u64 = 8;
 /// Columns of C per CTA (`MTC_BN`).
-const BN: u64 = 128;
-/// Rows of B per pipeline stage (`MTC_BK`).
-const BK: u64 = 32;
+pub const BN: u64 = 64;
+/// Rows of B per CTA step: 16 per warp (`MTC_GROUP`).
+const GROUP: u64 = 128;
 /// Threads per CTA (`MTC_THREADS`).
-const THREADS: u32 = 128;
-/// CTAs per SM the split plan aims for: 32 KB of shared memory and 74 registers (nvcc 13,
-/// sm_90a) a CTA leave room for six.
-pub const CTAS_PER_SM: u64 = 6;
-/// Fewest K tiles a split keeps, so that its pipeline has something to overlap.
-pub const MIN_TILES_PER_SPLIT: u64 = 4;
+const THREADS: u32 = 256;
+/// Shared memory of the B ring (`MTC_RING_BYTES`: 6 stages × 8 warps × 16 rows × 128 bytes).
+const RING_BYTES: u64 = 6 * 8 * 16 * 128;
+/// Fewest column strips (CTAs) for [`chosen`]: with fewer, too few SMs stream B (one CTA
+/// streams about 30 GB/s of it; session 41, H100).
+pub const MIN_STRIPS: u64 = 32;
+/// Smallest M [`chosen`] gives this kernel; M ≤ 4 stays on the SIMT GEMV (`gemm_gemv`).
+pub const MIN_CHOSEN_M: u64 = 5;
 
-/// Whether [`MTC_ENV`] asks for this kernel (`1`; unset, empty or `0` does not; another value is
-/// an error of `case`).
-pub fn requested(case: &Case) -> Result<bool> {
-    super::from_env(case, MTC_ENV, |v| {
-        super::parse_choice(MTC_ENV, v, &[("1", true), ("0", false)]).map(|c| c.unwrap_or(false))
-    })
+/// Where [`MTC_ENV`] sends the shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The shapes of [`chosen`] (the default).
+    Chosen,
+    /// None.
+    Off,
+    /// Every shape [`applies`] accepts.
+    All,
 }
 
-/// Whether the kernel takes `m × n × k` of `dtype` on a GPU of `compute_capability`: a 16-bit
+/// [`MTC_ENV`] as a [`Mode`] (another value is an error of `case`).
+pub fn mode(case: &Case) -> Result<Mode> {
+    super::from_env(case, MTC_ENV, parse_mode)
+}
+
+/// [`MTC_ENV`]'s value as a [`Mode`].
+pub fn parse_mode(value: Option<&str>) -> std::result::Result<Mode, String> {
+    super::parse_choice(MTC_ENV, value, &[("1", Mode::All), ("0", Mode::Off)])
+        .map(|c| c.unwrap_or(Mode::Chosen))
+}
+
+/// Whether the kernel can take `m × n × k` of `dtype` on a GPU of `compute_capability`: a 16-bit
 /// dtype, compute capability 8.0 or newer, M ≤ 8, N a multiple of 8 (16-byte rows of B for
-/// cp.async), and B the large operand (the shapes `gemm_skinny::which` calls skinny-M).
+/// cp.async), B the large operand (the shapes `gemm_skinny::which` calls skinny-M), and A's rows
+/// and the ring within the GPU's shared memory per CTA ([`smem_bytes`]).
 pub fn applies(m: u64, n: u64, k: u64, dtype: Dtype, compute_capability: &str) -> bool {
     matches!(dtype, Dtype::Bf16 | Dtype::Fp16)
         && super::compute_major(compute_capability) >= 8
         && m <= MAX_M
         && n.is_multiple_of(8)
+        && k <= i32::MAX as u64
+        && smem_bytes(m, k) <= max_smem(compute_capability)
         && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
 }
 
-/// The launch plan for `m × n × k`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
-    /// Column strips of [`BN`] (grid x).
-    pub strips: u64,
-    /// K splits (grid y).
-    pub splits: u64,
-    /// Rows of B per split, a multiple of [`BK`].
-    pub kchunk: u64,
+/// Whether the default path of `m × n × k` is this kernel: [`applies`], M from
+/// [`MIN_CHOSEN_M`] (M ≤ 4 is the SIMT GEMV's) and at least [`MIN_STRIPS`] strips of [`BN`].
+pub fn chosen(m: u64, n: u64, k: u64, dtype: Dtype, compute_capability: &str) -> bool {
+    m >= MIN_CHOSEN_M && n.div_ceil(BN) >= MIN_STRIPS && applies(m, n, k, dtype, compute_capability)
 }
 
-/// Plans `n × k` for `sms` SMs: K is split into as many splits as keep the grid within one wave
-/// of [`CTAS_PER_SM`] CTAs per SM, each of at least [`MIN_TILES_PER_SPLIT`] tiles of [`BK`]
-/// rows (fewer only where K itself is shorter).
-pub fn plan(n: u64, k: u64, sms: u64) -> Plan {
-    let strips = n.div_ceil(BN).max(1);
-    let tiles = k.div_ceil(BK).max(1);
-    let slots = CTAS_PER_SM * sms.max(1);
-    let want = (slots / strips)
-        .min(tiles.div_ceil(MIN_TILES_PER_SPLIT))
-        .max(1);
-    let kchunk = tiles.div_ceil(want) * BK;
-    Plan {
-        strips,
-        splits: k.div_ceil(kchunk).max(1),
-        kchunk,
+/// Bytes of one row of A in shared memory (`a_stride`): K in whole groups of [`GROUP`] rows of
+/// 16-bit values, plus 16 bytes of padding.
+pub fn a_stride(k: u64) -> u64 {
+    k.div_ceil(GROUP).max(1) * GROUP * 2 + 16
+}
+
+/// Dynamic shared memory of a launch for `m` rows of A and `k`: the ring and A's rows.
+pub fn smem_bytes(m: u64, k: u64) -> u64 {
+    RING_BYTES + m * a_stride(k)
+}
+
+/// Dynamic shared memory a CTA may opt in to on a GPU of `compute_capability`: 227 KiB on
+/// Hopper, 163 KiB on compute capability 8.0, 99 KiB on the other 8.x.
+pub fn max_smem(compute_capability: &str) -> u64 {
+    match compute_capability.trim() {
+        c if super::compute_major(c) >= 9 => 232_448,
+        "8.0" => 166_912,
+        _ => 101_376,
     }
 }
 
 /// Prepares C = A·B (M ≤ 8, 16-bit) with `gemm_mtc_<dt>`.
 pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result<Prepared> {
     let s = &case.shape;
-    let (n, k) = (s.get("n"), s.get("k"));
-    let p = plan(n, k, gpu.info.sm_count as u64);
+    let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
+    let strips = n.div_ceil(BN).max(1);
+    let smem = smem_bytes(m, k) as u32;
+    // Programmatic dependent launches need compute capability 9.0 or newer.
     let pdl = super::gemm_gemv::pdl_capable(&gpu.info.compute_capability);
     let name = format!("gemm_mtc_{}", case.dtype.name());
-    let shape =
-        format!("B through a {BK}-row cp.async pipeline as the A operand of mma.sync m16n8k16");
-    let variant = super::gemm_gemv::in_launch_variant(
-        &name,
-        &shape,
-        p.strips,
-        p.splits,
-        p.kchunk.min(k),
-        &format!("; experiment, {MTC_ENV}=1"),
+    let module = gpu.module("gemm_mtc.cu")?;
+    let f = module.function(&name)?;
+    gpu.set_max_dynamic_smem(f, smem)?;
+    let variant = format!(
+        "{name} (B through a 6-stage cp.async ring per warp as the A operand of mma.sync \
+         m16n8k16, A staged first; {strips} CTAs of {BN} columns, all of K each{})",
+        if pdl { "" } else { "; ordinary launch" }
     );
-    super::gemm_gemv::launch_in_launch_split(
+    let step = (
+        name,
+        Dims {
+            grid: (strips as u32, 1, 1),
+            block: (THREADS, 1, 1),
+            smem,
+        },
+        vec![
+            KernelArg::Ptr(a),
+            KernelArg::Ptr(b),
+            KernelArg::Ptr(c),
+            KernelArg::I32(m as i32),
+            KernelArg::I32(n as i32),
+            KernelArg::I32(k as i32),
+        ],
+    );
+    super::launch_sequence(
         gpu,
-        case,
-        (a, b, c),
-        super::gemm_gemv::InLaunchSplit {
-            file: "gemm_mtc.cu",
-            name,
-            strips: p.strips,
-            splits: p.splits,
-            kchunk: p.kchunk,
-            threads: THREADS,
-            variant,
-            pdl,
+        "gemm_mtc.cu",
+        vec![step],
+        Vec::new(),
+        variant,
+        if pdl {
+            super::Chain::Dependent
+        } else {
+            super::Chain::Ordinary
         },
     )
 }
@@ -144,60 +174,65 @@ mod tests {
             !applies(8, 8, 1000, Dtype::Bf16, "9.0"),
             "N ≤ M: A is the one to stream"
         );
+        assert!(
+            !applies(8, 8192, 16384, Dtype::Bf16, "9.0"),
+            "eight rows of a 16384-long A do not fit beside the ring"
+        );
+        assert!(applies(4, 8192, 16384, Dtype::Bf16, "9.0"));
+        assert!(
+            !applies(8, 8192, 8192, Dtype::Bf16, "8.6"),
+            "99 KiB of shared memory on an 8.6"
+        );
     }
 
     #[test]
-    fn plans_fill_one_wave_with_splits_of_at_least_four_tiles() {
-        // 8×8192×8192 on 132 SMs: 64 strips, 792 / 64 = 12 splits of 22 tiles (704 rows).
-        assert_eq!(
-            plan(8192, 8192, 132),
-            Plan {
-                strips: 64,
-                splits: 12,
-                kchunk: 704
-            }
+    fn chosen_from_five_rows_and_32_strips() {
+        assert!(chosen(5, 3000, 1000, Dtype::Bf16, "9.0"));
+        assert!(chosen(8, 4096, 4096, Dtype::Fp16, "9.0"));
+        assert!(
+            !chosen(4, 4096, 4096, Dtype::Bf16, "9.0"),
+            "the SIMT GEMV's"
         );
-        // 5×3000×1000: 24 strips; 33 by the slots, but 32 tiles allow 8 splits of 4.
-        assert_eq!(
-            plan(3000, 1000, 132),
-            Plan {
-                strips: 24,
-                splits: 8,
-                kchunk: 128
-            }
-        );
-        // A short K: one split.
-        assert_eq!(plan(4096, 64, 132).splits, 1);
+        assert!(!chosen(8, 1024, 4096, Dtype::Bf16, "9.0"), "16 strips");
+        assert!(chosen(8, 1992, 1024, Dtype::Bf16, "9.0"), "32 strips");
+        assert!(!chosen(8, 1984, 1024, Dtype::Bf16, "9.0"), "31 strips");
     }
 
-    proptest::proptest! {
-        /// Any shape and SM count: strips cover N, every row of B is in exactly one split of
-        /// whole tiles, none is empty, and a split grid stays within one wave.
-        #[test]
-        fn plans_for_any_shape_cover_it(
-            n in 1u64..200_000,
-            k in 1u64..200_000,
-            sms in 1u64..200,
-        ) {
-            let p = plan(n, k, sms);
-            proptest::prop_assert!(p.strips * BN >= n && (p.strips - 1) * BN < n.max(1));
-            proptest::prop_assert_eq!(p.kchunk % BK, 0);
-            proptest::prop_assert!(p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k.max(1));
-            proptest::prop_assert!(p.splits == 1 || p.strips * p.splits <= CTAS_PER_SM * sms);
-            proptest::prop_assert!(p.kchunk <= i32::MAX as u64);
+    #[test]
+    fn shared_memory_mirrors_the_kernel() {
+        // MTC_RING_BYTES and a_stride in kernels/gemm_mtc.cu.
+        let src = include_str!("../../../kernels/gemm_mtc.cu");
+        for line in [
+            "#define MTC_WARPS 8",
+            "#define MTC_BN 64",
+            "#define MTC_STAGES 6",
+            "#define MTC_ROW_BYTES (MTC_BN * 2)",
+            "#define MTC_STAGE_BYTES (16 * MTC_ROW_BYTES)",
+            "#define MTC_GROUP (16 * MTC_WARPS)",
+            "#define MTC_RING_BYTES (MTC_STAGES * MTC_WARPS * MTC_STAGE_BYTES)",
+            "return (K + MTC_GROUP - 1) / MTC_GROUP * MTC_GROUP * 2 + 16;",
+        ] {
+            assert!(
+                src.contains(line),
+                "kernels/gemm_mtc.cu no longer has `{line}`"
+            );
         }
+        assert_eq!(RING_BYTES, 6 * 8 * 16 * (BN * 2));
+        assert_eq!(a_stride(1000), 1024 * 2 + 16);
+        assert_eq!(a_stride(1024), 1024 * 2 + 16);
+        assert_eq!(a_stride(1), 128 * 2 + 16);
+        assert_eq!(smem_bytes(5, 1000), 98_304 + 5 * 2064);
+        // The largest K eight rows take on Hopper (227 KiB): 8320, 65 groups of 128.
+        assert!(smem_bytes(8, 8320) <= max_smem("9.0"));
+        assert!(smem_bytes(8, 8321) > max_smem("9.0"));
     }
 
     #[test]
-    fn the_switch_is_off_unless_set_to_one() {
-        let parse = |v: Option<&str>| {
-            super::super::parse_choice(MTC_ENV, v, &[("1", true), ("0", false)])
-                .map(|c| c.unwrap_or(false))
-        };
-        assert_eq!(parse(None), Ok(false));
-        assert_eq!(parse(Some("")), Ok(false));
-        assert_eq!(parse(Some("0")), Ok(false));
-        assert_eq!(parse(Some("1")), Ok(true));
-        assert!(parse(Some("yes")).unwrap_err().contains(MTC_ENV));
+    fn the_switch_chooses_nowhere_everywhere_or_the_rule() {
+        assert_eq!(parse_mode(None), Ok(Mode::Chosen));
+        assert_eq!(parse_mode(Some("")), Ok(Mode::Chosen));
+        assert_eq!(parse_mode(Some("0")), Ok(Mode::Off));
+        assert_eq!(parse_mode(Some("1")), Ok(Mode::All));
+        assert!(parse_mode(Some("yes")).unwrap_err().contains(MTC_ENV));
     }
 }
