@@ -1,7 +1,8 @@
-//! `gemm` on our kernels: for M = 5–8 with N a multiple of 8 and at least 32 strips of 64
-//! columns, the tensor-core GEMV `gemm_mtc` (16-bit, compute capability 8.0+; `KERNELGATE_GEMM_MTC`
-//! `0` / `1` turns it off / on for every M ≤ 8 it can take); the SIMT GEMV kernels for the other
-//! M ≤ 8 (any dtype and architecture, see `gemm_gemv`), streaming kernels where M or N is at most 16 (on Hopper only the
+//! `gemm` on our kernels: the tensor-core GEMV `gemm_mtc` for the 16-bit M ≤ 8 shapes its
+//! `chosen` names (N a multiple of 8, 32+ strips of 64 columns, M·K ≤ 16384 at M = 5–8, K from
+//! 1024 to 8192 at M ≤ 4; compute capability 8.0+; `KERNELGATE_GEMM_MTC` `0` / `1` turns it off /
+//! on for every M ≤ 8 it can take); the SIMT GEMV kernels for the other M ≤ 8 (any dtype and
+//! architecture, see `gemm_gemv`), streaming kernels where M or N is at most 16 (on Hopper only the
 //! skinny shapes [`skinny_on_wgmma`] leaves them), TMA + wgmma for every other 16-bit shape on
 //! Hopper (odd K through a padded copy of A, odd N through a padded copy of B with C written in
 //! place, see `gemm_wgmma`),

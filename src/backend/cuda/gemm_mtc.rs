@@ -9,7 +9,7 @@
 //! memory before any of B is requested (behind B's stream its few lines held every warp for
 //! microseconds), B in a per-warp ring with no CTA barrier in the loop, no K split (a split's
 //! epilogue cost more than its bandwidth gained), 64-column strips. Which shapes take it by
-//! default is [`chosen`], from that session's A/B through the harness.
+//! default is [`chosen`], from that session's A/B through the harness (`scripts/suites/mtc41.json`).
 
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
@@ -30,10 +30,21 @@ const THREADS: u32 = 256;
 /// Shared memory of the B ring (`MTC_RING_BYTES`: 6 stages × 8 warps × 16 rows × 128 bytes).
 const RING_BYTES: u64 = 6 * 8 * 16 * 128;
 /// Fewest column strips (CTAs) for [`chosen`]: with fewer, too few SMs stream B (one CTA
-/// streams about 30 GB/s of it; session 41, H100).
+/// streams about 30 GB/s of it; session 41, H100). 8×1024×4096 (16 strips) ran 13.4 µs here
+/// against 11.2 on the wgmma tiles.
 pub const MIN_STRIPS: u64 = 32;
-/// Smallest M [`chosen`] gives this kernel; M ≤ 4 stays on the SIMT GEMV (`gemm_gemv`).
-pub const MIN_CHOSEN_M: u64 = 5;
+/// Largest M·K [`chosen`] gives this kernel at M = 5–8. Above it the wgmma tiles were as fast or
+/// faster (session 41, H100 GPU-53300bda, every launch alone, µs this kernel / wgmma, bf16):
+/// 5×8192×4096 28.42 / 28.48, 8×4096×4096 18.24 / 17.82, 8×8192×8192 53.66 / 52.18; at or below
+/// it this kernel won by 15–30%: 5×3000×1000 5.65 / 7.34, 6×4096×2048 11.62 / 13.50,
+/// 7×2048×1024 7.14 / 8.67 (and against the SIMT GEMV, 7×2056×130 5.49 / 7.10, 8×4104×77
+/// 5.31 / 6.94).
+pub const MAX_CHOSEN_MK: u64 = 16_384;
+/// K range [`chosen`] gives this kernel at M = 1–4, over the SIMT GEMV: 8–10% faster at
+/// 1×4096×4096 (12.31 / 13.42 µs), 2×8192×2048 (15.68 / 17.25) and 4×4096×4096 (17.63 / 19.31),
+/// session 41, H100 GPU-53300bda; short K (3×5000×77) and K past the range were not measured
+/// against it, and stay on the SIMT GEMV.
+pub const CHOSEN_K_AT_M4: std::ops::RangeInclusive<u64> = 1024..=8192;
 
 /// Where [`MTC_ENV`] sends the shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +82,16 @@ pub fn applies(m: u64, n: u64, k: u64, dtype: Dtype, compute_capability: &str) -
         && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
 }
 
-/// Whether the default path of `m × n × k` is this kernel: [`applies`], M from
-/// [`MIN_CHOSEN_M`] (M ≤ 4 is the SIMT GEMV's) and at least [`MIN_STRIPS`] strips of [`BN`].
+/// Whether the default path of `m × n × k` is this kernel: [`applies`], at least
+/// [`MIN_STRIPS`] strips of [`BN`] columns, and M·K ≤ [`MAX_CHOSEN_MK`] at M = 5–8 or K in
+/// [`CHOSEN_K_AT_M4`] at M = 1–4.
 pub fn chosen(m: u64, n: u64, k: u64, dtype: Dtype, compute_capability: &str) -> bool {
-    m >= MIN_CHOSEN_M && n.div_ceil(BN) >= MIN_STRIPS && applies(m, n, k, dtype, compute_capability)
+    let by_m = if m <= 4 {
+        CHOSEN_K_AT_M4.contains(&k)
+    } else {
+        m * k <= MAX_CHOSEN_MK
+    };
+    by_m && n.div_ceil(BN) >= MIN_STRIPS && applies(m, n, k, dtype, compute_capability)
 }
 
 /// Bytes of one row of A in shared memory (`a_stride`): K in whole groups of [`GROUP`] rows of
@@ -186,16 +203,38 @@ mod tests {
     }
 
     #[test]
-    fn chosen_from_five_rows_and_32_strips() {
+    fn chosen_where_the_a_b_measured_it_faster() {
+        // M = 5–8 up to M·K = 16384.
         assert!(chosen(5, 3000, 1000, Dtype::Bf16, "9.0"));
-        assert!(chosen(8, 4096, 4096, Dtype::Fp16, "9.0"));
+        assert!(chosen(6, 4096, 2048, Dtype::Fp16, "9.0"));
+        assert!(chosen(7, 2056, 130, Dtype::Bf16, "9.0"));
+        assert!(chosen(8, 4104, 77, Dtype::Bf16, "9.0"));
         assert!(
-            !chosen(4, 4096, 4096, Dtype::Bf16, "9.0"),
-            "the SIMT GEMV's"
+            !chosen(5, 8192, 4096, Dtype::Bf16, "9.0"),
+            "a tie: the wgmma tiles keep it"
         );
-        assert!(!chosen(8, 1024, 4096, Dtype::Bf16, "9.0"), "16 strips");
+        assert!(
+            !chosen(8, 4096, 4096, Dtype::Bf16, "9.0"),
+            "wgmma 2% faster"
+        );
+        assert!(
+            !chosen(8, 8192, 8192, Dtype::Bf16, "9.0"),
+            "wgmma 3% faster"
+        );
+        // M = 1–4 with K in 1024..=8192, over the SIMT GEMV.
+        assert!(chosen(1, 4096, 4096, Dtype::Bf16, "9.0"));
+        assert!(chosen(2, 8192, 2048, Dtype::Fp16, "9.0"));
+        assert!(chosen(4, 4096, 4096, Dtype::Bf16, "9.0"));
+        assert!(
+            !chosen(3, 5000, 77, Dtype::Bf16, "9.0"),
+            "short K stays on the SIMT GEMV"
+        );
+        assert!(!chosen(4, 4096, 11008, Dtype::Bf16, "9.0"), "not measured");
+        // At least 32 strips of 64 columns.
+        assert!(!chosen(8, 1024, 1024, Dtype::Bf16, "9.0"), "16 strips");
         assert!(chosen(8, 1992, 1024, Dtype::Bf16, "9.0"), "32 strips");
         assert!(!chosen(8, 1984, 1024, Dtype::Bf16, "9.0"), "31 strips");
+        assert!(!chosen(1, 4096, 4096, Dtype::Fp32, "9.0"), "16-bit only");
     }
 
     #[test]
