@@ -1,13 +1,24 @@
-// Standalone bench (not part of the Rust harness) of M <= 8 GEMV kernels, C[M,N] = A[M,K]·B[K,N]
-// row-major: the shipped gemm_gemv_<dt>_<MT> of ../gemm_gemv.cu next to `ring`, a variant that
-// streams B through a per-warp cp.async ring in shared memory (no pass boundaries: a warp keeps
-// ST groups of RS rows in flight while it computes the oldest) and adds its K splits over a
-// thread-block cluster (DSMEM, rank order) instead of global partials, a fence and a counter.
-// Build and run: bash kernels/dev/run_gemv_ring_bench.sh (nvcc, cuBLAS; no Rust).
+// Standalone bench (not part of the Rust harness) of M <= 16 GEMV kernels, C[M,N] = A[M,K]·B[K,N]
+// row-major, written in session 41 to find where the M = 5-8 shapes lose to cuBLAS. Beside
+// cuBLAS and the shipped gemm_gemv_<dt>_<MT> of ../gemm_gemv.cu, the variants it grew:
+//   * ring::gemv_ring (SIMT): B through a per-warp cp.async ring in shared memory (ST groups of RS
+//     rows in flight while the oldest is computed), K splits added over a thread-block cluster
+//     (DSMEM, rank order) instead of global partials, a fence and a counter;
+//   * af::gemv_af: the shipped gemm_gemv with the CTA's whole slice of A loaded before any of B
+//     (GRB_AF=1 to run it);
+//   * tc::gemv_tc (tensor cores): B as the A operand of mma.sync m16n8k16 through a per-warp
+//     cp.async ring, W-column strips, A staged first, optional cluster K split; its W = 64, 8-warp,
+//     6-stage, unsplit form is what kernels/gemm_mtc.cu ships;
+//   * tmv::gemv_tm: tc at W = 64 with B brought in by TMA boxes and per-warp mbarriers.
+// GRB_TRACE=1 adds one launch per tc/tm variant with per-CTA %globaltimer stamps of its phases
+// (median / last CTA, µs after the first CTA's start). Build and run:
+// bash kernels/dev/run_gemv_ring_bench.sh [--one M N K | --modes] (nvcc, cuBLAS, the driver API;
+// no Rust). What it measured: docs/kernels/session41/README.md.
 //
 // Timing: every launch alone, after a read of a 256 MiB buffer (L2 cold for A and B, as the
-// harness's `read` flush), cudaEvent pair around it; median of REPS. Correctness: C pre-filled
-// with NaN, compared with a float64 CPU reference over every column of every row.
+// harness's `read` flush), cudaEvent pair around it; median of REPS (GRB_REPS). Correctness: C
+// pre-filled with NaN, compared with a float64 CPU reference over every column of every row
+// (worst |got - want| over the reference's RMS).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
