@@ -844,7 +844,7 @@ impl ImportSummary {
             if reason == RestartReason::SameSource {
                 let _ = writeln!(
                     s,
-                    "  (a source hash and configuration name one cubin, so either these records' code hash or the entry's stored source hash is wrong: an odd record is left out by importing again from the baselines before with `--skip-case`)"
+                    "  (a source hash and configuration name one cubin, so either these records' code hash or the entry's stored source hash is wrong, or the two machines' NVRTC releases differ (the source hash holds only major.minor; compare the results files' `gpu.nvrtc_library`): an odd record is left out by importing again from the baselines before with `--skip-case`)"
                 );
             }
             if reason == RestartReason::SourceOnly {

@@ -34,6 +34,12 @@ pub struct GpuInfo {
     pub cuda: String,
     /// NVRTC version, "13.0".
     pub nvrtc: String,
+    /// The NVRTC library file this process loaded, as mapped (its real path names the full
+    /// release, e.g. `…/libnvrtc.so.13.0.88`; [`nvrtc_library`]). [`GpuInfo::nvrtc`] and the
+    /// source hash carry only major.minor, so two machines with the same source hash may
+    /// compile with different releases; this tells them apart. Empty where unknown.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub nvrtc_library: String,
     /// Maximum SM clock in MHz.
     pub sm_clock_max_mhz: u32,
     /// SM clock in MHz when read (from nvidia-smi; 0 if unavailable).
@@ -412,6 +418,29 @@ pub fn nvrtc_version() -> Result<String> {
     Ok(format!("{maj}.{min}"))
 }
 
+/// The NVRTC library this process has loaded ([`nvrtc_library_in`] over `/proc/self/maps`);
+/// empty when none is mapped or the maps are unreadable (not Linux).
+pub fn nvrtc_library() -> String {
+    std::fs::read_to_string("/proc/self/maps")
+        .map(|maps| nvrtc_library_in(&maps))
+        .unwrap_or_default()
+}
+
+/// The first file of `maps` (the text of `/proc/<pid>/maps`) whose name starts with
+/// `libnvrtc.so` (not `libnvrtc-builtins`), as mapped: the loader's real path, so a symlink
+/// such as `libnvrtc.so.13` appears as its target. Empty when there is none.
+pub fn nvrtc_library_in(maps: &str) -> String {
+    maps.lines()
+        .filter_map(|line| {
+            // address perms offset dev inode path (the path may hold spaces)
+            let path = line.splitn(6, char::is_whitespace).nth(5)?.trim();
+            let name = Path::new(path).file_name()?.to_str()?;
+            name.starts_with("libnvrtc.so").then(|| path.to_string())
+        })
+        .next()
+        .unwrap_or_default()
+}
+
 /// Finds the CUDA include directory (holding `cuda_bf16.h`): `CUDA_HOME`, `CUDA_PATH`,
 /// then the usual install places.
 pub fn cuda_include_dir() -> Result<PathBuf> {
@@ -498,6 +527,8 @@ impl Gpu {
             driver,
             cuda: version_string(drv),
             nvrtc: nvrtc_version().unwrap_or_else(|_| "missing".into()),
+            // After nvrtc_version, which loads the library.
+            nvrtc_library: nvrtc_library(),
             sm_clock_max_mhz: (attr(&ctx, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
             sm_clock_mhz: smi.as_ref().map(|s| s.0).unwrap_or(0),
             mem_clock_mhz: smi
@@ -1572,6 +1603,45 @@ fn nvrtc_compile(
 mod tests {
     use super::*;
     use cudarc::driver::{sys::CUresult, DriverError};
+
+    #[test]
+    fn the_nvrtc_library_is_read_from_the_process_maps() {
+        let maps = "\
+7f1c2a000000-7f1c2a200000 r--p 00000000 103:02 4194305                   /usr/lib/x86_64-linux-gnu/libc.so.6
+7f1c2b000000-7f1c2b400000 r-xp 00000000 103:02 5242881                   /usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc-builtins.so.13.0.88
+7f1c2c000000-7f1c2f000000 r-xp 00000000 103:02 5242880                   /usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.88
+7f1c2f000000-7f1c2f100000 r--p 03000000 103:02 5242880                   /usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.88
+7ffd1a000000-7ffd1a021000 rw-p 00000000 00:00 0                          [stack]
+7ffd1a100000-7ffd1a101000 rw-p 00000000 00:00 0
+";
+        assert_eq!(
+            nvrtc_library_in(maps),
+            "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.88"
+        );
+        // A path with a space, and no NVRTC at all.
+        assert_eq!(
+            nvrtc_library_in("1-2 r-xp 0 0:0 7   /opt/my cuda/lib/libnvrtc.so.12.8.93\n"),
+            "/opt/my cuda/lib/libnvrtc.so.12.8.93"
+        );
+        assert_eq!(
+            nvrtc_library_in("1-2 r-xp 0 0:0 7   /usr/lib/libc.so.6\n"),
+            ""
+        );
+        assert_eq!(nvrtc_library_in(""), "");
+    }
+
+    #[test]
+    fn gpu_info_without_the_library_field_still_reads() {
+        // Results written before the field existed.
+        let old = r#"{"ordinal":0,"name":"NVIDIA H200","arch":"sm_90","compute_capability":"9.0",
+            "sm_count":132,"l2_bytes":52428800,"memory_bytes":150000000000,"driver":"580.159.04",
+            "cuda":"13.0","nvrtc":"13.0","sm_clock_max_mhz":1980,"sm_clock_mhz":1980,
+            "mem_clock_mhz":3201,"uuid":"GPU-435ebd82","host":"vm"}"#;
+        let g: GpuInfo = serde_json::from_str(old).unwrap();
+        assert_eq!(g.nvrtc_library, "");
+        // And an empty one is not written.
+        assert!(!serde_json::to_string(&g).unwrap().contains("nvrtc_library"));
+    }
 
     #[test]
     fn a_missing_entry_point_is_its_own_error_naming_file_and_entry() {

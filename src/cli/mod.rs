@@ -427,8 +427,13 @@ fn kernel_sources(dir: &Path) -> crate::error::Result<Vec<String>> {
 
 /// The device block printed before a run and by `gpu-info`.
 pub fn gpu_block(g: &crate::gpu::GpuInfo) -> String {
+    let library = if g.nvrtc_library.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", g.nvrtc_library)
+    };
     format!(
-        "GPU {}: {}\n  arch {} (compute capability {}), {} SMs, L2 {:.0} MB, memory {:.1} GB\n  driver {}, CUDA {}, NVRTC {}\n  clocks: SM {} MHz (max {} MHz), memory {} MHz\n",
+        "GPU {}: {}\n  arch {} (compute capability {}), {} SMs, L2 {:.0} MB, memory {:.1} GB\n  driver {}, CUDA {}, NVRTC {}{library}\n  clocks: SM {} MHz (max {} MHz), memory {} MHz\n",
         g.ordinal,
         g.name,
         g.arch,

@@ -23,6 +23,7 @@ pub fn gpu_info() -> GpuInfo {
         driver: "580.65.06".into(),
         cuda: "13.0".into(),
         nvrtc: "13.0".into(),
+        nvrtc_library: String::new(),
         sm_clock_max_mhz: 1980,
         sm_clock_mhz: 1980,
         mem_clock_mhz: 2619,
