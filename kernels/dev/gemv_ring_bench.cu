@@ -4,8 +4,8 @@
 //   * ring::gemv_ring (SIMT): B through a per-warp cp.async ring in shared memory (ST groups of RS
 //     rows in flight while the oldest is computed), K splits added over a thread-block cluster
 //     (DSMEM, rank order) instead of global partials, a fence and a counter;
-//   * af::gemv_af: the shipped gemm_gemv with the CTA's whole slice of A loaded before any of B
-//     (GRB_AF=1 to run it);
+//   * (session 41 also ran the shipped gemm_gemv with the CTA's slice of A loaded before any of B:
+//     slower, 12.90 against 11.07 µs at 5x3000x1000; removed, see docs/kernels/session41);
 //   * tc::gemv_tc (tensor cores): B as the A operand of mma.sync m16n8k16 through a per-warp
 //     cp.async ring, W-column strips, A staged first, optional cluster K split; its W = 64, 8-warp,
 //     6-stage, unsplit form is what kernels/gemm_mtc.cu ships;
@@ -267,6 +267,97 @@ static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4]
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// A's M rows of [k0, k1) into shared memory as 16-bit [MT][ar] (row stride astride bytes), by
+// cp.async (16-byte where K and k0 are multiples of 8, else 4-byte where they are even; zero-filled
+// past k1), not committed; rows M..MT-1 zero. Returns the copy width in elements (0: none, and
+// stage_a_plain must load A).
+template <typename T, int MT, int NT>
+static __device__ __forceinline__ int stage_a(const T* __restrict__ A, unsigned char* As, int astride, int ar,
+                                              int M, int K, int k0, int k1) {
+    const unsigned as0 = ring::su32(As);
+    const int vec = (K % 8 == 0 && k0 % 8 == 0) ? 8 : (K % 2 == 0 && k0 % 2 == 0) ? 2 : 0;
+    const int mrows = min(M, MT);
+    if (vec) {
+        const int per = ar / vec;
+        for (int i = threadIdx.x; i < mrows * per; i += NT) {
+            const int m = i / per, r = vec * (i - m * per);
+            const int n = max(0, min(vec, k1 - (k0 + r)));  // elements that exist
+            const void* src = n ? (const void*)(A + (size_t)m * K + k0 + r) : (const void*)A;
+            if (vec == 8)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(as0 + m * astride + r * 2),
+                             "l"(src), "r"(2 * n) : "memory");
+            else
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(as0 + m * astride + r * 2),
+                             "l"(src), "r"(2 * n) : "memory");
+        }
+    }
+    for (int i = threadIdx.x; i < (MT - mrows) * (ar / 2); i += NT) {
+        const int m = mrows + i / (ar / 2), r = 2 * (i % (ar / 2));
+        *reinterpret_cast<unsigned*>(As + m * astride + r * 2) = 0u;
+    }
+    return vec;
+}
+// A by plain loads, where stage_a found no copy width (vec == 0).
+template <typename T, int MT, int NT>
+static __device__ __forceinline__ void stage_a_plain(const T* __restrict__ A, unsigned char* As, int astride,
+                                                     int ar, int M, int K, int k0, int k1, int vec) {
+    if (vec) return;
+    for (int i = threadIdx.x; i < min(M, MT) * ar; i += NT) {
+        const int m = i / ar, r = i - m * ar;
+        *reinterpret_cast<T*>(As + m * astride + r * 2) = (k0 + r < k1) ? A[(size_t)m * K + k0 + r] : Cvt<T>::t(0.0f);
+    }
+}
+// The warps' accumulators into red[warp][m][W] (acc[j][b]: rows n = 16j + g (+8 for i >= 2) of
+// C^T, columns m = 8b + 2t (+1 for odd i)), a CTA barrier, then out(o, the sum over the warps in
+// warp order) for every output o = m·W + n, m < M.
+template <int MT, int W, int WARPS, int NB, int MB, typename Out>
+static __device__ __forceinline__ void warp_sums(const float (&acc)[NB][MB][4], float* red, int M, Out out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int j = 0; j < NB; j++)
+#pragma unroll
+        for (int b = 0; b < MB; b++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int n = 16 * j + g + (i >= 2 ? 8 : 0), m = 8 * b + 2 * t + (i & 1);
+                red[(warp * MT + m) * W + n] = acc[j][b][i];
+            }
+    __syncthreads();
+    for (int o = threadIdx.x; o < min(M, MT) * W; o += WARPS * 32) {
+        float v = red[o];
+#pragma unroll
+        for (int w = 1; w < WARPS; w++) v += red[w * MT * W + o];
+        out(o, v);
+    }
+}
+
+// One k16 step of a warp: the B fragments of A's rows (kl, this warp's first row relative to
+// k0), then per 16 columns one ldmatrix.x4.trans of the stage at `st` (rows of ROWB bytes, chunk c
+// of row r at c ^ (r & 7)) and the MMAs into acc.
+template <typename T, int NB, int MB, int ROWB>
+static __device__ __forceinline__ void mma_step(float (&acc)[NB][MB][4], unsigned st, const unsigned char* As,
+                                                int astride, int kl) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int lq = lane >> 3, lk = (lq >> 1) * 8 + (lane & 7);
+    unsigned bf[MB][2];
+#pragma unroll
+    for (int b = 0; b < MB; b++) {
+        const unsigned char* p = As + (b * 8 + g) * astride + (kl + 2 * t) * 2;
+        bf[b][0] = *reinterpret_cast<const unsigned*>(p);
+        bf[b][1] = *reinterpret_cast<const unsigned*>(p + 16);
+    }
+#pragma unroll
+    for (int j = 0; j < NB; j++) {
+        unsigned a[4];
+        const int c = 2 * j + (lq & 1);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "r"(st + lk * ROWB + ((c ^ (lk & 7)) << 4)));
+#pragma unroll
+        for (int b = 0; b < MB; b++) mma<Ty<T>::BF>(acc[j][b], a, bf[b][0], bf[b][1]);
+    }
+}
+
 template <typename T, int MT, int W_, int ST, int WARPS, int S>
 __global__ void __cluster_dims__(1, S, 1) __launch_bounds__(WARPS * 32, 1)
     gemv_tc(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K,
@@ -309,41 +400,12 @@ __global__ void __cluster_dims__(1, S, 1) __launch_bounds__(WARPS * 32, 1)
     // and held every warp's first step). With K and k0 even, by 4-byte cp.async in their own
     // group (the oldest, so step 0's wait covers it); else by plain loads.
     const int ar = L::arows(kchunk);
-    const unsigned as0 = ring::su32(As);
-    // Rows of A that exist: 16-byte cp.async where A's rows and k0 are 16-byte aligned (K and k0
-    // multiples of 8), else 4-byte pairs (K and k0 even), else plain loads below; the copies
-    // zero-fill past k1. Rows M..MT-1 are zeros, stored directly.
-    const int vec = (K % 8 == 0 && k0 % 8 == 0) ? 8 : (K % 2 == 0 && k0 % 2 == 0) ? 2 : 0;
-    const int mrows = min(M, MT);
-    if (vec) {
-        const int per = ar / vec;
-        for (int i = threadIdx.x; i < mrows * per; i += NT) {
-            const int m = i / per, r = vec * (i - m * per);
-            const int n = max(0, min(vec, k1 - (k0 + r)));  // elements that exist
-            const void* src = n ? (const void*)(A + (size_t)m * K + k0 + r) : (const void*)A;
-            if (vec == 8)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(as0 + m * astride + r * 2),
-                             "l"(src), "r"(2 * n) : "memory");
-            else
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(as0 + m * astride + r * 2),
-                             "l"(src), "r"(2 * n) : "memory");
-        }
-    }
-    for (int i = threadIdx.x; i < (MT - mrows) * (ar / 2); i += NT) {
-        const int m = mrows + i / (ar / 2), r = 2 * (i % (ar / 2));
-        *reinterpret_cast<unsigned*>(As + m * astride + r * 2) = 0u;
-    }
+    const int vec = stage_a<T, MT, NT>(A, As, astride, ar, M, K, k0, k1);
     ring::commit();
 #pragma unroll
     for (int s = 0; s < ST; s++) issue(s);
     stamp(1);
-    if (!vec) {
-        for (int i = threadIdx.x; i < mrows * ar; i += NT) {
-            const int m = i / ar, r = i - m * ar;
-            *reinterpret_cast<T*>(As + m * astride + r * 2) =
-                (m < M && k0 + r < k1) ? A[(size_t)m * K + k0 + r] : Cvt<T>::t(0.0f);
-        }
-    }
+    stage_a_plain<T, MT, NT>(A, As, astride, ar, M, K, k0, k1, vec);
     stamp(2);
 
     float acc[NB][MB][4];
@@ -353,10 +415,6 @@ __global__ void __cluster_dims__(1, S, 1) __launch_bounds__(WARPS * 32, 1)
         for (int b = 0; b < MB; b++)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[j][b][i] = 0.0f;
-    const int g = lane >> 2, t = lane & 3;
-    // ldmatrix.x4.trans: lanes 8q..8q+7 give the rows of matrix q = (k half q >> 1, 8-column half q & 1).
-    const int lq = lane >> 3, lr = lane & 7;
-    const int lk = (lq >> 1) * 8 + lr;
 
     for (int step = 0; step < nsteps; step++) {
         ring::wait_group<ST - 1>();
@@ -367,24 +425,7 @@ __global__ void __cluster_dims__(1, S, 1) __launch_bounds__(WARPS * 32, 1)
         __syncwarp();  // every lane's copies of this stage have landed
         const unsigned st = ring0 + (step % ST) * WARPS * 16 * ROWB;
         const int kl = step * GROUP + warp * 16;  // this warp's rows, relative to k0
-        unsigned bf[MB][2];
-#pragma unroll
-        for (int b = 0; b < MB; b++) {
-            const unsigned char* p = As + (b * 8 + g) * astride + (kl + 2 * t) * 2;
-            bf[b][0] = *reinterpret_cast<const unsigned*>(p);
-            bf[b][1] = *reinterpret_cast<const unsigned*>(p + 16);
-        }
-#pragma unroll
-        for (int j = 0; j < NB; j++) {
-            unsigned a[4];
-            const int c = 2 * j + (lq & 1);
-            const unsigned addr = st + lk * ROWB + ((c ^ (lk & 7)) << 4);
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                         : "r"(addr));
-#pragma unroll
-            for (int b = 0; b < MB; b++) mma<Ty<T>::BF>(acc[j][b], a, bf[b][0], bf[b][1]);
-        }
+        mma_step<T, NB, MB, ROWB>(acc, st, As, astride, kl);
         __syncwarp();  // every lane's ldmatrix reads of this stage are done before it is refilled
         issue(step + ST);
     }
@@ -392,29 +433,15 @@ __global__ void __cluster_dims__(1, S, 1) __launch_bounds__(WARPS * 32, 1)
     __syncthreads();  // the ring becomes red
     stamp(4);
 
-    // acc[j][b]: rows n = 16j + g (+8 for i >= 2) of C^T, columns m = 8b + 2t (+1 for odd i).
-#pragma unroll
-    for (int j = 0; j < NB; j++)
-#pragma unroll
-        for (int b = 0; b < MB; b++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int n = 16 * j + g + (i >= 2 ? 8 : 0), m = 8 * b + 2 * t + (i & 1);
-                red[(warp * MT + m) * W + n] = acc[j][b][i];
-            }
-    __syncthreads();
-    const int outs = min(M, MT) * W;
-    for (int o = threadIdx.x; o < outs; o += NT) {
-        float v = red[o];
-#pragma unroll
-        for (int w = 1; w < WARPS; w++) v += red[w * MT * W + o];
+    warp_sums<MT, W, WARPS>(acc, red, M, [&](int o, float v) {
         if constexpr (S == 1) {
             const int m = o / W, c = col0 + (o - m * W);
             if (c < N) C[(size_t)m * N + c] = Cvt<T>::t(v);
         } else {
             sum[o] = v;
         }
-    }
+    });
+    const int outs = min(M, MT) * W;
     stamp(5);
     if constexpr (S > 1) {
         asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -442,155 +469,6 @@ __global__ void __cluster_dims__(1, S, 1) __launch_bounds__(WARPS * 32, 1)
 }  // namespace tc
 
 
-// `af`: the shipped gemm_gemv with the CTA's whole slice of A loaded into shared memory before any
-// of B is requested (the shipped kernel reads each pass's slice of A right after that pass's B
-// loads, behind them in the memory system). Needs MT * kpad floats of dynamic shared memory.
-namespace af {
-using namespace gemm_gemv_detail;
-template <typename T, int MT, int R, int VB, bool ALIGNED>
-static __device__ __forceinline__ void gemv_af(const T* __restrict__ A, const T* __restrict__ B,
-                                            T* __restrict__ C, float* __restrict__ part,
-                                            unsigned* __restrict__ done, int M, int N, int K,
-                                            int kchunk) {
-    constexpr int VEC = VB / sizeof(T);
-    constexpr int SW = 32 * VEC;
-    constexpr int PASS = GV_WARPS * R;
-    extern __shared__ float AsAll[];  // [MT][kpad]: the CTA's slice of A, loaded before any of B
-    __shared__ __align__(16) float red[GV_WARPS][SW];
-    __shared__ unsigned is_last;
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int col = blockIdx.x * SW + lane * VEC;
-    const int k0 = blockIdx.y * kchunk;
-    const int k1 = min(K, k0 + kchunk);
-    // Launched as a programmatic dependent (the host's default on compute capability 9.0 and
-    // up): let the next launch start its set-up now, and touch no memory before the previous
-    // launch has finished. Both are no-ops for an ordinary launch; older GPUs have neither.
-#if __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-
-    const int kpad = (kchunk + PASS - 1) / PASS * PASS;
-    for (int i = threadIdx.x; i < MT * kpad; i += GV_THREADS) {
-        const int m = i / kpad, r = i - m * kpad;
-        AsAll[i] = (m < M && k0 + r < k1) ? Cvt<T>::f(A[(size_t)m * K + k0 + r]) : 0.0f;
-    }
-    __syncthreads();
-    float acc[MT][VEC];
-#pragma unroll
-    for (int m = 0; m < MT; m++)
-#pragma unroll
-        for (int j = 0; j < VEC; j++) acc[m][j] = 0.0f;
-
-    for (int kb = k0; kb < k1; kb += PASS) {
-        const int r0 = kb + warp * R;
-        // Aligned rows: all R loads issued here. Unaligned ones (scalar loads, VEC registers
-        // each) are loaded one row at a time below instead.
-        typename VecT<VB>::type raw[ALIGNED ? R : 1];
-        if (ALIGNED) {
-#pragma unroll
-            for (int r = 0; r < R; r++) raw[ALIGNED ? r : 0] = load_b<T, VB, ALIGNED>(B, r0 + r, k1, col, N);
-        }
-
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            float b[VEC];
-            Cvt<T>::unpack(ALIGNED ? raw[ALIGNED ? r : 0] : load_b<T, VB, ALIGNED>(B, r0 + r, k1, col, N), b);
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-                const float a = AsAll[m * kpad + (r0 - k0) + r];
-#pragma unroll
-                for (int j = 0; j < VEC; j++) acc[m][j] = fmaf(a, b[j], acc[m][j]);
-            }
-        }
-    }
-
-    // The warps' partial sums, added in warp order: thread t < SW ends with column t's rows.
-    float out[MT];
-#pragma unroll
-    for (int m = 0; m < MT; m++) {
-        out[m] = 0.0f;
-        if (m < M) {  // uniform over the CTA
-            if constexpr (VEC % 4 == 0) {
-#pragma unroll
-                for (int j = 0; j < VEC; j += 4)
-                    *reinterpret_cast<float4*>(&red[warp][lane * VEC + j]) =
-                        make_float4(acc[m][j], acc[m][j + 1], acc[m][j + 2], acc[m][j + 3]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j += 2)
-                    *reinterpret_cast<float2*>(&red[warp][lane * VEC + j]) =
-                        make_float2(acc[m][j], acc[m][j + 1]);
-            }
-            __syncthreads();
-            if (threadIdx.x < SW) {
-                float s = red[0][threadIdx.x];
-#pragma unroll
-                for (int w = 1; w < GV_WARPS; w++) s += red[w][threadIdx.x];
-                out[m] = s;
-            }
-            __syncthreads();
-        }
-    }
-
-    const int c = blockIdx.x * SW + threadIdx.x;
-    const bool mine = threadIdx.x < SW && c < N;
-    if (gridDim.y == 1) {
-        if (mine)
-#pragma unroll
-            for (int m = 0; m < MT; m++)
-                if (m < M) C[(size_t)m * N + c] = Cvt<T>::t(out[m]);
-        return;
-    }
-    if (mine)
-#pragma unroll
-        for (int m = 0; m < MT; m++)
-            if (m < M) part[((size_t)blockIdx.y * M + m) * N + c] = out[m];
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) is_last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
-    __syncthreads();
-    if (!is_last) return;
-    __threadfence();
-    if (mine) {
-        // Four slices of every row at a time, all loads issued before any add (one L2 round
-        // trip per four slices, not one per slice); the adds still go slice by slice.
-        const int splits = (int)gridDim.y;
-        float s[MT];
-#pragma unroll
-        for (int m = 0; m < MT; m++) s[m] = 0.0f;
-        for (int q0 = 0; q0 < splits; q0 += 4) {
-            float v[MT][4];
-#pragma unroll
-            for (int m = 0; m < MT; m++)
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-                    v[m][i] = (m < M && q0 + i < splits)
-                                  ? __ldcg(&part[((size_t)(q0 + i) * M + m) * N + c])
-                                  : 0.0f;
-#pragma unroll
-            for (int m = 0; m < MT; m++)
-#pragma unroll
-                for (int i = 0; i < 4; i++) s[m] += v[m][i];
-        }
-#pragma unroll
-        for (int m = 0; m < MT; m++)
-            if (m < M) C[(size_t)m * N + c] = Cvt<T>::t(s[m]);
-    }
-    if (threadIdx.x == 0) done[blockIdx.x] = 0u;
-}
-
-
-template <typename T, int MT, int R, int VB>
-__global__ void __launch_bounds__(GV_THREADS, 2) gemv_af_k(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-             float* __restrict__ part, unsigned* __restrict__ done, int M, int N, int K, int kchunk) {
-    if (N % (VB / (int)sizeof(T)) == 0)
-        gemv_af<T, MT, R, VB, true>(A, B, C, part, done, M, N, K, kchunk);
-    else
-        gemv_af<T, MT, R, VB, false>(A, B, C, part, done, M, N, K, kchunk);
-}
-}  // namespace af
 
 
 // `tm`: the tensor-core ring of `tc` at W = 64 with B brought in by TMA: one 16-row x 64-column
@@ -667,37 +545,12 @@ __global__ void __launch_bounds__(WARPS * 32, 1)
         }
     };
     const int ar = L::arows(kchunk);
-    const unsigned as0 = ring::su32(As);
-    const int vec = (K % 8 == 0 && k0 % 8 == 0) ? 8 : (K % 2 == 0 && k0 % 2 == 0) ? 2 : 0;
-    const int mrows = min(M, MT);
-    if (vec) {
-        const int per = ar / vec;
-        for (int i = threadIdx.x; i < mrows * per; i += NT) {
-            const int m = i / per, r = vec * (i - m * per);
-            const int n = max(0, min(vec, k1 - (k0 + r)));
-            const void* src = n ? (const void*)(A + (size_t)m * K + k0 + r) : (const void*)A;
-            if (vec == 8)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(as0 + m * astride + r * 2),
-                             "l"(src), "r"(2 * n) : "memory");
-            else
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(as0 + m * astride + r * 2),
-                             "l"(src), "r"(2 * n) : "memory");
-        }
-    }
+    const int vec = tc::stage_a<T, MT, NT>(A, As, astride, ar, M, K, k0, k1);
     ring::commit();
 #pragma unroll
     for (int s = 0; s < ST; s++) issue(s);
     stamp(1);
-    for (int i = threadIdx.x; i < (MT - mrows) * (ar / 2); i += NT) {
-        const int m = mrows + i / (ar / 2), r = 2 * (i % (ar / 2));
-        *reinterpret_cast<unsigned*>(As + m * astride + r * 2) = 0u;
-    }
-    if (!vec) {
-        for (int i = threadIdx.x; i < mrows * ar; i += NT) {
-            const int m = i / ar, r = i - m * ar;
-            *reinterpret_cast<T*>(As + m * astride + r * 2) = (k0 + r < k1) ? A[(size_t)m * K + k0 + r] : Cvt<T>::t(0.0f);
-        }
-    }
+    tc::stage_a_plain<T, MT, NT>(A, As, astride, ar, M, K, k0, k1, vec);
     ring::wait_group<0>();
     __syncthreads();  // A has landed (every thread's copies and stores)
     stamp(2);
@@ -709,56 +562,23 @@ __global__ void __launch_bounds__(WARPS * 32, 1)
         for (int b = 0; b < MB; b++)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[j][b][i] = 0.0f;
-    const int g = lane >> 2, t = lane & 3;
-    const int lq = lane >> 3, lr = lane & 7;
-    const int lk = (lq >> 1) * 8 + lr;
     for (int step = 0; step < nsteps; step++) {
         const int s = step % ST;
         mbar_wait(bars + (s * WARPS + warp) * 8, (step / ST) & 1);
         if (step == 0) stamp(3);
         const unsigned st = ring0 + s * WARPS * L::BOX;
         const int kl = step * GROUP + warp * 16;
-        unsigned bf[MB][2];
-#pragma unroll
-        for (int b = 0; b < MB; b++) {
-            const unsigned char* p = As + (b * 8 + g) * astride + (kl + 2 * t) * 2;
-            bf[b][0] = *reinterpret_cast<const unsigned*>(p);
-            bf[b][1] = *reinterpret_cast<const unsigned*>(p + 16);
-        }
-#pragma unroll
-        for (int j = 0; j < NB; j++) {
-            unsigned a[4];
-            const int c = 2 * j + (lq & 1);
-            const unsigned addr = st + lk * ROWB + ((c ^ (lk & 7)) << 4);
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(addr));
-#pragma unroll
-            for (int b = 0; b < MB; b++) tc::mma<tc::Ty<T>::BF>(acc[j][b], a, bf[b][0], bf[b][1]);
-        }
+        tc::mma_step<T, NB, MB, ROWB>(acc, st, As, astride, kl);
         __syncwarp();  // every lane's reads of this stage are done
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         issue(step + ST);
     }
     __syncthreads();
     stamp(4);
-#pragma unroll
-    for (int j = 0; j < NB; j++)
-#pragma unroll
-        for (int b = 0; b < MB; b++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int n = 16 * j + g + (i >= 2 ? 8 : 0), m = 8 * b + 2 * t + (i & 1);
-                red[(warp * MT + m) * W + n] = acc[j][b][i];
-            }
-    __syncthreads();
-    const int outs = min(M, MT) * W;
-    for (int o = threadIdx.x; o < outs; o += NT) {
-        float v = red[o];
-#pragma unroll
-        for (int w = 1; w < WARPS; w++) v += red[w * MT * W + o];
+    tc::warp_sums<MT, W, WARPS>(acc, red, M, [&](int o, float v) {
         const int m = o / W, c = col0 + (o - m * W);
         if (c < N) C[(size_t)m * N + c] = Cvt<T>::t(v);
-    }
+    });
     stamp(5);
     stamp(7);
 }
@@ -941,36 +761,6 @@ static void shipped(Ctx& c, Problem<T>& p, std::vector<std::string>& row, unsign
 }
 
 template <typename T>
-static void shipped_af(Ctx& c, Problem<T>& p, std::vector<std::string>& row, unsigned* done, float* part) {
-    const int mt = p.M <= 1 ? 1 : p.M <= 2 ? 2 : p.M <= 4 ? 4 : 8;
-    const int R = mt > 4 ? 32 : 16, VB = mt > 4 ? 8 : 16;
-    const int pass = 8 * R;
-    const int strips = std::max(1, (int)((p.N + 32 * (VB / (int)sizeof(T)) - 1) / (32 * (VB / (int)sizeof(T)))));
-    const int want = std::max(1, 2 * c.sms / strips);
-    const int splits0 = std::max(1, std::min(want, (p.K + pass - 1) / pass));
-    const int kchunk = ((p.K + splits0 - 1) / splits0 + pass - 1) / pass * pass;
-    const int splits = (p.K + kchunk - 1) / kchunk;
-    const unsigned smem = (unsigned)mt * kchunk * 4;
-    if (smem > 100 * 1024) { row.push_back("af -"); return; }
-    void (*f)(const T*, const T*, T*, float*, unsigned*, int, int, int, int) =
-        mt == 1 ? af::gemv_af_k<T, 1, 16, 16> : mt == 2 ? af::gemv_af_k<T, 2, 16, 16>
-        : mt == 4 ? af::gemv_af_k<T, 4, 16, 16> : af::gemv_af_k<T, 8, 32, 8>;
-    CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    auto launch = [&] {
-        f<<<dim3(strips, splits), 256, smem>>>(p.A, p.B, p.C, splits > 1 ? part : nullptr, splits > 1 ? done : nullptr, p.M, p.N, p.K, kchunk);
-    };
-    poison(p);
-    launch();
-    CK(cudaDeviceSynchronize());
-    const std::string ok = check(p);
-    if (ok.rfind("ok", 0) != 0) g_fail++;
-    const float us = time_it(c, launch);
-    char b[160];
-    snprintf(b, sizeof b, "af %dx%d %.2f %s", strips, splits, us, ok.c_str());
-    row.push_back(b);
-}
-
-template <typename T>
 static void cublas(Ctx& c, cublasHandle_t h, Problem<T>& p, std::vector<std::string>& row) {
     const cudaDataType dt = std::is_same<T, float>::value ? CUDA_R_32F
                             : std::is_same<T, __half>::value ? CUDA_R_16F : CUDA_R_16BF;
@@ -1000,6 +790,39 @@ static void ring_all(Ctx& c, Problem<T>& p, std::vector<std::string>& row) {
     run_ring<T, MT, 8, 4, 4, 8>(c, p, "r8x4x4/8", row);
 }
 
+
+// One more launch of `launch` (ctas CTAs) after a flush, with g_trace set: each phase's end,
+// median and last CTA, µs after the first CTA's start, as one line.
+static std::string trace(Ctx& c, const char* tag, int ctas, const std::function<void()>& launch) {
+    unsigned long long* tr;
+    CK(cudaMalloc(&tr, (size_t)ctas * 8 * 8));
+    CK(cudaMemset(tr, 0, (size_t)ctas * 8 * 8));
+    CK(cudaMemcpyToSymbol(g_trace, &tr, sizeof tr));
+    flush_read<<<c.sms * 4, 512>>>(c.flush, c.flush_n, c.sink);
+    launch();
+    CK(cudaDeviceSynchronize());
+    unsigned long long* none = nullptr;
+    CK(cudaMemcpyToSymbol(g_trace, &none, sizeof none));
+    std::vector<unsigned long long> h((size_t)ctas * 8);
+    CK(cudaMemcpy(h.data(), tr, h.size() * 8, cudaMemcpyDeviceToHost));
+    CK(cudaFree(tr));
+    unsigned long long t0 = ~0ull;
+    for (int b = 0; b < ctas; b++) t0 = std::min(t0, h[b * 8]);
+    std::string line = std::string("      trace ") + tag + ":";
+    const char* names[8] = {"start", "issued", "A", "stage0", "loop", "reduce", "cluster", "end"};
+    for (int i = 0; i < 8; i++) {
+        std::vector<double> v;
+        for (int b = 0; b < ctas; b++)
+            if (h[b * 8 + i]) v.push_back((h[b * 8 + i] - t0) / 1000.0);
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end());
+        char q[64];
+        snprintf(q, sizeof q, " %s %.2f/%.2f", names[i], v[v.size() / 2], v.back());
+        line += q;
+    }
+    return line;
+}
+
 template <typename T, int MT, int W, int ST, int WARPS, int S>
 static void run_tc(Ctx& c, Problem<T>& p, const char* tag, std::vector<std::string>& row) {
     using L = tc::Layout<T, MT, W, ST, WARPS>;
@@ -1020,38 +843,7 @@ static void run_tc(Ctx& c, Problem<T>& p, const char* tag, std::vector<std::stri
     const std::string ok = check(p);
     if (ok.rfind("ok", 0) != 0) g_fail++;
     const float us = time_it(c, launch);
-    if (getenv("GRB_TRACE")) {
-        // One more launch after a flush with stamps: each phase's end, median and last CTA,
-        // µs after the first CTA's start.
-        const int ctas = strips * S;
-        unsigned long long* tr;
-        CK(cudaMalloc(&tr, (size_t)ctas * 8 * 8));
-        CK(cudaMemset(tr, 0, (size_t)ctas * 8 * 8));
-        CK(cudaMemcpyToSymbol(g_trace, &tr, sizeof tr));
-        flush_read<<<c.sms * 4, 512>>>(c.flush, c.flush_n, c.sink);
-        launch();
-        CK(cudaDeviceSynchronize());
-        unsigned long long* none = nullptr;
-        CK(cudaMemcpyToSymbol(g_trace, &none, sizeof none));
-        std::vector<unsigned long long> h((size_t)ctas * 8);
-        CK(cudaMemcpy(h.data(), tr, h.size() * 8, cudaMemcpyDeviceToHost));
-        CK(cudaFree(tr));
-        unsigned long long t0 = ~0ull;
-        for (int b = 0; b < ctas; b++) t0 = std::min(t0, h[b * 8]);
-        std::string line = std::string("      trace ") + tag + ":";
-        const char* names[8] = {"start", "issued", "A", "stage0", "loop", "reduce", "cluster", "end"};
-        for (int i = 0; i < 8; i++) {
-            std::vector<double> v;
-            for (int b = 0; b < ctas; b++)
-                if (h[b * 8 + i]) v.push_back((h[b * 8 + i] - t0) / 1000.0);
-            if (v.empty()) continue;
-            std::sort(v.begin(), v.end());
-            char q[64];
-            snprintf(q, sizeof q, " %s %.2f/%.2f", names[i], v[v.size() / 2], v.back());
-            line += q;
-        }
-        row.push_back(line);
-    }
+    if (getenv("GRB_TRACE")) row.push_back(trace(c, tag, strips * S, launch));
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, WARPS * 32, smem));
     char b[200];
@@ -1089,36 +881,7 @@ static void run_tm(Ctx& c, Problem<T>& p, const char* tag, std::vector<std::stri
     const std::string ok = check(p);
     if (ok.rfind("ok", 0) != 0) g_fail++;
     const float us = time_it(c, launch);
-    if (getenv("GRB_TRACE")) {
-        const int ctas = strips;
-        unsigned long long* tr;
-        CK(cudaMalloc(&tr, (size_t)ctas * 8 * 8));
-        CK(cudaMemset(tr, 0, (size_t)ctas * 8 * 8));
-        CK(cudaMemcpyToSymbol(g_trace, &tr, sizeof tr));
-        flush_read<<<c.sms * 4, 512>>>(c.flush, c.flush_n, c.sink);
-        launch();
-        CK(cudaDeviceSynchronize());
-        unsigned long long* none = nullptr;
-        CK(cudaMemcpyToSymbol(g_trace, &none, sizeof none));
-        std::vector<unsigned long long> h((size_t)ctas * 8);
-        CK(cudaMemcpy(h.data(), tr, h.size() * 8, cudaMemcpyDeviceToHost));
-        CK(cudaFree(tr));
-        unsigned long long t0 = ~0ull;
-        for (int b = 0; b < ctas; b++) t0 = std::min(t0, h[b * 8]);
-        std::string line = std::string("      trace ") + tag + ":";
-        const char* names[8] = {"start", "issued", "A", "stage0", "loop", "reduce", "cluster", "end"};
-        for (int i = 0; i < 8; i++) {
-            std::vector<double> v;
-            for (int b = 0; b < ctas; b++)
-                if (h[b * 8 + i]) v.push_back((h[b * 8 + i] - t0) / 1000.0);
-            if (v.empty()) continue;
-            std::sort(v.begin(), v.end());
-            char q[64];
-            snprintf(q, sizeof q, " %s %.2f/%.2f", names[i], v[v.size() / 2], v.back());
-            line += q;
-        }
-        row.push_back(line);
-    }
+    if (getenv("GRB_TRACE")) row.push_back(trace(c, tag, strips, launch));
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, WARPS * 32, smem));
     char b[200];
@@ -1174,7 +937,6 @@ static void shape(Ctx& c, cublasHandle_t h, int M, int N, int K, unsigned* done,
     std::vector<std::string> row;
     cublas(c, h, p, row);
     if (M <= 8) shipped(c, p, row, done, part);
-    if (M <= 8 && getenv("GRB_AF")) shipped_af(c, p, row, done, part);
     if (M <= 1) ring_all<T, 1>(c, p, row);
     else if (M <= 2) ring_all<T, 2>(c, p, row);
     else if (M <= 4) ring_all<T, 4>(c, p, row);
