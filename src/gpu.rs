@@ -812,6 +812,16 @@ impl Gpu {
             })
     }
 
+    /// The most dynamic shared memory one block may opt into on this GPU (bytes; 227 KiB on
+    /// Hopper), as the driver reports it.
+    pub fn max_dynamic_smem_optin(&self) -> Result<u64> {
+        attr(
+            &self.ctx,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )
+        .map(|v| v as u64)
+    }
+
     /// How many blocks of `threads` threads (with `smem` bytes of dynamic shared memory) of `f`
     /// fit on one SM at once, from its registers and shared memory (at least 1).
     pub fn max_active_blocks(&self, f: Func, threads: u32, smem: u32) -> Result<u32> {

@@ -200,24 +200,30 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     let s = &case.shape;
     let (m, n, k) = (s.get("m") as i32, s.get("n") as i32, s.get("k") as i32);
     let (a, b, c) = (bind.inputs[0], bind.inputs[1], bind.outputs[0]);
-    let (mu, nu, ku) = (m as u64, n as u64, k as u64);
+    let (mu, nu, ku) = (s.get("m"), s.get("n"), s.get("k"));
     let cc = &gpu.info.compute_capability;
     let mtc = match super::gemm_mtc::mode(case)? {
-        super::gemm_mtc::Mode::Chosen => super::gemm_mtc::chosen(mu, nu, ku, case.dtype, cc),
-        super::gemm_mtc::Mode::All => super::gemm_mtc::applies(mu, nu, ku, case.dtype, cc),
         super::gemm_mtc::Mode::Off => false,
+        mode => {
+            let optin = gpu.max_dynamic_smem_optin()?;
+            if mode == super::gemm_mtc::Mode::All {
+                super::gemm_mtc::applies(mu, nu, ku, case.dtype, cc, optin)
+            } else {
+                super::gemm_mtc::chosen(mu, nu, ku, case.dtype, cc, optin)
+            }
+        }
     };
     if mtc {
         return super::gemm_mtc::prepare(gpu, case, (a, b, c));
     }
-    if super::gemm_gemv::applies(m as u64, n as u64, k as u64) && super::gemm_gemv::allowed(case)? {
+    if super::gemm_gemv::applies(mu, nu, ku) && super::gemm_gemv::allowed(case)? {
         return super::gemm_gemv::prepare(gpu, case, (a, b, c));
     }
     let wgmma = super::gemm_wgmma::applies(gpu, case);
-    match super::gemm_skinny::which(m as u64, n as u64, k as u64) {
+    match super::gemm_skinny::which(mu, nu, ku) {
         Some(kind)
             if wgmma
-                && skinny_on_wgmma(kind, m as u64, n as u64)
+                && skinny_on_wgmma(kind, mu, nu)
                 && skinny_wgmma_allowed(case)? => {}
         Some(kind) => return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c)),
         None => {}

@@ -68,30 +68,46 @@ pub fn parse_mode(value: Option<&str>) -> std::result::Result<Mode, String> {
         .map(|c| c.unwrap_or(Mode::Chosen))
 }
 
-/// Whether the kernel can take `m × n × k` of `dtype` on a GPU of `compute_capability`: a 16-bit
-/// dtype, compute capability 8.0 or newer, M ≤ 8, N a multiple of 8 (16-byte rows of B for
-/// cp.async), B the large operand (the shapes `gemm_skinny::which` calls skinny-M), and A's rows
-/// and the ring within the GPU's shared memory per CTA ([`smem_bytes`]).
-pub fn applies(m: u64, n: u64, k: u64, dtype: Dtype, compute_capability: &str) -> bool {
+/// Whether the kernel can take `m × n × k` of `dtype` on a GPU of `compute_capability` whose
+/// blocks may opt into `max_smem` bytes of dynamic shared memory
+/// ([`Gpu::max_dynamic_smem_optin`]): a 16-bit dtype, compute capability 8.0 or newer, M ≤ 8, N a
+/// multiple of 8 (16-byte rows of B for cp.async), B the large operand (the shapes
+/// `gemm_skinny::which` calls skinny-M), and A's rows and the ring within `max_smem`
+/// ([`smem_bytes`]).
+pub fn applies(
+    m: u64,
+    n: u64,
+    k: u64,
+    dtype: Dtype,
+    compute_capability: &str,
+    max_smem: u64,
+) -> bool {
     matches!(dtype, Dtype::Bf16 | Dtype::Fp16)
         && super::compute_major(compute_capability) >= 8
         && m <= MAX_M
         && n.is_multiple_of(8)
         && k <= i32::MAX as u64
-        && smem_bytes(m, k) <= max_smem(compute_capability)
+        && smem_bytes(m, k) <= max_smem
         && super::gemm_skinny::which(m, n, k) == Some(super::gemm_skinny::Skinny::M)
 }
 
 /// Whether the default path of `m × n × k` is this kernel: [`applies`], at least
 /// [`MIN_STRIPS`] strips of [`BN`] columns, and M·K ≤ [`MAX_CHOSEN_MK`] at M = 5–8 or K in
 /// [`CHOSEN_K_AT_M4`] at M = 1–4.
-pub fn chosen(m: u64, n: u64, k: u64, dtype: Dtype, compute_capability: &str) -> bool {
+pub fn chosen(
+    m: u64,
+    n: u64,
+    k: u64,
+    dtype: Dtype,
+    compute_capability: &str,
+    max_smem: u64,
+) -> bool {
     let by_m = if m <= 4 {
         CHOSEN_K_AT_M4.contains(&k)
     } else {
         m * k <= MAX_CHOSEN_MK
     };
-    by_m && n.div_ceil(BN) >= MIN_STRIPS && applies(m, n, k, dtype, compute_capability)
+    by_m && n.div_ceil(BN) >= MIN_STRIPS && applies(m, n, k, dtype, compute_capability, max_smem)
 }
 
 /// Bytes of one row of A in shared memory (`a_stride`): K in whole groups of [`GROUP`] rows of
@@ -103,16 +119,6 @@ pub fn a_stride(k: u64) -> u64 {
 /// Dynamic shared memory of a launch for `m` rows of A and `k`: the ring and A's rows.
 pub fn smem_bytes(m: u64, k: u64) -> u64 {
     RING_BYTES + m * a_stride(k)
-}
-
-/// Dynamic shared memory a CTA may opt in to on a GPU of `compute_capability`: 227 KiB on
-/// Hopper, 163 KiB on compute capability 8.0, 99 KiB on the other 8.x.
-pub fn max_smem(compute_capability: &str) -> u64 {
-    match compute_capability.trim() {
-        c if super::compute_major(c) >= 9 => 232_448,
-        "8.0" => 166_912,
-        _ => 101_376,
-    }
 }
 
 /// Prepares C = A·B (M ≤ 8, 16-bit) with `gemm_mtc_<dt>`.
@@ -165,39 +171,43 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, (a, b, c): (u64, u64, u64)) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cuda::MAX_DYNAMIC_SMEM as HOPPER;
+    /// The opt-in limits of an sm_80 (163 KiB) and an sm_86 (99 KiB).
+    const SM80: u64 = 166_912;
+    const SM86: u64 = 101_376;
 
     #[test]
     fn takes_16_bit_short_m_with_whole_16_byte_rows_from_ampere_on() {
-        assert!(applies(8, 8192, 8192, Dtype::Bf16, "9.0"));
-        assert!(applies(5, 3000, 1000, Dtype::Fp16, "8.0"));
-        assert!(applies(1, 4096, 4096, Dtype::Bf16, "9.0"));
+        assert!(applies(8, 8192, 8192, Dtype::Bf16, "9.0", HOPPER));
+        assert!(applies(5, 3000, 1000, Dtype::Fp16, "8.0", SM80));
+        assert!(applies(1, 4096, 4096, Dtype::Bf16, "9.0", HOPPER));
         assert!(
-            !applies(9, 8192, 8192, Dtype::Bf16, "9.0"),
+            !applies(9, 8192, 8192, Dtype::Bf16, "9.0", HOPPER),
             "M over one n8 tile"
         );
         assert!(
-            !applies(8, 8191, 8192, Dtype::Bf16, "9.0"),
+            !applies(8, 8191, 8192, Dtype::Bf16, "9.0", HOPPER),
             "rows of B not 16-byte aligned"
         );
         assert!(
-            !applies(8, 8192, 8192, Dtype::Fp32, "9.0"),
+            !applies(8, 8192, 8192, Dtype::Fp32, "9.0", HOPPER),
             "no fp32 MMA here"
         );
         assert!(
-            !applies(8, 8192, 8192, Dtype::Bf16, "7.5"),
+            !applies(8, 8192, 8192, Dtype::Bf16, "7.5", HOPPER),
             "mma.sync bf16 needs sm_80"
         );
         assert!(
-            !applies(8, 8, 1000, Dtype::Bf16, "9.0"),
+            !applies(8, 8, 1000, Dtype::Bf16, "9.0", HOPPER),
             "N ≤ M: A is the one to stream"
         );
         assert!(
-            !applies(8, 8192, 16384, Dtype::Bf16, "9.0"),
+            !applies(8, 8192, 16384, Dtype::Bf16, "9.0", HOPPER),
             "eight rows of a 16384-long A do not fit beside the ring"
         );
-        assert!(applies(4, 8192, 16384, Dtype::Bf16, "9.0"));
+        assert!(applies(4, 8192, 16384, Dtype::Bf16, "9.0", HOPPER));
         assert!(
-            !applies(8, 8192, 8192, Dtype::Bf16, "8.6"),
+            !applies(8, 8192, 8192, Dtype::Bf16, "8.6", SM86),
             "99 KiB of shared memory on an 8.6"
         );
     }
@@ -205,36 +215,51 @@ mod tests {
     #[test]
     fn chosen_where_the_a_b_measured_it_faster() {
         // M = 5–8 up to M·K = 16384.
-        assert!(chosen(5, 3000, 1000, Dtype::Bf16, "9.0"));
-        assert!(chosen(6, 4096, 2048, Dtype::Fp16, "9.0"));
-        assert!(chosen(7, 2056, 130, Dtype::Bf16, "9.0"));
-        assert!(chosen(8, 4104, 77, Dtype::Bf16, "9.0"));
+        assert!(chosen(5, 3000, 1000, Dtype::Bf16, "9.0", HOPPER));
+        assert!(chosen(6, 4096, 2048, Dtype::Fp16, "9.0", HOPPER));
+        assert!(chosen(7, 2056, 130, Dtype::Bf16, "9.0", HOPPER));
+        assert!(chosen(8, 4104, 77, Dtype::Bf16, "9.0", HOPPER));
         assert!(
-            !chosen(5, 8192, 4096, Dtype::Bf16, "9.0"),
+            !chosen(5, 8192, 4096, Dtype::Bf16, "9.0", HOPPER),
             "a tie: the wgmma tiles keep it"
         );
         assert!(
-            !chosen(8, 4096, 4096, Dtype::Bf16, "9.0"),
+            !chosen(8, 4096, 4096, Dtype::Bf16, "9.0", HOPPER),
             "wgmma 2% faster"
         );
         assert!(
-            !chosen(8, 8192, 8192, Dtype::Bf16, "9.0"),
+            !chosen(8, 8192, 8192, Dtype::Bf16, "9.0", HOPPER),
             "wgmma 3% faster"
         );
         // M = 1–4 with K in 1024..=8192, over the SIMT GEMV.
-        assert!(chosen(1, 4096, 4096, Dtype::Bf16, "9.0"));
-        assert!(chosen(2, 8192, 2048, Dtype::Fp16, "9.0"));
-        assert!(chosen(4, 4096, 4096, Dtype::Bf16, "9.0"));
+        assert!(chosen(1, 4096, 4096, Dtype::Bf16, "9.0", HOPPER));
+        assert!(chosen(2, 8192, 2048, Dtype::Fp16, "9.0", HOPPER));
+        assert!(chosen(4, 4096, 4096, Dtype::Bf16, "9.0", HOPPER));
         assert!(
-            !chosen(3, 5000, 77, Dtype::Bf16, "9.0"),
+            !chosen(3, 5000, 77, Dtype::Bf16, "9.0", HOPPER),
             "short K stays on the SIMT GEMV"
         );
-        assert!(!chosen(4, 4096, 11008, Dtype::Bf16, "9.0"), "not measured");
+        assert!(
+            !chosen(4, 4096, 11008, Dtype::Bf16, "9.0", HOPPER),
+            "not measured"
+        );
         // At least 32 strips of 64 columns.
-        assert!(!chosen(8, 1024, 1024, Dtype::Bf16, "9.0"), "16 strips");
-        assert!(chosen(8, 1992, 1024, Dtype::Bf16, "9.0"), "32 strips");
-        assert!(!chosen(8, 1984, 1024, Dtype::Bf16, "9.0"), "31 strips");
-        assert!(!chosen(1, 4096, 4096, Dtype::Fp32, "9.0"), "16-bit only");
+        assert!(
+            !chosen(8, 1024, 1024, Dtype::Bf16, "9.0", HOPPER),
+            "16 strips"
+        );
+        assert!(
+            chosen(8, 1992, 1024, Dtype::Bf16, "9.0", HOPPER),
+            "32 strips"
+        );
+        assert!(
+            !chosen(8, 1984, 1024, Dtype::Bf16, "9.0", HOPPER),
+            "31 strips"
+        );
+        assert!(
+            !chosen(1, 4096, 4096, Dtype::Fp32, "9.0", HOPPER),
+            "16-bit only"
+        );
     }
 
     #[test]
@@ -262,8 +287,8 @@ mod tests {
         assert_eq!(a_stride(1), 128 * 2 + 16);
         assert_eq!(smem_bytes(5, 1000), 98_304 + 5 * 2064);
         // The largest K eight rows take on Hopper (227 KiB): 8320, 65 groups of 128.
-        assert!(smem_bytes(8, 8320) <= max_smem("9.0"));
-        assert!(smem_bytes(8, 8321) > max_smem("9.0"));
+        assert!(smem_bytes(8, 8320) <= HOPPER);
+        assert!(smem_bytes(8, 8321) > HOPPER);
     }
 
     #[test]
