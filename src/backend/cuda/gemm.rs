@@ -221,10 +221,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     }
     let wgmma = super::gemm_wgmma::applies(gpu, case);
     match super::gemm_skinny::which(mu, nu, ku) {
-        Some(kind)
-            if wgmma
-                && skinny_on_wgmma(kind, mu, nu)
-                && skinny_wgmma_allowed(case)? => {}
+        Some(kind) if wgmma && skinny_on_wgmma(kind, mu, nu) && skinny_wgmma_allowed(case)? => {}
         Some(kind) => return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c)),
         None => {}
     }
