@@ -34,6 +34,11 @@
 //   outputs with 32 or more splits are reduced a warp per element (gemm_skinny_reduce_w_*).
 // Unaligned shapes (N for skinny_m, K for skinny_n not a multiple of VEC) fall back to scalar,
 // bounds-checked loads; out-of-range elements count as zero.
+// A's 16-byte loads in both skinny-N kernels carry the L2 prefetch-size hint .L2::256B (and
+// .L1::no_allocate in the FFMA kernel): an L2 miss then fetches the whole 256-byte block from
+// DRAM at once rather than sector by sector. Session 42 (kernels/dev/skinny_n_bench.cu, H100s):
+// 8192x8x8192 bf16 62.4 -> 53.6 us (the tensor-core kernel, whose warp loads cover 64 bytes of
+// each of 8 rows), fp32 196 -> 113 us (the FFMA kernel, 512 contiguous bytes per warp load).
 #include "kg_common.cuh"
 
 #define SKM_THREADS 256
@@ -166,15 +171,37 @@ __device__ __forceinline__ void skinny_m(const T* __restrict__ A, const T* __res
 
 // ---- skinny N -------------------------------------------------------------------------------
 
+// A 16-byte read-only load of streamed data with the L2 prefetch-size hint (see the header);
+// NO_L1 also keeps it out of L1 (no line of A is read twice).
+template <bool NO_L1>
+__device__ __forceinline__ uint4 sk_ld16_stream(const void* p) {
+    uint4 v;
+    if constexpr (NO_L1)
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(p));
+    else
+        asm("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(p));
+    return v;
+}
+
 template <typename T, int NT, int R>
 __device__ __forceinline__ void skinny_n_loadA(const T* __restrict__ A, int row0, int M, int K,
                                                int k, bool a_vec, uint4 (&raw)[R]) {
     constexpr int VEC = 16 / sizeof(T);
+    if (a_vec && k + VEC <= K && row0 + R <= M) {
+        // Every row in range: R loads with no branch between them.
+#pragma unroll
+        for (int r = 0; r < R; r++) raw[r] = sk_ld16_stream<true>(A + (size_t)(row0 + r) * K + k);
+        return;
+    }
 #pragma unroll
     for (int r = 0; r < R; r++) {
         const int row = row0 + r;
         if (row < M && a_vec && k + VEC <= K) {
-            raw[r] = __ldg(reinterpret_cast<const uint4*>(A + (size_t)row * K + k));
+            raw[r] = sk_ld16_stream<true>(A + (size_t)row * K + k);
         } else {
             // Scalar, bounds-checked: assemble the 16 bytes by hand (zeros outside).
             union {
@@ -218,6 +245,26 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
         float a[R][VEC];
 #pragma unroll
         for (int r = 0; r < R; r++) SkT<T>::unpack(cur[r], a[r]);
+        if (N == NT && k + VEC <= kend) {
+            // The common step: VEC whole rows of B, their loads issued together (the guarded
+            // loop below breaks between rows, which serialises them: 196 against 113 us at
+            // 8192x8x8192 fp32 on an H100, session 42).
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float b[NT];
+                const T* brow = B + (size_t)(k + j) * N;
+#pragma unroll
+                for (int v = 0; v < NT / VEC; v++)
+                    SkT<T>::unpack(__ldg(reinterpret_cast<const uint4*>(brow + v * VEC)), b + v * VEC);
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int n = 0; n < NT; n++) acc[r][n] = fmaf(a[r][j], b[n], acc[r][n]);
+            }
+#pragma unroll
+            for (int r = 0; r < R; r++) cur[r] = nxt[r];
+            continue;
+        }
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
             if (k + j >= kend) break;
@@ -316,8 +363,7 @@ __device__ __forceinline__ unsigned sk_word(const uint4& u, int i) {
 // 8 consecutive 16-bit elements of row `row` from column k (zeros outside M x [.., kend)).
 __device__ __forceinline__ uint4 sk_load8(const unsigned short* __restrict__ A, int row, int M,
                                           int K, int k, int kend, bool vec) {
-    if (row < M && vec && k + 8 <= kend)
-        return __ldg(reinterpret_cast<const uint4*>(A + (size_t)row * K + k));
+    if (row < M && vec && k + 8 <= kend) return sk_ld16_stream<false>(A + (size_t)row * K + k);
     unsigned w[4];
 #pragma unroll
     for (int p = 0; p < 4; p++) {

@@ -2,7 +2,7 @@
 # Same-run A/B of patched kernel trees against the checkout's kernels, through the harness
 # (repo root, .devbin/ carried). For every NAME:PATCH word of VARIANTS: a project root under
 # $DEV_TMP/root-NAME with fixtures/ and baselines/ linked and a copy of kernels/ with
-# `python3 PATCH kernels/gemm_wgmma.cu ARGS` applied (PATCH "-": an unpatched copy, the A/A control
+# `python3 PATCH kernels/$PATCH_FILE ARGS` applied (PATCH_FILE: default gemm_wgmma.cu) (PATCH "-": an unpatched copy, the A/A control
 # that shows the pairing's own bias), then ROUNDS rounds (order reversed each round) of
 # `kernelgate run --suite SUITE --base <checkout>` from that root. Writes $OUT/ab-NAME-ROUND.json
 # and $OUT/ab-table.md (per cuda case and run: our time, the paired ratio to the base with its
@@ -12,15 +12,16 @@
 set -u
 . scripts/device-lib.sh
 SUITE=$(realpath "${SUITE:-scripts/suites/sq-2048-4096.json}")
+PF=${PATCH_FILE:-gemm_wgmma.cu}
 names=()
 for w in ${VARIANTS:?}; do
   n=${w%%:*} p=${w#*:} r=$DEV_TMP/root-$n
   rm -rf "$r" && mkdir -p "$r" && cp -r kernels "$r/" && ln -s "$PWD/fixtures" "$PWD/baselines" "$r/"
   if [ "$p" != - ]; then
     IFS=+ read -r -a pa <<< "$p"
-    python3 "${pa[0]}" "$r/kernels/gemm_wgmma.cu" "${pa[@]:1}" || { log "variant $n: patch $p failed, skipped"; continue; }
+    python3 "${pa[0]}" "$r/kernels/$PF" "${pa[@]:1}" || { log "variant $n: patch $p failed, skipped"; continue; }
   fi
-  log "variant $n: $(diff kernels/gemm_wgmma.cu "$r/kernels/gemm_wgmma.cu" | grep -c '^[<>]') changed lines"
+  log "variant $n: $(diff "kernels/$PF" "$r/kernels/$PF" | grep -c '^[<>]') changed lines"
   names+=("$n")
 done
 for rd in $(seq 1 "${ROUNDS:-2}"); do

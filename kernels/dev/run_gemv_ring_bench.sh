@@ -9,7 +9,7 @@ NVCC=${NVCC:-$CUDA/bin/nvcc}
 OUT=${OUT_DIR:-/tmp/gemv_ring_bench}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,uuid,clocks.max.sm,power.limit --format=csv,noheader 2>/dev/null
-if ! "$NVCC" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -Xptxas -v \
+if ! "$NVCC" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels -Xptxas -v ${NVCC_EXTRA:-} \
       -o "$OUT/grb" kernels/dev/gemv_ring_bench.cu -L"$CUDA/lib64" -lcublas -lcuda > "$OUT/build.log" 2>&1; then
   echo "BUILD FAILED:"; head -60 "$OUT/build.log"; exit 2
 fi
