@@ -175,6 +175,7 @@ __device__ __forceinline__ void skinny_m(const T* __restrict__ A, const T* __res
 // NO_L1 also keeps it out of L1 (no line of A is read twice).
 template <bool NO_L1>
 __device__ __forceinline__ uint4 sk_ld16_stream(const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
     uint4 v;
     if constexpr (NO_L1)
         asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
@@ -185,6 +186,9 @@ __device__ __forceinline__ uint4 sk_ld16_stream(const void* p) {
             : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
             : "l"(p));
     return v;
+#else
+    return __ldg(reinterpret_cast<const uint4*>(p));  // the hint needs sm_75
+#endif
 }
 
 template <typename T, int NT, int R>
