@@ -18,20 +18,22 @@
 //   math), B's VEC x N block at k comes from L1/L2 (B is K·N·sizeof(T) bytes and every warp of
 //   the CTA reads the same rows), and each lane keeps R x NT partial dot products, reduced
 //   across the warp with shuffles at the end; split K writes partials as skinny_m does.
-// gemm_skinny_ntc_<dt>_<NT> (bf16/fp16, N <= NT in {8, 16}, compute capability >= 8.0): the
-//   skinny-N product on tensor cores (mma.sync m16n8k16, fp32 accumulators). The FFMA kernel
+// gemm_skinny_ntc_<dt>_<NT>_r<R>h<H> (bf16/fp16, N <= NT in {8, 16}, compute capability >= 8.0):
+//   the skinny-N product on tensor cores (mma.sync m16n8k16, fp32 accumulators). The FFMA kernel
 //   above spends NT multiply-adds and NT loads of B per element of A and runs at a fraction of
-//   the memory bandwidth; here a CTA of 4 warps owns 32 rows of A (two m16 tiles) and its warps
-//   take interleaved 64-column steps of the CTA's K range. Lane (g, t) reads 16 bytes of rows g
-//   and g+8 at k = 8t and 32 + 8t of the step, so a warp's loads cover 8 rows x 128 contiguous
-//   bytes; since a dot product does not care about the order of k, those 8 elements are used as
-//   the fragment's k pairs (2t, 2t+1) and (2t+8, 2t+9) of two k16 MMAs, and B's fragment is
-//   gathered with the same permutation: when N fills the tile (N = 8 or 16), each warp copies
-//   B's 64 x N block of the step into shared memory in that logical order and ldmatrix.trans
-//   hands out the fragments; otherwise each lane gathers B[k][n] for its 8 k (n = g of each
-//   n-tile) with bounds-checked scalar loads. The four warps' partial tiles are summed in
-//   shared memory in a fixed order; split K writes partials as the other kernels do, and small
-//   outputs with 32 or more splits are reduced a warp per element (gemm_skinny_reduce_w_*).
+//   the memory bandwidth; here a CTA of 4 warps owns 16·R rows of A (R m16 tiles) and its warps
+//   take interleaved steps of 32·H columns of the CTA's K range. Lane (g, t) reads 16 bytes of
+//   rows g and g+8 at k = 32h + 8t of the step (h < H), so a warp's loads cover 8 rows x 32·H·2
+//   contiguous bytes; since a dot product does not care about the order of k, each 8 elements
+//   are used as the fragment's k pairs (2t, 2t+1) and (2t+8, 2t+9) of two k16 MMAs, and B's
+//   fragment is gathered with the same permutation: when N fills the tile (N = 8 or 16), each
+//   warp copies B's 32·H x N block of the step into shared memory in that logical order and
+//   ldmatrix.trans hands out the fragments; otherwise each lane gathers B[k][n] for its k
+//   (n = g of each n-tile) with bounds-checked scalar loads. The four warps' partial tiles are
+//   summed in shared memory in a fixed order; split K writes partials as the other kernels do,
+//   and small outputs with 32 or more splits are reduced a warp per element
+//   (gemm_skinny_reduce_w_*). Entries: NT = 8 with (R, H) = (1, 4), (1, 8), (2, 4); NT = 16
+//   with (1, 2), (2, 2); src/backend/cuda/gemm_skinny.rs (plan_ntc) picks one by shape.
 // Unaligned shapes (N for skinny_m, K for skinny_n not a multiple of VEC) fall back to scalar,
 // bounds-checked loads; out-of-range elements count as zero.
 // A's 16-byte loads in both skinny-N kernels carry the L2 prefetch-size hint .L2::256B (and
@@ -326,7 +328,6 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
 // ---- skinny N on tensor cores ----------------------------------------------------------------
 
 #define SKT_WARPS 4
-#define SKT_STEP 64  // columns of A per warp step
 
 template <typename T> struct SkMma;
 template <> struct SkMma<__nv_bfloat16> {
@@ -379,15 +380,15 @@ __device__ __forceinline__ uint4 sk_load8(const unsigned short* __restrict__ A, 
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-template <typename T, int NT>
+template <typename T, int NT, int R, int H>
 __device__ __forceinline__ void skinny_ntc(const T* __restrict__ A_, const T* __restrict__ B_,
                                            T* __restrict__ C, float* __restrict__ part, int M,
                                            int N, int K, int kchunk) {
-    constexpr int NJ = NT / 8;  // n8 tiles
-    constexpr int R = 2;        // m16 tiles per CTA
+    constexpr int NJ = NT / 8;     // n8 tiles
+    constexpr int STEP = 32 * H;   // columns of A per warp step: H halves of 32
     __shared__ float red[SKT_WARPS][16 * R][NT];
-    // Per warp: B's block of one step as four 16 x NT tiles (half h, MMA s), logical k order.
-    __shared__ __align__(16) unsigned short bs[SKT_WARPS][4][16][NT];
+    // Per warp: B's block of one step as 2H 16 x NT tiles (half h, MMA s), logical k order.
+    __shared__ __align__(16) unsigned short bs[SKT_WARPS][2 * H][16][NT];
     const unsigned short* A = reinterpret_cast<const unsigned short*>(A_);
     const unsigned short* B = reinterpret_cast<const unsigned short*>(B_);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -405,24 +406,24 @@ __device__ __forceinline__ void skinny_ntc(const T* __restrict__ A_, const T* __
         for (int j = 0; j < NJ; j++)
 #pragma unroll
             for (int q = 0; q < 4; q++) acc[r][j][q] = 0.0f;
-    for (int k0 = kbeg + warp * SKT_STEP; k0 < kend; k0 += SKT_WARPS * SKT_STEP) {
-        uint4 a[R][2][2];  // [m tile][row g, g + 8][half of the step]
+    for (int k0 = kbeg + warp * STEP; k0 < kend; k0 += SKT_WARPS * STEP) {
+        uint4 a[R][2][H];  // [m tile][row g, g + 8][half of the step]
 #pragma unroll
         for (int r = 0; r < R; r++)
 #pragma unroll
             for (int rr = 0; rr < 2; rr++)
 #pragma unroll
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < H; h++)
                     a[r][rr][h] = sk_load8(A, row0 + 16 * r + 8 * rr + g, M, K,
                                            k0 + 32 * h + 8 * t, kend, vec);
-        unsigned b[NJ][2][4];  // [n tile][half][k pair]: (B[k][n], B[k + 1][n])
+        unsigned b[NJ][H][4];  // [n tile][half][k pair]: (B[k][n], B[k + 1][n])
         if (staged) {
             // B's 64 x NT block of the step, whole rows, into this warp's shared tiles in the
             // MMAs' logical k order (physical row 32h + 8t + 4s + 2hi + i is logical row
             // 2t + i + 8hi of tile (h, s)); ldmatrix.trans then hands each lane its fragment.
             __syncwarp();
 #pragma unroll
-            for (int q = 0; q < NT / 4; q++) {
+            for (int q = 0; q < NT * H / 8; q++) {
                 const int idx = lane + 32 * q, pr = idx / (NT / 8), c = idx - pr * (NT / 8);
                 const int h = pr >> 5, tt = (pr >> 3) & 3, w = pr & 7;
                 const int ss = w >> 2, hi = (w >> 1) & 1, i = w & 1;
@@ -433,7 +434,7 @@ __device__ __forceinline__ void skinny_ntc(const T* __restrict__ A_, const T* __
             }
             __syncwarp();
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+            for (int h = 0; h < H; h++)
 #pragma unroll
                 for (int ss = 0; ss < 2; ss++) {
                     const int mq = lane >> 3, rr = lane & 7;
@@ -458,7 +459,7 @@ __device__ __forceinline__ void skinny_ntc(const T* __restrict__ A_, const T* __
             for (int j = 0; j < NJ; j++) {
                 const int n = 8 * j + g;
 #pragma unroll
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < H; h++)
 #pragma unroll
                     for (int p = 0; p < 4; p++) {
                         const int k = k0 + 32 * h + 8 * t + 2 * p;
@@ -473,7 +474,7 @@ __device__ __forceinline__ void skinny_ntc(const T* __restrict__ A_, const T* __
 #pragma unroll
         for (int r = 0; r < R; r++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+            for (int h = 0; h < H; h++)
 #pragma unroll
                 for (int s = 0; s < 2; s++)
 #pragma unroll
@@ -576,13 +577,17 @@ SK_N(gemm_skinny_n_fp32_4, float, 4, 8)
 SK_N(gemm_skinny_n_fp32_8, float, 8, 8)
 SK_N(gemm_skinny_n_fp32_16, float, 16, 4)
 
-#define SK_NTC(NAME, T, NT)                                                                        \
+#define SK_NTC(NAME, T, NT, R, H)                                                                  \
     extern "C" __global__ void __launch_bounds__(SKT_WARPS * 32)                                   \
         NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,                  \
              float* __restrict__ part, int M, int N, int K, int kchunk) {                          \
-        skinny_ntc<T, NT>(A, B, C, part, M, N, K, kchunk);                                         \
+        skinny_ntc<T, NT, R, H>(A, B, C, part, M, N, K, kchunk);                                   \
     }
-SK_NTC(gemm_skinny_ntc_bf16_8, __nv_bfloat16, 8)
-SK_NTC(gemm_skinny_ntc_bf16_16, __nv_bfloat16, 16)
-SK_NTC(gemm_skinny_ntc_fp16_8, __half, 8)
-SK_NTC(gemm_skinny_ntc_fp16_16, __half, 16)
+#define SK_NTC_ALL(DT, T)                                 \
+    SK_NTC(gemm_skinny_ntc_##DT##_8_r1h4, T, 8, 1, 4)     \
+    SK_NTC(gemm_skinny_ntc_##DT##_8_r1h8, T, 8, 1, 8)     \
+    SK_NTC(gemm_skinny_ntc_##DT##_8_r2h4, T, 8, 2, 4)     \
+    SK_NTC(gemm_skinny_ntc_##DT##_16_r1h2, T, 16, 1, 2)   \
+    SK_NTC(gemm_skinny_ntc_##DT##_16_r2h2, T, 16, 2, 2)
+SK_NTC_ALL(bf16, __nv_bfloat16)
+SK_NTC_ALL(fp16, __half)

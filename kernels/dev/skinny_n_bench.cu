@@ -66,13 +66,13 @@ __device__ __forceinline__ uint4 load8(const unsigned short* __restrict__ A, int
 }
 
 // The shipped skinny_ntc with the options above. Same lane mapping, B staging and MMA order.
-template <typename T, int NT, int HINT, bool PIPE, bool FUSED, int R = 2>
+template <typename T, int NT, int HINT, bool PIPE, bool FUSED, int R = 2, int H = 2>
 __global__ void __launch_bounds__(SKT_WARPS * 32)
     ntc(const T* __restrict__ A_, const T* __restrict__ B_, T* __restrict__ C,
         float* __restrict__ part, unsigned* __restrict__ done, int M, int N, int K, int kchunk) {
     constexpr int NJ = NT / 8;
     __shared__ float red[SKT_WARPS][16 * R][NT];
-    __shared__ __align__(16) unsigned short bs[SKT_WARPS][4][16][NT];
+    __shared__ __align__(16) unsigned short bs[SKT_WARPS][2 * H][16][NT];
     __shared__ unsigned last;
     const unsigned short* A = reinterpret_cast<const unsigned short*>(A_);
     const unsigned short* B = reinterpret_cast<const unsigned short*>(B_);
@@ -90,19 +90,20 @@ __global__ void __launch_bounds__(SKT_WARPS * 32)
         for (int j = 0; j < NJ; j++)
 #pragma unroll
             for (int q = 0; q < 4; q++) acc[r][j][q] = 0.0f;
-    uint4 a[R][2][2], an[R][2][2];
-    auto load_a = [&](int k0, uint4 (&dst)[R][2][2]) {
+    uint4 a[R][2][H], an[R][2][H];
+    auto load_a = [&](int k0, uint4 (&dst)[R][2][H]) {
 #pragma unroll
         for (int r = 0; r < R; r++)
 #pragma unroll
             for (int rr = 0; rr < 2; rr++)
 #pragma unroll
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < H; h++)
                     dst[r][rr][h] = load8<HINT>(A, row0 + 16 * r + 8 * rr + g, M, K,
                                                 k0 + 32 * h + 8 * t, kend, vec);
     };
-    const int stride = SKT_WARPS * SKT_STEP;
-    int k0 = kbeg + warp * SKT_STEP;
+    constexpr int STEP = 32 * H;
+    const int stride = SKT_WARPS * STEP;
+    int k0 = kbeg + warp * STEP;
     if (PIPE && k0 < kend) load_a(k0, a);
     for (; k0 < kend; k0 += stride) {
         if (PIPE) {
@@ -110,11 +111,11 @@ __global__ void __launch_bounds__(SKT_WARPS * 32)
         } else {
             load_a(k0, a);
         }
-        unsigned b[NJ][2][4];
+        unsigned b[NJ][H][4];
         if (staged) {
             __syncwarp();
 #pragma unroll
-            for (int q = 0; q < NT / 4; q++) {
+            for (int q = 0; q < NT * H / 8; q++) {
                 const int idx = lane + 32 * q, pr = idx / (NT / 8), c = idx - pr * (NT / 8);
                 const int h = pr >> 5, tt = (pr >> 3) & 3, w = pr & 7;
                 const int ss = w >> 2, hi = (w >> 1) & 1, i = w & 1;
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(SKT_WARPS * 32)
             }
             __syncwarp();
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+            for (int h = 0; h < H; h++)
 #pragma unroll
                 for (int ss = 0; ss < 2; ss++) {
                     const int mq = lane >> 3, rr = lane & 7;
@@ -150,7 +151,7 @@ __global__ void __launch_bounds__(SKT_WARPS * 32)
             for (int j = 0; j < NJ; j++) {
                 const int n = 8 * j + g;
 #pragma unroll
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < H; h++)
 #pragma unroll
                     for (int p = 0; p < 4; p++) {
                         const int k = k0 + 32 * h + 8 * t + 2 * p;
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(SKT_WARPS * 32)
 #pragma unroll
         for (int r = 0; r < R; r++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+            for (int h = 0; h < H; h++)
 #pragma unroll
                 for (int s = 0; s < 2; s++)
 #pragma unroll
@@ -179,7 +180,7 @@ __global__ void __launch_bounds__(SKT_WARPS * 32)
 #pragma unroll
                 for (int rr = 0; rr < 2; rr++)
 #pragma unroll
-                    for (int h = 0; h < 2; h++) a[r][rr][h] = an[r][rr][h];
+                    for (int h = 0; h < H; h++) a[r][rr][h] = an[r][rr][h];
         }
     }
 #pragma unroll
@@ -423,9 +424,10 @@ static float measure(Ctx& c, Problem<T>& p, const std::string& tag, const std::f
 }
 
 // Rust's plan_ntc with `cps` CTAs per SM: (row groups, splits, kchunk).
-static void plan(int M, int K, int sms, int cps, int& gx, int& splits, int& kchunk, int rows = 32) {
+static void plan(int M, int K, int sms, int cps, int& gx, int& splits, int& kchunk, int rows = 32,
+                 int step = SKT_STEP) {
     gx = std::max(1, (M + rows - 1) / rows);
-    const int span = SKT_WARPS * SKT_STEP;
+    const int span = SKT_WARPS * step;
     const int want = std::max(1, (cps * sms + gx - 1) / gx);
     const int most = std::max(1, (K + span - 1) / span);
     const int s = std::min(want, most);
@@ -433,11 +435,11 @@ static void plan(int M, int K, int sms, int cps, int& gx, int& splits, int& kchu
     splits = (K + kchunk - 1) / kchunk;
 }
 
-template <typename T, int NT, int HINT, bool PIPE, bool FUSED, int R = 2>
+template <typename T, int NT, int HINT, bool PIPE, bool FUSED, int R = 2, int H = 2>
 static void run_v(Ctx& c, Problem<T>& p, int cps, double bytes) {
     int gx, splits, kchunk;
-    plan(p.M, p.K, c.sms, cps, gx, splits, kchunk, 16 * R);
-    auto f = snb::ntc<T, NT, HINT, PIPE, FUSED, R>;
+    plan(p.M, p.K, c.sms, cps, gx, splits, kchunk, 16 * R, 32 * H);
+    auto f = snb::ntc<T, NT, HINT, PIPE, FUSED, R, H>;
     const bool two = splits > 1 && !FUSED;
     const long long mn = (long long)p.M * p.N;
     auto launch = [&] {
@@ -450,7 +452,7 @@ static void run_v(Ctx& c, Problem<T>& p, int cps, double bytes) {
         }
     };
     char tag[64];
-    snprintf(tag, sizeof tag, "v.%d.%d.%d.%d.r%d [%dx%d]", cps, HINT, (int)PIPE, (int)FUSED, R, gx, splits);
+    snprintf(tag, sizeof tag, "v.%d.%d.%d.%d.r%d.h%d [%dx%d]", cps, HINT, (int)PIPE, (int)FUSED, R, H, gx, splits);
     measure(c, p, tag, launch, bytes);
 }
 
@@ -545,17 +547,13 @@ static void shape16(Ctx& c, cublasHandle_t h, int M, int N, int K) {
     }
     run_v<T, NT, 0, false, false>(c, p, 4, bytes);  // the shipped kernel's copy (control)
     run_v<T, NT, 1, false, false>(c, p, 4, bytes);
-    for (int cps : {2, 3, 4}) {
-        run_v<T, NT, 1, false, true>(c, p, cps, bytes);
+    for (int cps : {1, 2, 4}) {
         run_v<T, NT, 1, false, false>(c, p, cps, bytes);
+        run_v<T, NT, 1, false, false, 1, 2>(c, p, cps, bytes);
+        run_v<T, NT, 1, false, false, 1, 4>(c, p, cps, bytes);
+        run_v<T, NT, 1, false, false, 1, 8>(c, p, cps, bytes);
+        run_v<T, NT, 1, false, false, 2, 4>(c, p, cps, bytes);
     }
-    for (int cps : {1, 2, 3, 4}) {
-        run_v<T, NT, 1, false, true, 4>(c, p, cps, bytes);
-        run_v<T, NT, 2, false, true, 4>(c, p, cps, bytes);
-        run_v<T, NT, 1, false, false, 4>(c, p, cps, bytes);
-    }
-    for (int cps : {1, 2})
-        run_v<T, NT, 1, false, true, 8>(c, p, cps, bytes);
     release(p);
 }
 
@@ -625,9 +623,14 @@ int main(int argc, char** argv) {
     const std::string only = argc > 1 ? argv[1] : "";
     if (only.empty() || only == "16") {
         shape16<__nv_bfloat16, 8>(c, h, 8192, 8, 8192);
-        shape16<__nv_bfloat16, 16>(c, h, 8192, 16, 4096);
         shape16<__half, 8>(c, h, 8192, 8, 8192);
+        shape16<__nv_bfloat16, 16>(c, h, 8192, 16, 4096);
         shape16<__nv_bfloat16, 16>(c, h, 4096, 12, 1000);
+        shape16<__nv_bfloat16, 8>(c, h, 2048, 3, 777);
+        shape16<__nv_bfloat16, 16>(c, h, 16, 16, 65536);
+        shape16<__nv_bfloat16, 16>(c, h, 2048, 9, 64);
+        shape16<__nv_bfloat16, 16>(c, h, 65536, 16, 1024);
+        shape16<__nv_bfloat16, 8>(c, h, 1000, 5, 3000);
     }
     if (only.empty() || only == "32") shape32(c, h, 8192, 8, 8192);
     printf("%s\n", g_fail ? "SOME CHECKS FAILED" : "all checks ok");

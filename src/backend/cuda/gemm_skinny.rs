@@ -21,14 +21,19 @@ const SKN_WARPS: u64 = 8;
 const CTAS_PER_SM: u64 = 2;
 /// Split-K outputs up to this many elements are reduced a warp per element.
 const WARP_REDUCE_MAX_ELEMS: u64 = 8192;
-/// Warps of a tensor-core skinny-N CTA (`SKT_WARPS`); the CTA owns 32 rows of A.
+/// Warps of a tensor-core skinny-N CTA (`SKT_WARPS`); the CTA owns 16·R rows of A.
 const SKT_WARPS: u64 = 4;
-/// Rows of A per tensor-core skinny-N CTA.
-const SKT_ROWS: u64 = 32;
-/// Columns of A per warp step of the tensor-core skinny-N kernel (`SKT_STEP`).
-const SKT_STEP: u64 = 64;
-/// CTAs per SM the tensor-core skinny-N plan aims for (its CTAs are half the size).
+/// CTAs per SM the tensor-core skinny-N plan aims for when it splits K (only where the row
+/// groups alone give fewer CTAs than SMs).
 const SKT_CTAS_PER_SM: u64 = 4;
+/// Most row groups of 16 for which the tensor-core skinny-N plan keeps one m16 tile per CTA
+/// (R = 1), per SM; beyond it R = 2 (65536×16×1024: 2048 CTAs of 32 rows ran 50.5 µs against
+/// 56.8 for 4096 of 16, H100 GPU-0595606e).
+const SKT_R1_MAX_GROUPS_PER_SM: u64 = 8;
+/// Largest K for which the 8-column tensor-core kernel takes 256-column warp steps (H = 8): one
+/// step per warp covers the CTA's whole range, every load in flight at once (2048×3×777 8.1 µs
+/// against 11.4 with H = 4; 8192×8×8192 52.3 against 51.0, H100 GPU-0595606e).
+const SKT_H8_MAX_K: u64 = 1024;
 
 /// Which skinny kernel a shape takes, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,18 +91,67 @@ pub fn plan_n(m: u64, n: u64, k: u64, dtype: Dtype, sms: u64) -> (u64, u64, u64,
     (nt, rows, gx, k.div_ceil(kchunk), kchunk)
 }
 
-/// The tensor-core skinny-N plan: (tile of N, CTA row groups, K splits, columns of A per CTA).
-/// K is split until there are about four CTAs per SM, each split a multiple of the four warps'
-/// step (4 × 64 columns) so every warp has at least one step.
-pub fn plan_ntc(m: u64, n: u64, k: u64, sms: u64) -> (u64, u64, u64, u64) {
+/// The tensor-core skinny-N launch plan ([`plan_ntc`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NtcPlan {
+    /// The tile of N: 8 or 16.
+    pub nt: u64,
+    /// m16 tiles per CTA (the CTA owns 16·r rows of A): 1 or 2.
+    pub r: u64,
+    /// Halves of 32 columns per warp step (a step is 32·h columns): 2, 4 or 8.
+    pub h: u64,
+    /// CTAs along M (row groups).
+    pub gx: u64,
+    /// K splits.
+    pub splits: u64,
+    /// Columns of A per split, a multiple of the four warps' span (4 · 32·h).
+    pub kchunk: u64,
+}
+
+impl NtcPlan {
+    /// The entry point's name for dtype `d` (`bf16` or `fp16`).
+    pub fn entry(&self, d: &str) -> String {
+        format!("gemm_skinny_ntc_{d}_{}_r{}h{}", self.nt, self.r, self.h)
+    }
+}
+
+/// The tensor-core skinny-N plan, from session 42's sweep of `kernels/dev/skinny_n_bench.cu`
+/// (H100 GPU-0595606e, every configuration on nine shapes):
+/// - one m16 tile per CTA, two beyond [`SKT_R1_MAX_GROUPS_PER_SM`] row groups per SM;
+/// - N ≤ 8: 128-column warp steps (H = 4), 256 (H = 8) where K ≤ [`SKT_H8_MAX_K`]; N ≤ 16:
+///   64-column steps (H = 2; H = 4 and 8 need more registers and ran 3–40% slower);
+/// - K is split only where the row groups alone give fewer CTAs than SMs, then into about
+///   [`SKT_CTAS_PER_SM`] CTAs per SM, each split a multiple of the four warps' span so every warp
+///   has a step. A second wave of split CTAs cost 20% at 8192×8×8192 (62.1 against 51.0 µs).
+pub fn plan_ntc(m: u64, n: u64, k: u64, sms: u64) -> NtcPlan {
     let nt = if n <= 8 { 8 } else { 16 };
-    let gx = m.div_ceil(SKT_ROWS).max(1);
-    let span = SKT_WARPS * SKT_STEP;
-    let want = (SKT_CTAS_PER_SM * sms).div_ceil(gx).max(1);
-    let most = k.div_ceil(span).max(1);
-    let splits = want.min(most);
+    let r = if m.div_ceil(16) > SKT_R1_MAX_GROUPS_PER_SM * sms {
+        2
+    } else {
+        1
+    };
+    let h = match (nt, r) {
+        (16, _) => 2,
+        (_, 1) if k <= SKT_H8_MAX_K => 8,
+        _ => 4,
+    };
+    let gx = m.div_ceil(16 * r).max(1);
+    let span = SKT_WARPS * 32 * h;
+    let splits = if gx >= sms {
+        1
+    } else {
+        let want = (SKT_CTAS_PER_SM * sms).div_ceil(gx).max(1);
+        want.min(k.div_ceil(span).max(1))
+    };
     let kchunk = k.div_ceil(splits).div_ceil(span) * span;
-    (nt, gx, k.div_ceil(kchunk), kchunk)
+    NtcPlan {
+        nt,
+        r,
+        h,
+        gx,
+        splits: k.div_ceil(kchunk).max(1),
+        kchunk,
+    }
 }
 
 /// Whether skinny-N runs on tensor cores: 16-bit inputs on compute capability 8.0 or newer,
@@ -195,17 +249,17 @@ pub fn prepare(
             )
         }
         Skinny::N if tensor_cores(case.dtype, &gpu.info.compute_capability) => {
-            let (nt, gx, splits, kchunk) = plan_ntc(m, n, k, sms);
-            (
-                format!("gemm_skinny_ntc_{d}_{nt}"),
-                gx,
-                SKT_WARPS * 32,
-                splits,
-                kchunk,
-                format!(
-                    "gemm_skinny_ntc_{d}_{nt} (A streamed once on tensor cores, mma.sync m16n8k16; {gx}x{splits} CTAs of {SKT_WARPS} warps x {SKT_ROWS} rows, {kchunk} columns of A each)"
-                ),
-            )
+            let p = plan_ntc(m, n, k, sms);
+            let name = p.entry(d);
+            let variant = format!(
+                "{name} (A streamed once on tensor cores, mma.sync m16n8k16; {}x{} CTAs of {SKT_WARPS} warps x {} rows, {}-column warp steps, {} columns of A each)",
+                p.gx,
+                p.splits,
+                16 * p.r,
+                32 * p.h,
+                p.kchunk
+            );
+            (name, p.gx, SKT_WARPS * 32, p.splits, p.kchunk, variant)
         }
         Skinny::N => {
             let (nt, rows, gx, splits, kchunk) = plan_n(m, n, k, case.dtype, sms);
@@ -307,21 +361,46 @@ mod tests {
             (8192, 16, 4096),
             (100_000, 1, 5),
             (17, 9, 255),
+            (1000, 5, 3000),
+            (65536, 16, 1024),
+            (1, 1, 1),
         ] {
-            let (nt, gx, splits, kchunk) = plan_ntc(m, n, k, 132);
-            assert!(nt >= n && (nt == 8 || nt == 16));
-            assert!(gx * SKT_ROWS >= m && (gx - 1) * SKT_ROWS < m);
-            assert_eq!(kchunk % (SKT_WARPS * SKT_STEP), 0);
+            let p = plan_ntc(m, n, k, 132);
+            assert!(p.nt >= n && (p.nt == 8 || p.nt == 16), "{m} {n} {k}");
+            let rows = 16 * p.r;
+            assert!(p.gx * rows >= m && (p.gx - 1) * rows < m, "{m} {n} {k}");
+            assert_eq!(p.kchunk % (SKT_WARPS * 32 * p.h), 0);
             assert!(
-                splits * kchunk >= k && (splits - 1) * kchunk < k,
+                p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k,
                 "{m} {n} {k}"
             );
+            // Only the entries the kernel file defines.
+            assert!(
+                matches!(
+                    (p.nt, p.r, p.h),
+                    (8, 1, 4) | (8, 1, 8) | (8, 2, 4) | (16, 1, 2) | (16, 2, 2)
+                ),
+                "{p:?}"
+            );
+            // K is split only where the row groups leave SMs idle.
+            assert!(p.splits == 1 || p.gx < 132, "{p:?}");
         }
-        // 8192×16×4096 on 132 SMs: 256 row groups, K in three splits of 1536 columns (the
-        // last 1024) for 768 CTAs, about four per SM at least.
-        assert_eq!(plan_ntc(8192, 16, 4096, 132), (16, 256, 3, 1536));
-        // 16×16×65536: one row group, K over 256 splits of one step per warp.
-        assert_eq!(plan_ntc(16, 16, 65536, 132), (16, 1, 256, 256));
+        // The sweep's winners on an H100 (132 SMs), unsplit where M alone fills the GPU.
+        let p = plan_ntc(8192, 8, 8192, 132);
+        assert_eq!((p.r, p.h, p.gx, p.splits), (1, 4, 512, 1));
+        assert_eq!(p.entry("bf16"), "gemm_skinny_ntc_bf16_8_r1h4");
+        let p = plan_ntc(2048, 3, 777, 132);
+        assert_eq!((p.nt, p.r, p.h, p.gx, p.splits), (8, 1, 8, 128, 1));
+        let p = plan_ntc(4096, 12, 1000, 132);
+        assert_eq!((p.nt, p.r, p.h, p.gx, p.splits), (16, 1, 2, 256, 1));
+        let p = plan_ntc(65536, 16, 1024, 132);
+        assert_eq!((p.r, p.h, p.gx, p.splits), (2, 2, 2048, 1));
+        // 16×16×65536: one row group, K over 256 splits of one 64-column step per warp.
+        let p = plan_ntc(16, 16, 65536, 132);
+        assert_eq!((p.r, p.h, p.gx, p.splits, p.kchunk), (1, 2, 1, 256, 256));
+        // 1000×5×3000: 63 row groups, K in six splits of 512 (four warps of 128 columns).
+        let p = plan_ntc(1000, 5, 3000, 132);
+        assert_eq!((p.r, p.h, p.gx, p.splits, p.kchunk), (1, 4, 63, 6, 512));
         assert!(tensor_cores(Dtype::Bf16, "9.0") && tensor_cores(Dtype::Fp16, "8.0"));
         assert!(!tensor_cores(Dtype::Fp32, "9.0") && !tensor_cores(Dtype::Bf16, "7.5"));
     }
