@@ -32,8 +32,9 @@
 //   (n = g of each n-tile) with bounds-checked scalar loads. The four warps' partial tiles are
 //   summed in shared memory in a fixed order; split K writes partials as the other kernels do,
 //   and small outputs with 32 or more splits are reduced a warp per element
-//   (gemm_skinny_reduce_w_*). Entries: NT = 8 with (R, H) = (1, 4), (1, 8), (2, 4); NT = 16
-//   with (1, 2), (2, 2); src/backend/cuda/gemm_skinny.rs (plan_ntc) picks one by shape.
+//   (gemm_skinny_reduce_w_*). Entries: NT = 8 with (R, H) = (1, 4), (1, 8), (2, 2), (2, 4);
+//   NT = 16 with (1, 2), (2, 2); src/backend/cuda/gemm_skinny.rs (choose_ntc, ntc_splits) picks
+//   one by shape and the entry's occupancy, KERNELGATE_SKINNY_NTC=r<R>h<H> forces one.
 // Unaligned shapes (N for skinny_m, K for skinny_n not a multiple of VEC) fall back to scalar,
 // bounds-checked loads; out-of-range elements count as zero.
 // A's 16-byte loads in both skinny-N kernels carry the L2 prefetch-size hint .L2::256B (and
@@ -586,6 +587,7 @@ SK_N(gemm_skinny_n_fp32_16, float, 16, 4)
 #define SK_NTC_ALL(DT, T)                                 \
     SK_NTC(gemm_skinny_ntc_##DT##_8_r1h4, T, 8, 1, 4)     \
     SK_NTC(gemm_skinny_ntc_##DT##_8_r1h8, T, 8, 1, 8)     \
+    SK_NTC(gemm_skinny_ntc_##DT##_8_r2h2, T, 8, 2, 2)     \
     SK_NTC(gemm_skinny_ntc_##DT##_8_r2h4, T, 8, 2, 4)     \
     SK_NTC(gemm_skinny_ntc_##DT##_16_r1h2, T, 16, 1, 2)   \
     SK_NTC(gemm_skinny_ntc_##DT##_16_r2h2, T, 16, 2, 2)

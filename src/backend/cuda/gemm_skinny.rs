@@ -3,7 +3,7 @@
 
 use crate::backend::Prepared;
 use crate::case::{Case, Dtype};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{Dims, Gpu, KernelArg};
 
 /// The largest M (or N) the skinny kernels take.
@@ -23,8 +23,8 @@ const CTAS_PER_SM: u64 = 2;
 const WARP_REDUCE_MAX_ELEMS: u64 = 8192;
 /// Warps of a tensor-core skinny-N CTA (`SKT_WARPS`); the CTA owns 16·R rows of A.
 const SKT_WARPS: u64 = 4;
-/// CTAs per SM the tensor-core skinny-N plan aims for when it splits K (only where the row
-/// groups alone give fewer CTAs than SMs).
+/// CTAs per SM the tensor-core skinny-N plan aims for where the row groups are fewer than the
+/// SMs (few rows: K is split into many short ranges, their partials added a warp per output).
 const SKT_CTAS_PER_SM: u64 = 4;
 /// Most row groups of 16 for which the tensor-core skinny-N plan keeps one m16 tile per CTA
 /// (R = 1), per SM; beyond it R = 2 (65536×16×1024: 2048 CTAs of 32 rows ran 50.5 µs against
@@ -34,6 +34,10 @@ const SKT_R1_MAX_GROUPS_PER_SM: u64 = 8;
 /// step per warp covers the CTA's whole range, every load in flight at once (2048×3×777 8.1 µs
 /// against 11.4 with H = 4; 8192×8×8192 52.3 against 51.0, H100 GPU-0595606e).
 const SKT_H8_MAX_K: u64 = 1024;
+/// Fewest columns of A per K split where the row groups already cover the SMs: a split there
+/// only fills the GPU's resident CTA slots, and short ones cost more in partial sums and the
+/// reduce launch than they add (4096×12×1000: 11.4 µs unsplit, 13.2 in two splits).
+const SKT_MIN_SPLIT_COLS: u64 = 2048;
 
 /// Which skinny kernel a shape takes, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +95,32 @@ pub fn plan_n(m: u64, n: u64, k: u64, dtype: Dtype, sms: u64) -> (u64, u64, u64,
     (nt, rows, gx, k.div_ceil(kchunk), kchunk)
 }
 
-/// The tensor-core skinny-N launch plan ([`plan_ntc`]).
+/// Environment variable that forces the tensor-core skinny-N kernel's configuration:
+/// `r<R>h<H>` (16·R rows per CTA, warp steps of 32·H columns), one of [`NTC_CHOICES`] for the
+/// case's N tile; unset or empty: [`choose_ntc`]'s pick.
+pub const NTC_ENV: &str = "KERNELGATE_SKINNY_NTC";
+
+/// The (R, H) configurations under their [`NTC_ENV`] names (not every one exists for both N
+/// tiles: [`choose_ntc`] checks).
+pub const NTC_CHOICES: [(&str, (u64, u64)); 5] = [
+    ("r1h2", (1, 2)),
+    ("r1h4", (1, 4)),
+    ("r1h8", (1, 8)),
+    ("r2h2", (2, 2)),
+    ("r2h4", (2, 4)),
+];
+
+/// The (tile of N, R, H) entries `gemm_skinny.cu` defines.
+const NTC_ENTRIES: [(u64, u64, u64); 6] = [
+    (8, 1, 4),
+    (8, 1, 8),
+    (8, 2, 2),
+    (8, 2, 4),
+    (16, 1, 2),
+    (16, 2, 2),
+];
+
+/// The tensor-core skinny-N launch plan ([`choose_ntc`], [`ntc_splits`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NtcPlan {
     /// The tile of N: 8 or 16.
@@ -115,42 +144,90 @@ impl NtcPlan {
     }
 }
 
-/// The tensor-core skinny-N plan, from session 42's sweep of `kernels/dev/skinny_n_bench.cu`
-/// (H100 GPU-0595606e, every configuration on nine shapes):
+/// Parses a [`NTC_ENV`] value into (R, H) (unset or empty: `None`).
+pub fn parse_ntc(value: Option<&str>) -> std::result::Result<Option<(u64, u64)>, String> {
+    super::parse_choice(NTC_ENV, value, &NTC_CHOICES)
+}
+
+/// The tensor-core skinny-N configuration for `m × n × k` (K split not yet chosen: `splits` 1),
+/// from session 42's sweep of `kernels/dev/skinny_n_bench.cu` (H100 GPU-0595606e, every
+/// configuration on nine shapes):
 /// - one m16 tile per CTA, two beyond [`SKT_R1_MAX_GROUPS_PER_SM`] row groups per SM;
 /// - N ≤ 8: 128-column warp steps (H = 4), 256 (H = 8) where K ≤ [`SKT_H8_MAX_K`]; N ≤ 16:
-///   64-column steps (H = 2; H = 4 and 8 need more registers and ran 3–40% slower);
-/// - K is split only where the row groups alone give fewer CTAs than SMs, then into about
-///   [`SKT_CTAS_PER_SM`] CTAs per SM, each split a multiple of the four warps' span so every warp
-///   has a step. A second wave of split CTAs cost 20% at 8192×8×8192 (62.1 against 51.0 µs).
-pub fn plan_ntc(m: u64, n: u64, k: u64, sms: u64) -> NtcPlan {
+///   64-column steps (H = 2; H = 4 and 8 need more registers and ran 3–40% slower).
+///
+/// `forced` ([`NTC_ENV`]) replaces R and H; an (N tile, R, H) the kernel file does not define
+/// is an error naming the ones it does.
+pub fn choose_ntc(
+    m: u64,
+    n: u64,
+    k: u64,
+    sms: u64,
+    forced: Option<(u64, u64)>,
+) -> std::result::Result<NtcPlan, String> {
     let nt = if n <= 8 { 8 } else { 16 };
-    let r = if m.div_ceil(16) > SKT_R1_MAX_GROUPS_PER_SM * sms {
-        2
-    } else {
-        1
+    let (r, h) = match forced {
+        Some(rh) => rh,
+        None => {
+            let r = if m.div_ceil(16) > SKT_R1_MAX_GROUPS_PER_SM * sms {
+                2
+            } else {
+                1
+            };
+            let h = match (nt, r) {
+                (16, _) => 2,
+                (_, 1) if k <= SKT_H8_MAX_K => 8,
+                _ => 4,
+            };
+            (r, h)
+        }
     };
-    let h = match (nt, r) {
-        (16, _) => 2,
-        (_, 1) if k <= SKT_H8_MAX_K => 8,
-        _ => 4,
-    };
+    if !NTC_ENTRIES.contains(&(nt, r, h)) {
+        let have: Vec<String> = NTC_ENTRIES
+            .iter()
+            .filter(|e| e.0 == nt)
+            .map(|&(_, r, h)| format!("r{r}h{h}"))
+            .collect();
+        return Err(format!(
+            "{NTC_ENV}=r{r}h{h}: no such entry for N tile {nt} (N = {n}); it has {}",
+            have.join(", ")
+        ));
+    }
     let gx = m.div_ceil(16 * r).max(1);
-    let span = SKT_WARPS * 32 * h;
-    let splits = if gx >= sms {
-        1
-    } else {
-        let want = (SKT_CTAS_PER_SM * sms).div_ceil(gx).max(1);
-        want.min(k.div_ceil(span).max(1))
-    };
-    let kchunk = k.div_ceil(splits).div_ceil(span) * span;
-    NtcPlan {
+    Ok(NtcPlan {
         nt,
         r,
         h,
         gx,
-        splits: k.div_ceil(kchunk).max(1),
+        splits: 1,
+        kchunk: k.max(1).div_ceil(SKT_WARPS * 32 * h) * SKT_WARPS * 32 * h,
+    })
+}
+
+/// `plan` with its K split, for a GPU of `sms` SMs holding `per_sm` of its CTAs each (the
+/// driver's occupancy of the entry point):
+/// - row groups fewer than the SMs: about [`SKT_CTAS_PER_SM`] CTAs per SM, each split at least
+///   one step per warp;
+/// - otherwise as many splits as the resident CTA slots hold in one wave, each at least
+///   [`SKT_MIN_SPLIT_COLS`] columns. A second wave cost 20% at 8192×8×8192 (62.1 against
+///   51.0 µs, H100 GPU-0595606e); 4097×16×4104's 257 unsplit CTAs left the SMs half idle
+///   (23.4 µs against 20.3 on the wgmma tiles, H100 GPU-159fc32e).
+///
+/// Each split is a multiple of the four warps' span (4 · 32·h columns).
+pub fn ntc_splits(plan: NtcPlan, k: u64, sms: u64, per_sm: u64) -> NtcPlan {
+    let span = SKT_WARPS * 32 * plan.h;
+    let most = k.div_ceil(span).max(1);
+    let want = if plan.gx < sms {
+        (SKT_CTAS_PER_SM * sms).div_ceil(plan.gx)
+    } else {
+        ((per_sm.max(1) * sms) / plan.gx).min(k / SKT_MIN_SPLIT_COLS)
+    };
+    let splits = want.clamp(1, most);
+    let kchunk = k.max(1).div_ceil(splits).div_ceil(span) * span;
+    NtcPlan {
+        splits: k.max(1).div_ceil(kchunk),
         kchunk,
+        ..plan
     }
 }
 
@@ -249,7 +326,14 @@ pub fn prepare(
             )
         }
         Skinny::N if tensor_cores(case.dtype, &gpu.info.compute_capability) => {
-            let p = plan_ntc(m, n, k, sms);
+            let forced = super::from_env(case, NTC_ENV, parse_ntc)?;
+            let p = choose_ntc(m, n, k, sms, forced).map_err(|message| Error::Case {
+                case: case.name(),
+                message,
+            })?;
+            let f = gpu.module("gemm_skinny.cu")?.function(&p.entry(d))?;
+            let per_sm = gpu.max_active_blocks(f, (SKT_WARPS * 32) as u32, 0)? as u64;
+            let p = ntc_splits(p, k, sms, per_sm);
             let name = p.entry(d);
             let variant = format!(
                 "{name} (A streamed once on tensor cores, mma.sync m16n8k16; {}x{} CTAs of {SKT_WARPS} warps x {} rows, {}-column warp steps, {} columns of A each)",
@@ -352,6 +436,11 @@ mod tests {
         assert_eq!(plan_m(1, 4096, 4096, 2, 132), (1, 2, 128, 32));
     }
 
+    /// [`choose_ntc`] and [`ntc_splits`] for 132 SMs holding `per_sm` CTAs each.
+    fn ntc(m: u64, n: u64, k: u64, per_sm: u64) -> NtcPlan {
+        ntc_splits(choose_ntc(m, n, k, 132, None).unwrap(), k, 132, per_sm)
+    }
+
     #[test]
     fn tensor_core_plans_give_every_warp_a_step() {
         for &(m, n, k) in &[
@@ -363,46 +452,77 @@ mod tests {
             (17, 9, 255),
             (1000, 5, 3000),
             (65536, 16, 1024),
+            (4097, 16, 4104),
             (1, 1, 1),
         ] {
-            let p = plan_ntc(m, n, k, 132);
-            assert!(p.nt >= n && (p.nt == 8 || p.nt == 16), "{m} {n} {k}");
-            let rows = 16 * p.r;
-            assert!(p.gx * rows >= m && (p.gx - 1) * rows < m, "{m} {n} {k}");
-            assert_eq!(p.kchunk % (SKT_WARPS * 32 * p.h), 0);
-            assert!(
-                p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k,
-                "{m} {n} {k}"
-            );
-            // Only the entries the kernel file defines.
-            assert!(
-                matches!(
-                    (p.nt, p.r, p.h),
-                    (8, 1, 4) | (8, 1, 8) | (8, 2, 4) | (16, 1, 2) | (16, 2, 2)
-                ),
-                "{p:?}"
-            );
-            // K is split only where the row groups leave SMs idle.
-            assert!(p.splits == 1 || p.gx < 132, "{p:?}");
+            for per_sm in [1u64, 4, 7, 16] {
+                let p = ntc(m, n, k, per_sm);
+                assert!(p.nt >= n && (p.nt == 8 || p.nt == 16), "{m} {n} {k}");
+                let rows = 16 * p.r;
+                assert!(p.gx * rows >= m && (p.gx - 1) * rows < m, "{m} {n} {k}");
+                assert_eq!(p.kchunk % (SKT_WARPS * 32 * p.h), 0);
+                assert!(
+                    p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k.max(1),
+                    "{m} {n} {k}"
+                );
+                assert!(NTC_ENTRIES.contains(&(p.nt, p.r, p.h)), "{p:?}");
+                // Where the row groups cover the SMs, never a second wave and never a short
+                // split.
+                if p.gx >= 132 && p.splits > 1 {
+                    assert!(p.gx * p.splits <= per_sm * 132, "{p:?} {per_sm}");
+                    assert!(k / p.splits >= SKT_MIN_SPLIT_COLS - 512, "{p:?}");
+                }
+            }
         }
-        // The sweep's winners on an H100 (132 SMs), unsplit where M alone fills the GPU.
-        let p = plan_ntc(8192, 8, 8192, 132);
+        // The sweep's winners on an H100 (132 SMs), unsplit where M alone fills the slots (the
+        // 8-column r1h4 entry: 7 CTAs per SM; the 16-column r1h2: 4).
+        let p = ntc(8192, 8, 8192, 7);
         assert_eq!((p.r, p.h, p.gx, p.splits), (1, 4, 512, 1));
         assert_eq!(p.entry("bf16"), "gemm_skinny_ntc_bf16_8_r1h4");
-        let p = plan_ntc(2048, 3, 777, 132);
-        assert_eq!((p.nt, p.r, p.h, p.gx, p.splits), (8, 1, 8, 128, 1));
-        let p = plan_ntc(4096, 12, 1000, 132);
+        assert_eq!(
+            ntc(2048, 3, 777, 4).entry("fp16"),
+            "gemm_skinny_ntc_fp16_8_r1h8"
+        );
+        let p = ntc(2048, 3, 777, 4);
+        assert_eq!((p.gx, p.splits), (128, 1));
+        let p = ntc(4096, 12, 1000, 4);
         assert_eq!((p.nt, p.r, p.h, p.gx, p.splits), (16, 1, 2, 256, 1));
-        let p = plan_ntc(65536, 16, 1024, 132);
+        let p = ntc(8192, 16, 4096, 4);
+        assert_eq!((p.r, p.h, p.gx, p.splits), (1, 2, 512, 1));
+        // 4097×16×4104: 257 row groups in two splits fill 514 of the 528 slots.
+        let p = ntc(4097, 16, 4104, 4);
+        assert_eq!((p.gx, p.splits, p.kchunk), (257, 2, 2304));
+        let p = ntc(65536, 16, 1024, 4);
         assert_eq!((p.r, p.h, p.gx, p.splits), (2, 2, 2048, 1));
         // 16×16×65536: one row group, K over 256 splits of one 64-column step per warp.
-        let p = plan_ntc(16, 16, 65536, 132);
+        let p = ntc(16, 16, 65536, 4);
         assert_eq!((p.r, p.h, p.gx, p.splits, p.kchunk), (1, 2, 1, 256, 256));
         // 1000×5×3000: 63 row groups, K in six splits of 512 (four warps of 128 columns).
-        let p = plan_ntc(1000, 5, 3000, 132);
+        let p = ntc(1000, 5, 3000, 7);
         assert_eq!((p.r, p.h, p.gx, p.splits, p.kchunk), (1, 4, 63, 6, 512));
         assert!(tensor_cores(Dtype::Bf16, "9.0") && tensor_cores(Dtype::Fp16, "8.0"));
         assert!(!tensor_cores(Dtype::Fp32, "9.0") && !tensor_cores(Dtype::Bf16, "7.5"));
+    }
+
+    #[test]
+    fn the_forced_configuration_names_the_entries_there_are() {
+        assert_eq!(parse_ntc(None), Ok(None));
+        assert_eq!(parse_ntc(Some(" ")), Ok(None));
+        assert_eq!(parse_ntc(Some("r2h2")), Ok(Some((2, 2))));
+        let err = parse_ntc(Some("r3h1")).unwrap_err();
+        assert!(err.contains(NTC_ENV) && err.contains("`r1h4`"), "{err}");
+        // r2h2 exists for both tiles; r1h8 only for N ≤ 8.
+        let p = choose_ntc(8192, 8, 8192, 132, Some((2, 2))).unwrap();
+        assert_eq!((p.nt, p.r, p.h, p.gx), (8, 2, 2, 256));
+        assert_eq!(
+            ntc_splits(p, 8192, 132, 7).entry("bf16"),
+            "gemm_skinny_ntc_bf16_8_r2h2"
+        );
+        let err = choose_ntc(8192, 16, 4096, 132, Some((1, 8))).unwrap_err();
+        assert!(
+            err.contains("r1h8") && err.contains("N tile 16") && err.contains("r1h2"),
+            "{err}"
+        );
     }
 
     #[test]
