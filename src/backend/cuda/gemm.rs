@@ -177,13 +177,15 @@ pub const SKINNY_WGMMA_ENV: &str = "KERNELGATE_SKINNY_WGMMA";
 /// 16-bit). Measured on H100s, same runs, µs streaming / wgmma:
 /// - M ≤ 16 (GPU-f6238019): 16×8192×8192 166 / 52, 5×3000×1000 16.5 / 8.1, 1×4096×4096
 ///   16.4 / 16.1 (64-row tiles, rows past M read as zeros, split-K);
-/// - 9 ≤ N ≤ 16 with M ≥ 2048 (GPU-5e9bc939): 8192×16×4096 43.0 / 34.5, 4097×16×4104
-///   28.7 / 24.6, 65536×16×1024 63.4 / 60.3; but N ≤ 8 (8192×8×8192 59.4 / 70.5) and short
-///   M (16×16×65536 7.3 / 20.5, 2048×3×777 8.2 / 15.0) stay on the streaming kernels.
-pub fn skinny_on_wgmma(kind: Skinny, m: u64, n: u64) -> bool {
+/// - N ≤ 16 (N ≤ M): never since session 42's tensor-core streaming kernel (occupancy-sized
+///   grid, L2 prefetch-size hint). Harness, every launch alone, two interleaved rounds, µs
+///   streaming / wgmma (H100 GPU-8f42cc54): 8192×16×4096 29.0 / 31.0, 2048×9×64 3.5 / 5.1,
+///   4096×12×1000 8.8 / 9.9, 65536×16×1024 50.3 / 51.0, 4097×16×4104 20.6 / 20.6. Before it
+///   (GPU-5e9bc939) the wgmma tiles won 9 ≤ N ≤ 16 with M ≥ 2048: 8192×16×4096 43.0 / 34.5.
+pub fn skinny_on_wgmma(kind: Skinny, _m: u64, _n: u64) -> bool {
     match kind {
         Skinny::M => true,
-        Skinny::N => n > 8 && m >= 2048,
+        Skinny::N => false,
     }
 }
 
@@ -384,8 +386,9 @@ mod tests {
     fn skinny_shapes_on_wgmma_follow_the_measurements() {
         assert!(skinny_on_wgmma(Skinny::M, 16, 8192));
         assert!(skinny_on_wgmma(Skinny::M, 1, 4096));
-        assert!(skinny_on_wgmma(Skinny::N, 8192, 16));
-        assert!(skinny_on_wgmma(Skinny::N, 65536, 16));
+        // Every skinny-N shape streams A (session 42).
+        assert!(!skinny_on_wgmma(Skinny::N, 8192, 16));
+        assert!(!skinny_on_wgmma(Skinny::N, 65536, 16));
         assert!(!skinny_on_wgmma(Skinny::N, 8192, 8));
         assert!(!skinny_on_wgmma(Skinny::N, 16, 16));
         assert!(!skinny_on_wgmma(Skinny::N, 2048, 3));

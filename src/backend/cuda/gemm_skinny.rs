@@ -152,7 +152,11 @@ pub fn parse_ntc(value: Option<&str>) -> std::result::Result<Option<(u64, u64)>,
 /// The tensor-core skinny-N configuration for `m × n × k` (K split not yet chosen: `splits` 1),
 /// from session 42's sweep of `kernels/dev/skinny_n_bench.cu` (H100 GPU-0595606e, every
 /// configuration on nine shapes):
-/// - one m16 tile per CTA, two beyond [`SKT_R1_MAX_GROUPS_PER_SM`] row groups per SM;
+/// - one m16 tile per CTA, two beyond [`SKT_R1_MAX_GROUPS_PER_SM`] row groups per SM, and for
+///   N > 8 where the row groups of 16 number one to two per SM: 32 rows per CTA then leave
+///   fewer row groups than SMs, so K is split into short ranges (4096×12×1000: 8.8 µs in
+///   128×4 CTAs against 9.9 in 256 unsplit ones; 4097×16×4104 20.6 against 21.1, H100
+///   GPU-8f42cc54);
 /// - N ≤ 8: 128-column warp steps (H = 4), 256 (H = 8) where K ≤ [`SKT_H8_MAX_K`]; N ≤ 16:
 ///   64-column steps (H = 2; H = 4 and 8 need more registers and ran 3–40% slower).
 ///
@@ -169,7 +173,10 @@ pub fn choose_ntc(
     let (r, h) = match forced {
         Some(rh) => rh,
         None => {
-            let r = if m.div_ceil(16) > SKT_R1_MAX_GROUPS_PER_SM * sms {
+            let groups = m.div_ceil(16);
+            let r = if groups > SKT_R1_MAX_GROUPS_PER_SM * sms
+                || (nt == 16 && (sms..=2 * sms).contains(&groups))
+            {
                 2
             } else {
                 1
@@ -485,12 +492,21 @@ mod tests {
         );
         let p = ntc(2048, 3, 777, 4);
         assert_eq!((p.gx, p.splits), (128, 1));
-        let p = ntc(4096, 12, 1000, 4);
-        assert_eq!((p.nt, p.r, p.h, p.gx, p.splits), (16, 1, 2, 256, 1));
+        // N > 8 with one to two row groups of 16 per SM: 32 rows per CTA, K split.
+        let p = ntc(4096, 12, 1000, 5);
+        assert_eq!((p.nt, p.r, p.h, p.gx, p.splits), (16, 2, 2, 128, 4));
         let p = ntc(8192, 16, 4096, 4);
         assert_eq!((p.r, p.h, p.gx, p.splits), (1, 2, 512, 1));
-        // 4097×16×4104: 257 row groups in two splits fill 514 of the 528 slots.
-        let p = ntc(4097, 16, 4104, 4);
+        let p = ntc(4097, 16, 4104, 5);
+        assert_eq!((p.r, p.gx, p.splits, p.kchunk), (2, 129, 5, 1024));
+        // Where the row groups of 16 cover the SMs, the split fills the resident slots: 257
+        // one-tile CTAs of 4104 columns in two splits, 514 of 528 slots.
+        let p = ntc_splits(
+            choose_ntc(4097, 16, 4104, 132, Some((1, 2))).unwrap(),
+            4104,
+            132,
+            4,
+        );
         assert_eq!((p.gx, p.splits, p.kchunk), (257, 2, 2304));
         let p = ntc(65536, 16, 1024, 4);
         assert_eq!((p.r, p.h, p.gx, p.splits), (2, 2, 2048, 1));
