@@ -938,21 +938,14 @@ static void shape(Ctx& c, cublasHandle_t h, int M, int N, int K, unsigned* done,
     std::vector<std::string> row;
     cublas(c, h, p, row);
     if (M <= 8) shipped(c, p, row, done, part);
-    if (g_shipped_only) {
-        printf("%s %dx%dx%d (B %.1f MB)\n", dt_name<T>(), M, N, K, (double)K * N * sizeof(T) / 1e6);
-        for (auto& r : row) printf("   %s\n", r.c_str());
-        fflush(stdout);
-        CK(cudaFree(p.A));
-        CK(cudaFree(p.B));
-        CK(cudaFree(p.C));
-        return;
+    if (!g_shipped_only) {
+        if (M <= 1) ring_all<T, 1>(c, p, row);
+        else if (M <= 2) ring_all<T, 2>(c, p, row);
+        else if (M <= 4) ring_all<T, 4>(c, p, row);
+        else if (M <= 8) ring_all<T, 8>(c, p, row);
+        if (M <= 8) tc_all<T, 8>(c, p, row);
+        else tc_all<T, 16>(c, p, row);
     }
-    if (M <= 1) ring_all<T, 1>(c, p, row);
-    else if (M <= 2) ring_all<T, 2>(c, p, row);
-    else if (M <= 4) ring_all<T, 4>(c, p, row);
-    else if (M <= 8) ring_all<T, 8>(c, p, row);
-    if (M <= 8) tc_all<T, 8>(c, p, row);
-    else tc_all<T, 16>(c, p, row);
     printf("%s %dx%dx%d (B %.1f MB)\n", dt_name<T>(), M, N, K, (double)K * N * sizeof(T) / 1e6);
     for (auto& r : row) printf("   %s\n", r.c_str());
     fflush(stdout);
