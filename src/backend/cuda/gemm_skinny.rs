@@ -158,7 +158,7 @@ pub fn parse_ntc(value: Option<&str>) -> std::result::Result<Option<(u64, u64)>,
 ///   128×4 CTAs against 9.9 in 256 unsplit ones; 4097×16×4104 20.6 against 21.1, H100
 ///   GPU-8f42cc54);
 /// - N ≤ 8: 128-column warp steps (H = 4), 256 (H = 8) where K ≤ [`SKT_H8_MAX_K`]; N ≤ 16:
-///   64-column steps (H = 2; H = 4 and 8 need more registers and ran 3–40% slower).
+///   64-column steps (H = 2; H = 4 and 8 ran 3–42% slower).
 ///
 /// `forced` ([`NTC_ENV`]) replaces R and H; an (N tile, R, H) the kernel file does not define
 /// is an error naming the ones it does.
