@@ -520,6 +520,36 @@ mod tests {
         assert!(!tensor_cores(Dtype::Fp32, "9.0") && !tensor_cores(Dtype::Bf16, "7.5"));
     }
 
+    proptest::proptest! {
+        /// Any skinny-N shape, SM count and occupancy: the configuration is an entry the kernel
+        /// file defines, the row groups cover M, every column of A is in exactly one split of
+        /// whole four-warp spans, and where the row groups cover the SMs the grid is one wave of
+        /// resident CTAs with splits of at least about [`SKT_MIN_SPLIT_COLS`] columns.
+        #[test]
+        fn ntc_plans_for_any_shape_cover_it(
+            m in 1u64..300_000,
+            n in 1u64..=MAX_SKINNY,
+            k in 1u64..300_000,
+            sms in 1u64..200,
+            per_sm in 1u64..=16,
+        ) {
+            let p = ntc_splits(choose_ntc(m, n, k, sms, None).unwrap(), k, sms, per_sm);
+            proptest::prop_assert!(NTC_ENTRIES.contains(&(p.nt, p.r, p.h)), "{:?}", p);
+            proptest::prop_assert!(p.nt >= n);
+            let rows = 16 * p.r;
+            proptest::prop_assert!(p.gx * rows >= m && (p.gx - 1) * rows < m);
+            let span = SKT_WARPS * 32 * p.h;
+            proptest::prop_assert_eq!(p.kchunk % span, 0);
+            proptest::prop_assert!(p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k);
+            if p.gx >= sms && p.splits > 1 {
+                proptest::prop_assert!(p.gx * p.splits <= per_sm * sms, "{:?}", p);
+                proptest::prop_assert!(p.kchunk >= SKT_MIN_SPLIT_COLS, "{:?}", p);
+            }
+            // The kernel's int arguments.
+            proptest::prop_assert!(p.kchunk <= i32::MAX as u64 && p.gx <= i32::MAX as u64);
+        }
+    }
+
     #[test]
     fn the_forced_configuration_names_the_entries_there_are() {
         assert_eq!(parse_ntc(None), Ok(None));
