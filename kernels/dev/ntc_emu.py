@@ -21,6 +21,10 @@ WARPS = 4
 ENTRIES = [(8, 1, 4), (8, 1, 8), (8, 2, 2), (8, 2, 4), (16, 1, 2), (16, 2, 2)]
 
 
+def ceil_div(a, b):
+    return -(-a // b)
+
+
 def mma(acc, a, b):
     """acc[lane] (4 floats) += A·B for m16n8k16 with lane-held fragments: a[lane] = 4 pairs
     (a0..a3 as in PTX: rows g, g+8, g, g+8; k pairs 2t.., 2t.., 2t+8.., 2t+8..), b[lane] = 2 pairs
@@ -128,14 +132,14 @@ def run(M, N, K, NT, R, H, splits, seed):
     B_pad = np.zeros((K + 32 * H * WARPS, max(N, NT)))  # reads past K are guarded; room anyway
     B_pad[:K, :N] = B
     span = WARPS * 32 * H
-    kchunk = -(-(-(-K // splits)) // span) * span
-    splits = -(-K // kchunk)
-    gx = -(-M // (16 * R))
+    kchunk = ceil_div(ceil_div(K, splits), span) * span
+    splits = ceil_div(K, kchunk)
+    gx = ceil_div(M, 16 * R)
     C = np.zeros((M, N))
     for x in range(gx):
         part = np.zeros((16 * R, NT))
         for y in range(splits):  # partials added in split order
-            part += cta(A, B_pad if N == NT else B_pad, M, N, K, NT, R, H, x, y * kchunk, min(K, (y + 1) * kchunk))
+            part += cta(A, B_pad, M, N, K, NT, R, H, x, y * kchunk, min(K, (y + 1) * kchunk))
         rows = slice(16 * R * x, min(M, 16 * R * (x + 1)))
         C[rows] = part[:rows.stop - rows.start, :N]
     want = A @ B

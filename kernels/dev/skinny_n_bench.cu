@@ -3,8 +3,10 @@
 // ~2.2 TB/s (0.87 of cuBLAS) on H100s. What it times, each launch alone after a 256 MiB read
 // (L2 cold, as the harness's `read` flush), median of SNB_REPS cudaEvent pairs:
 //   * read: a grid-stride 16-byte read of A alone (the bandwidth ceiling of this access);
-//   * shipped: gemm_skinny_ntc_<dt>_<NT> + gemm_skinny_reduce(_w)_<dt> of ../gemm_skinny.cu with
-//     the Rust plan (plan_ntc, 4 CTAs per SM), and for fp32 gemm_skinny_n_fp32_8;
+//   * shipped: gemm_skinny_ntc_<dt>_<NT>_r2h2 + gemm_skinny_reduce(_w)_<dt> of ../gemm_skinny.cu
+//     in the configuration shipped before session 42 (32 rows, 64-column steps, K split to about
+//     4 CTAs per SM; the Rust rule since then is choose_ntc/ntc_splits, and the v.* copies cover
+//     its configurations), and for fp32 gemm_skinny_n_fp32_8;
 //   * v.<cps>.<hint>.<pipe>.<fused>: a copy of the tensor-core kernel with
 //       - cps: the CTAs per SM the K split aims for,
 //       - hint: A's loads as plain __ldg (0), with .L2::256B (1), or also .L1::no_allocate (2),
@@ -423,9 +425,10 @@ static float measure(Ctx& c, Problem<T>& p, const std::string& tag, const std::f
     return us;
 }
 
-// Rust's plan_ntc with `cps` CTAs per SM: (row groups, splits, kchunk).
+// The pre-session-42 Rust plan_ntc with `cps` CTAs per SM (K split to about cps CTAs per SM):
+// (row groups, splits, kchunk).
 static void plan(int M, int K, int sms, int cps, int& gx, int& splits, int& kchunk, int rows = 32,
-                 int step = SKT_STEP) {
+                 int step = 64) {
     gx = std::max(1, (M + rows - 1) / rows);
     const int span = SKT_WARPS * step;
     const int want = std::max(1, (cps * sms + gx - 1) / gx);
@@ -519,13 +522,13 @@ static void shape16(Ctx& c, cublasHandle_t h, int M, int N, int K) {
     measure(c, p, "read A", [&] { snb::read_all<<<c.sms * 4, 512>>>(reinterpret_cast<const uint4*>(p.A), bytes / 16, c.sink); }, bytes, false);
     cublas(c, h, p, bytes);
     {
-        // The shipped kernel and reduce, as src/backend/cuda/gemm_skinny.rs launches them.
+        // The shipped r2h2 entry and reduce in the pre-session-42 plan.
         int gx, splits, kchunk;
         plan(M, K, c.sms, 4, gx, splits, kchunk);
         const long long mn = (long long)M * N;
         auto f = std::is_same<T, __nv_bfloat16>::value
-                     ? (NT == 8 ? (void*)gemm_skinny_ntc_bf16_8 : (void*)gemm_skinny_ntc_bf16_16)
-                     : (NT == 8 ? (void*)gemm_skinny_ntc_fp16_8 : (void*)gemm_skinny_ntc_fp16_16);
+                     ? (NT == 8 ? (void*)gemm_skinny_ntc_bf16_8_r2h2 : (void*)gemm_skinny_ntc_bf16_16_r2h2)
+                     : (NT == 8 ? (void*)gemm_skinny_ntc_fp16_8_r2h2 : (void*)gemm_skinny_ntc_fp16_16_r2h2);
         auto launch = [&] {
             float* part = splits > 1 ? c.part : nullptr;
             void* args[] = {&p.A, &p.B, &p.C, &part, (void*)&p.M, (void*)&p.N, (void*)&p.K, &kchunk};
@@ -565,14 +568,13 @@ static void shape32(Ctx& c, cublasHandle_t h, int M, int N, int K) {
     cublas(c, h, p, bytes);
     // Rust's plan_n for fp32, N <= 8: 8 rows per warp, 8 warps, ~2 CTAs per SM.
     for (int cps : {1, 2, 3}) {
-        const int rows = 8, gx = std::max(1, (M + 63) / 64), step = 32 * 4;
+        const int gx = std::max(1, (M + 63) / 64), step = 32 * 4;  // 8 warps x 8 rows
         const int want = std::max(1, (cps * c.sms + gx - 1) / gx);
         const int most = std::max(1, (K + 2 * step - 1) / (2 * step));
         const int s = std::min(want, most);
         const int kchunk = ((K + s - 1) / s + step - 1) / step * step;
         const int splits = (K + kchunk - 1) / kchunk;
         const long long mn = (long long)M * N;
-        (void)rows;
         auto launch = [&] {
             gemm_skinny_n_fp32_8<<<dim3(gx, splits), 256>>>(p.A, p.B, p.C, splits > 1 ? c.part : nullptr, M, N, K, kchunk);
             if (splits > 1)

@@ -182,11 +182,8 @@ pub const SKINNY_WGMMA_ENV: &str = "KERNELGATE_SKINNY_WGMMA";
 ///   streaming / wgmma (H100 GPU-8f42cc54): 8192×16×4096 29.0 / 31.0, 2048×9×64 3.5 / 5.1,
 ///   4096×12×1000 8.8 / 9.9, 65536×16×1024 50.3 / 51.0, 4097×16×4104 20.6 / 20.6. Before it
 ///   (GPU-5e9bc939) the wgmma tiles won 9 ≤ N ≤ 16 with M ≥ 2048: 8192×16×4096 43.0 / 34.5.
-pub fn skinny_on_wgmma(kind: Skinny, _m: u64, _n: u64) -> bool {
-    match kind {
-        Skinny::M => true,
-        Skinny::N => false,
-    }
+pub fn skinny_on_wgmma(kind: Skinny) -> bool {
+    kind == Skinny::M
 }
 
 /// Whether [`SKINNY_WGMMA_ENV`] allows [`skinny_on_wgmma`] (unset, empty or `1`; `0` does not;
@@ -223,7 +220,7 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, bind: &Bindings) -> Result<Prepared> 
     }
     let wgmma = super::gemm_wgmma::applies(gpu, case);
     match super::gemm_skinny::which(mu, nu, ku) {
-        Some(kind) if wgmma && skinny_on_wgmma(kind, mu, nu) && skinny_wgmma_allowed(case)? => {}
+        Some(kind) if wgmma && skinny_on_wgmma(kind) && skinny_wgmma_allowed(case)? => {}
         Some(kind) => return super::gemm_skinny::prepare(gpu, case, kind, (a, b, c)),
         None => {}
     }
@@ -384,14 +381,10 @@ mod tests {
 
     #[test]
     fn skinny_shapes_on_wgmma_follow_the_measurements() {
-        assert!(skinny_on_wgmma(Skinny::M, 16, 8192));
-        assert!(skinny_on_wgmma(Skinny::M, 1, 4096));
-        // Every skinny-N shape streams A (session 42).
-        assert!(!skinny_on_wgmma(Skinny::N, 8192, 16));
-        assert!(!skinny_on_wgmma(Skinny::N, 65536, 16));
-        assert!(!skinny_on_wgmma(Skinny::N, 8192, 8));
-        assert!(!skinny_on_wgmma(Skinny::N, 16, 16));
-        assert!(!skinny_on_wgmma(Skinny::N, 2048, 3));
+        // M ≤ 16 (16×8192×8192, 1×4096×4096) on the tiles; every skinny-N shape (8192×16×4096,
+        // 65536×16×1024, 8192×8×8192, 16×16×65536, 2048×3×777) streams A (session 42).
+        assert!(skinny_on_wgmma(Skinny::M));
+        assert!(!skinny_on_wgmma(Skinny::N));
     }
 
     #[test]

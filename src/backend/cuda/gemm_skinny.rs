@@ -443,6 +443,30 @@ mod tests {
         assert_eq!(plan_m(1, 4096, 4096, 2, 132), (1, 2, 128, 32));
     }
 
+    /// What every tensor-core skinny-N plan keeps: an entry the kernel file defines, row groups
+    /// that cover M, every column of A in exactly one split of whole four-warp spans, and where
+    /// the row groups cover the SMs, one wave of resident CTAs with splits of at least
+    /// [`SKT_MIN_SPLIT_COLS`] columns; the kernel's int arguments fit.
+    fn check_ntc_plan(p: NtcPlan, m: u64, n: u64, k: u64, sms: u64, per_sm: u64) {
+        assert!(NTC_ENTRIES.contains(&(p.nt, p.r, p.h)), "{p:?}");
+        assert!(p.nt >= n, "{p:?} {n}");
+        let rows = 16 * p.r;
+        assert!(p.gx * rows >= m && (p.gx - 1) * rows < m, "{p:?} {m}");
+        assert_eq!(p.kchunk % (SKT_WARPS * 32 * p.h), 0, "{p:?}");
+        assert!(
+            p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k.max(1),
+            "{p:?} {k}"
+        );
+        if p.gx >= sms && p.splits > 1 {
+            assert!(p.gx * p.splits <= per_sm * sms, "{p:?} {per_sm}");
+            assert!(p.kchunk >= SKT_MIN_SPLIT_COLS, "{p:?}");
+        }
+        assert!(
+            p.kchunk <= i32::MAX as u64 && p.gx <= i32::MAX as u64,
+            "{p:?}"
+        );
+    }
+
     /// [`choose_ntc`] and [`ntc_splits`] for 132 SMs holding `per_sm` CTAs each.
     fn ntc(m: u64, n: u64, k: u64, per_sm: u64) -> NtcPlan {
         ntc_splits(choose_ntc(m, n, k, 132, None).unwrap(), k, 132, per_sm)
@@ -463,22 +487,7 @@ mod tests {
             (1, 1, 1),
         ] {
             for per_sm in [1u64, 4, 7, 16] {
-                let p = ntc(m, n, k, per_sm);
-                assert!(p.nt >= n && (p.nt == 8 || p.nt == 16), "{m} {n} {k}");
-                let rows = 16 * p.r;
-                assert!(p.gx * rows >= m && (p.gx - 1) * rows < m, "{m} {n} {k}");
-                assert_eq!(p.kchunk % (SKT_WARPS * 32 * p.h), 0);
-                assert!(
-                    p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k.max(1),
-                    "{m} {n} {k}"
-                );
-                assert!(NTC_ENTRIES.contains(&(p.nt, p.r, p.h)), "{p:?}");
-                // Where the row groups cover the SMs, never a second wave and never a short
-                // split.
-                if p.gx >= 132 && p.splits > 1 {
-                    assert!(p.gx * p.splits <= per_sm * 132, "{p:?} {per_sm}");
-                    assert!(k / p.splits >= SKT_MIN_SPLIT_COLS - 512, "{p:?}");
-                }
+                check_ntc_plan(ntc(m, n, k, per_sm), m, n, k, 132, per_sm);
             }
         }
         // The sweep's winners on an H100 (132 SMs), unsplit where M alone fills the slots (the
@@ -521,10 +530,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any skinny-N shape, SM count and occupancy: the configuration is an entry the kernel
-        /// file defines, the row groups cover M, every column of A is in exactly one split of
-        /// whole four-warp spans, and where the row groups cover the SMs the grid is one wave of
-        /// resident CTAs with splits of at least about [`SKT_MIN_SPLIT_COLS`] columns.
+        /// Any skinny-N shape, SM count and occupancy keeps [`check_ntc_plan`]'s properties.
         #[test]
         fn ntc_plans_for_any_shape_cover_it(
             m in 1u64..300_000,
@@ -534,19 +540,7 @@ mod tests {
             per_sm in 1u64..=16,
         ) {
             let p = ntc_splits(choose_ntc(m, n, k, sms, None).unwrap(), k, sms, per_sm);
-            proptest::prop_assert!(NTC_ENTRIES.contains(&(p.nt, p.r, p.h)), "{:?}", p);
-            proptest::prop_assert!(p.nt >= n);
-            let rows = 16 * p.r;
-            proptest::prop_assert!(p.gx * rows >= m && (p.gx - 1) * rows < m);
-            let span = SKT_WARPS * 32 * p.h;
-            proptest::prop_assert_eq!(p.kchunk % span, 0);
-            proptest::prop_assert!(p.splits * p.kchunk >= k && (p.splits - 1) * p.kchunk < k);
-            if p.gx >= sms && p.splits > 1 {
-                proptest::prop_assert!(p.gx * p.splits <= per_sm * sms, "{:?}", p);
-                proptest::prop_assert!(p.kchunk >= SKT_MIN_SPLIT_COLS, "{:?}", p);
-            }
-            // The kernel's int arguments.
-            proptest::prop_assert!(p.kchunk <= i32::MAX as u64 && p.gx <= i32::MAX as u64);
+            check_ntc_plan(p, m, n, k, sms, per_sm);
         }
     }
 
