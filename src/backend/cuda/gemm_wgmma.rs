@@ -532,6 +532,15 @@ impl Padding {
     pub fn copies_a(self, k: u64) -> bool {
         self.kp != k
     }
+    /// The same padding with B read in place, without the alignment copy, where TMA can read
+    /// B's rows of `n` elements (N a multiple of 8); unchanged otherwise.
+    pub fn b_in_place(self, n: u64) -> Self {
+        if self.np == n {
+            Padding { ldb: n, ..self }
+        } else {
+            self
+        }
+    }
     /// Whether B is copied (N not a multiple of 8, or aligned rows).
     pub fn copies_b(self, n: u64) -> bool {
         self.ldb != n
@@ -540,6 +549,45 @@ impl Padding {
     pub fn pads_c(self, n: u64) -> bool {
         self.np != n
     }
+}
+
+/// Environment variable for B's rows that are not 128-byte aligned (N a multiple of 8, not of
+/// 64) where the plan is one unsplit 128x256 or 192x192 tile: `multicast` (unset or empty) runs
+/// 128x256_c2 reading B in place ([`multicast_misaligned_b`]), `copy` keeps the plan and B's
+/// alignment copy of [`Padding`] (the only path before session 43).
+pub const MISALIGNED_B_ENV: &str = "KERNELGATE_GEMM_MISALIGNED_B";
+
+/// Parses a [`MISALIGNED_B_ENV`] value: `true` for `multicast` (the default), `false` for `copy`.
+pub fn parse_misaligned_b(value: Option<&str>) -> std::result::Result<bool, String> {
+    match value.map(str::trim) {
+        None | Some("") | Some("multicast") => Ok(true),
+        Some("copy") => Ok(false),
+        Some(v) => Err(format!(
+            "{MISALIGNED_B_ENV}={v:?}: expected `multicast` or `copy`"
+        )),
+    }
+}
+
+/// Whether the automatic `plan` for N columns is replaced by 128x256_c2 reading B in place:
+/// B's rows are not 128-byte aligned but TMA can read them (N a multiple of 8, not of 64), and
+/// the plan is one unsplit 128x256 or 192x192 tile.
+///
+/// A misaligned 128-byte box row touches two lines, which made B's loads the bound of the plain
+/// tiles (hence the alignment copy of [`Padding`], which costs a read and a write of B). The
+/// 2-CTA cluster paired along M loads half of B per CTA and multicasts it, so per CTA it loads
+/// as many lines as the plain tile does from aligned rows: cuBLAS's own kernel for these shapes
+/// is a 2-CTA cluster too (`nvjet_sm90_tst_128x256_64x4_2x1_v` at 4096×1000×4096, H200
+/// GPU-779e83ec). Measured (session 43, H200 GPU-3b8ce41a, two interleaved rounds, every
+/// launch alone, bf16 µs: the automatic plan with the copy / 128x256_c2 in place / cuBLAS):
+/// 4096×1000×4096 51.57 / 47.97 / 47.0, 8192×1000×8192 205.87 (192x192) / 181.18 / 181.4,
+/// 4096×1000×1024 18.98 / 18.24 / 17.4, 4096×1000×512 13.47 / 13.18 / 12.5. Where the plan is
+/// another tile it stays: 2048×1000×4096 (128x128) 32.74 against 35.23 on the cluster,
+/// 8191×264×1024 (128x192) 17.76 against 24.38. With N aligned the cluster tile is 0.7–1.5%
+/// slower than the plain one (4096×1024×4096, 8192×1024×8192, same runs), so it stays out of
+/// [`pick`] ([`CLUSTER_IN_PICK`]).
+pub fn multicast_misaligned_b(plan: Plan, n: u64) -> bool {
+    let wide = plan.tile == TILES[0] || (plan.tile.bm == 192 && plan.tile.cluster == 1);
+    plan.splits == 1 && wide && n.is_multiple_of(8) && !n.is_multiple_of(64)
 }
 
 /// Environment variable for how the kernels of a sequence (padding copies, GEMM, split-K
@@ -627,12 +675,22 @@ fn copy_step(name: &str, work: u64, ptrs: [u64; 2], dims: [u64; 3], sms: u64) ->
 pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Prepared> {
     let s = &case.shape;
     let (m, n, k) = (s.get("m"), s.get("n"), s.get("k"));
-    let pad = Padding::of(m, n, k, super::from_env(case, ALIGN_ENV, parse_align)?);
+    let mut pad = Padding::of(m, n, k, super::from_env(case, ALIGN_ENV, parse_align)?);
     let (np, kp) = (pad.np, pad.kp);
     let forced_tile = super::from_env(case, TILE_ENV, parse_tile)?;
     let forced_splits = super::from_env(case, SPLITK_ENV, parse_splits)?;
     let sms = gpu.info.sm_count as u64;
-    let plan = pick(m, np, kp, sms, forced_tile, forced_splits);
+    let mut plan = pick(m, np, kp, sms, forced_tile, forced_splits);
+    // B's misaligned rows multicast by a 2-CTA cluster instead of copied (automatic plans only).
+    let b_multicast = forced_tile.is_none()
+        && forced_splits.is_none()
+        && n == np
+        && multicast_misaligned_b(plan, n)
+        && super::from_env(case, MISALIGNED_B_ENV, parse_misaligned_b)?;
+    if b_multicast {
+        plan.tile = TILES[4];
+        pad = pad.b_in_place(n);
+    }
     let tile = plan.tile;
     let mut keep = Vec::new();
     let mut steps: Vec<super::Step> = Vec::new();
@@ -779,6 +837,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         steps.push(unpad_step(c_k, c, m, n, np, sms));
     }
     let how = match (forced_tile.is_some(), forced_splits.is_some()) {
+        (false, false) if b_multicast => {
+            "by shape: B's misaligned rows read in place, half per CTA"
+        }
         (false, false) => "by shape",
         (true, false) => "tile forced",
         (false, true) => "split forced",
@@ -1175,13 +1236,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_192_tile_is_picked_at_3072_cubed_alone_in_every_fixture() {
-        // 192x192 is measured ahead only at 3072³ (session 28); every other bf16/fp16 GEMM
-        // case of every committed suite keeps a measured tile. Same padding as `prepare`.
+    /// The `m × n × k` of every bf16/fp16 GEMM case of every committed suite, sorted, once each.
+    fn fixture_gemm_shapes() -> Vec<(u64, u64, u64)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        let mut at = Vec::new();
-        let mut seen = 0;
+        let mut shapes = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "json") {
@@ -1194,26 +1252,97 @@ mod tests {
                 .iter()
                 .filter(|c| c.kernel == "gemm" && matches!(c.dtype, Dtype::Bf16 | Dtype::Fp16))
             {
-                let (m, n, k) = (
-                    case.shape.get("m"),
-                    case.shape.get("n"),
-                    case.shape.get("k"),
-                );
-                let pad = Padding::of(m, n, k, parse_align(None).unwrap());
-                seen += 1;
-                if pick(m, pad.np, pad.kp, 132, None, None).tile.name() == "192x192" {
-                    at.push((m, n, k));
-                }
+                let s = &case.shape;
+                shapes.push((s.get("m"), s.get("n"), s.get("k")));
             }
         }
+        shapes.sort_unstable();
+        shapes.dedup();
         assert!(
-            seen > 50,
-            "only {seen} GEMM cases found under {}",
+            shapes.len() > 40,
+            "only {} GEMM shapes found under {}",
+            shapes.len(),
             dir.display()
         );
-        at.sort_unstable();
-        at.dedup();
+        shapes
+    }
+
+    /// The automatic plan of `m × n × k` on 132 SMs, with the same padding as `prepare`.
+    fn fixture_plan(m: u64, n: u64, k: u64) -> Plan {
+        let pad = Padding::of(m, n, k, parse_align(None).unwrap());
+        pick(m, pad.np, pad.kp, 132, None, None)
+    }
+
+    #[test]
+    fn the_192_tile_is_picked_at_3072_cubed_alone_in_every_fixture() {
+        // 192x192 is measured ahead only at 3072³ (session 28); every other bf16/fp16 GEMM
+        // case of every committed suite keeps a measured tile.
+        let at: Vec<_> = fixture_gemm_shapes()
+            .into_iter()
+            .filter(|&(m, n, k)| fixture_plan(m, n, k).tile.name() == "192x192")
+            .collect();
         assert_eq!(at, [(3072, 3072, 3072)]);
+    }
+
+    #[test]
+    fn misaligned_b_is_multicast_only_where_measured_in_every_fixture() {
+        // Session 43 measured the cluster reading B in place ahead of the copy at N = 1000 with
+        // 4096 or 8192 rows; every fixture shape it takes must be of that kind.
+        let at: Vec<_> = fixture_gemm_shapes()
+            .into_iter()
+            .filter(|&(m, n, k)| multicast_misaligned_b(fixture_plan(m, n, k), n))
+            .collect();
+        assert_eq!(at, [(4096, 1000, 4096)]);
+    }
+
+    #[test]
+    fn misaligned_b_is_multicast_on_the_wide_unsplit_tiles_alone() {
+        let on = |m, n, k| multicast_misaligned_b(fixture_plan(m, n, k), n);
+        // measured ahead (session 43): 128x256 and 192x192 plans with N = 1000
+        assert!(on(4096, 1000, 4096));
+        assert!(on(4096, 1000, 1024));
+        assert!(on(4096, 1000, 512));
+        assert_eq!(fixture_plan(8192, 1000, 8192).tile.name(), "192x192");
+        assert!(on(8192, 1000, 8192));
+        // measured behind: the plan's 128x128 and 128x192 stay
+        assert!(!on(2048, 1000, 4096));
+        assert!(!on(8191, 264, 1024));
+        // aligned rows, and rows TMA cannot read in place (N not a multiple of 8)
+        assert!(!on(4096, 1024, 4096));
+        assert!(!on(8192, 8192, 8192));
+        assert!(!on(4095, 4097, 4096));
+        // split plans and other tiles never
+        let split = Plan {
+            tile: TILES[0],
+            splits: 2,
+        };
+        assert!(!multicast_misaligned_b(split, 1000));
+        for t in TILES.into_iter().filter(|t| t.bm != 192 && *t != TILES[0]) {
+            assert!(
+                !multicast_misaligned_b(Plan { tile: t, splits: 1 }, 1000),
+                "{}",
+                t.name()
+            );
+        }
+        // the replaced plan reads B in place; N not a multiple of 8 keeps its copy
+        let pad = Padding::of(4096, 1000, 4096, parse_align(None).unwrap());
+        assert!(pad.copies_b(1000));
+        assert!(!pad.b_in_place(1000).copies_b(1000));
+        let pad = Padding::of(4095, 4097, 4096, parse_align(None).unwrap());
+        assert_eq!(pad.b_in_place(4097), pad);
+    }
+
+    #[test]
+    fn misaligned_b_env_values() {
+        assert_eq!(parse_misaligned_b(None), Ok(true));
+        assert_eq!(parse_misaligned_b(Some("")), Ok(true));
+        assert_eq!(parse_misaligned_b(Some("multicast")), Ok(true));
+        assert_eq!(parse_misaligned_b(Some(" copy ")), Ok(false));
+        let e = parse_misaligned_b(Some("c2")).unwrap_err();
+        assert!(
+            e.contains(MISALIGNED_B_ENV) && e.contains("multicast"),
+            "{e}"
+        );
     }
 
     #[test]
