@@ -552,9 +552,10 @@ impl Padding {
 }
 
 /// Environment variable for B's rows that are not 128-byte aligned (N a multiple of 8, not of
-/// 64) where the plan is one unsplit 128x256 or 192x192 tile: `multicast` (unset or empty) runs
-/// 128x256_c2 reading B in place ([`multicast_misaligned_b`]), `copy` keeps the plan and B's
-/// alignment copy of [`Padding`] (the only path before session 43).
+/// 64) where [`Padding`] would copy them into aligned rows and the plan is one unsplit 128x256,
+/// 192x192 or 128x128 tile: `multicast` (unset or empty) runs the 2-CTA cluster of the same
+/// width reading B in place ([`multicast_misaligned_b`]), `copy` keeps the plan and the copy
+/// (the only path before session 43).
 pub const MISALIGNED_B_ENV: &str = "KERNELGATE_GEMM_MISALIGNED_B";
 
 /// Parses a [`MISALIGNED_B_ENV`] value: `true` for `multicast` (the default), `false` for `copy`.
@@ -568,26 +569,46 @@ pub fn parse_misaligned_b(value: Option<&str>) -> std::result::Result<bool, Stri
     }
 }
 
-/// Whether the automatic `plan` for N columns is replaced by 128x256_c2 reading B in place:
-/// B's rows are not 128-byte aligned but TMA can read them (N a multiple of 8, not of 64), and
-/// the plan is one unsplit 128x256 or 192x192 tile.
+/// The 2-CTA cluster tile (paired along M, B multicast) that replaces the automatic `plan` and
+/// B's alignment copy for `pad`'s N columns, if any: B's rows are not 128-byte aligned but TMA
+/// can read them (N a multiple of 8, not of 64), `pad` copies them into aligned rows, and the
+/// plan is one unsplit tile of 128x256 or 192x192 (then 128x256_c2) or 128x128 (128x128_c2).
 ///
 /// A misaligned 128-byte box row touches two lines, which made B's loads the bound of the plain
-/// tiles (hence the alignment copy of [`Padding`], which costs a read and a write of B). The
-/// 2-CTA cluster paired along M loads half of B per CTA and multicasts it, so per CTA it loads
-/// as many lines as the plain tile does from aligned rows: cuBLAS's own kernel for these shapes
-/// is a 2-CTA cluster too (`nvjet_sm90_tst_128x256_64x4_2x1_v` at 4096×1000×4096, H200
-/// GPU-779e83ec). Measured (session 43, H200 GPU-3b8ce41a, two interleaved rounds, every
-/// launch alone, bf16 µs: the automatic plan with the copy / 128x256_c2 in place / cuBLAS):
-/// 4096×1000×4096 51.57 / 47.97 / 47.0, 8192×1000×8192 205.87 (192x192) / 181.18 / 181.4,
-/// 4096×1000×1024 18.98 / 18.24 / 17.4, 4096×1000×512 13.47 / 13.18 / 12.5. Where the plan is
-/// another tile it stays: 2048×1000×4096 (128x128) 32.74 against 35.23 on the cluster,
-/// 8191×264×1024 (128x192) 17.76 against 24.38. With N aligned the cluster tile is 0.7–1.5%
-/// slower than the plain one (4096×1024×4096, 8192×1024×8192, same runs), so it stays out of
-/// [`pick`] ([`CLUSTER_IN_PICK`]).
-pub fn multicast_misaligned_b(plan: Plan, n: u64) -> bool {
-    let wide = plan.tile == TILES[0] || (plan.tile.bm == 192 && plan.tile.cluster == 1);
-    plan.splits == 1 && wide && n.is_multiple_of(8) && !n.is_multiple_of(64)
+/// tiles (hence the alignment copy, which costs a read and a write of B). The cluster loads
+/// half of B per CTA and multicasts it, so per CTA it loads about as many lines as the plain
+/// tile does from aligned rows. cuBLAS's own kernel for 4096×1000×4096 is a 2-CTA cluster too
+/// (`nvjet_sm90_tst_128x256_64x4_2x1_v`, H200 GPU-779e83ec). Measured (session 43, two
+/// interleaved rounds, every launch alone, bf16 µs: the plan with the copy / the cluster in
+/// place; cuBLAS):
+/// - 128x256_c2, H200 GPU-3b8ce41a and H100 GPU-6589fe08: 4096×1000×4096 51.57 / 47.97 and
+///   52.24 / 48.51 (47.0, 47.3); 8192×1000×8192 (a 192x192 plan) 205.87 / 181.18 and
+///   236.64 / 178.13 (181.4, 179.6); 4096×1000×1024 18.98 / 18.24 and 19.71 / 18.78;
+///   4096×1000×512 13.47 / 13.18 and 14.27 / 14.05.
+/// - 128x128_c2, H200 GPU-702f6684 and H100 GPU-6589fe08: 2048×1000×4096 35.81 / 29.79 and
+///   43.25 / 32.74 (26.2, 27.8); 4096×264×4096 37.86 / 29.76; 3000×520×4096 39.41 / 32.93;
+///   2048×1000×1024 13.78 / 11.74; 2048×520×1024 12.80 / 11.33; 4096×264×1024 13.70 / 12.22.
+/// - Left alone: plans without the copy (M below [`ALIGN_MIN_OTHER`] or K below
+///   [`ALIGN_MIN_K`]; 1024×2000×4096 28.22 / 26.91 and 1024×1504×1024 11.10 / 11.20 on the
+///   H200, within the runs' spread), and the 128x192 plans (8191×264×1024: 17.76 with the copy
+///   against 24.38 on 128x256_c2 on the H200, 18.69 against 21.31 on 128x128_c2 on the H100).
+/// - With N aligned the cluster tiles are slower than the plain ones (128x256_c2 by 0.7–1.5% at
+///   4096×1024×4096 and 8192×1024×8192, same runs), so they stay out of [`pick`]
+///   ([`CLUSTER_IN_PICK`]).
+pub fn multicast_misaligned_b(plan: Plan, pad: Padding, n: u64) -> Option<WgTile> {
+    if plan.splits != 1 || pad.np != n || n.is_multiple_of(64) || !pad.copies_b(n) {
+        return None;
+    }
+    let t = plan.tile;
+    if t.cluster != 1 {
+        None
+    } else if t == TILES[0] || t.bm == 192 {
+        Some(TILES[4])
+    } else if t == TILES[1] {
+        Some(TILES[5])
+    } else {
+        None
+    }
 }
 
 /// Environment variable for how the kernels of a sequence (padding copies, GEMM, split-K
@@ -682,13 +703,15 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let sms = gpu.info.sm_count as u64;
     let mut plan = pick(m, np, kp, sms, forced_tile, forced_splits);
     // B's misaligned rows multicast by a 2-CTA cluster instead of copied (automatic plans only).
-    let b_multicast = forced_tile.is_none()
-        && forced_splits.is_none()
-        && n == np
-        && multicast_misaligned_b(plan, n)
-        && super::from_env(case, MISALIGNED_B_ENV, parse_misaligned_b)?;
-    if b_multicast {
-        plan.tile = TILES[4];
+    let cluster = match multicast_misaligned_b(plan, pad, n) {
+        Some(t) if forced_tile.is_none() && forced_splits.is_none() => {
+            super::from_env(case, MISALIGNED_B_ENV, parse_misaligned_b)?.then_some(t)
+        }
+        _ => None,
+    };
+    let b_multicast = cluster.is_some();
+    if let Some(t) = cluster {
+        plan.tile = t;
         pad = pad.b_in_place(n);
     }
     let tile = plan.tile;
@@ -1284,48 +1307,78 @@ mod tests {
         assert_eq!(at, [(3072, 3072, 3072)]);
     }
 
+    /// The cluster tile [`multicast_misaligned_b`] gives the automatic plan of `m × n × k`, by
+    /// name.
+    fn multicast_tile(m: u64, n: u64, k: u64) -> Option<String> {
+        let pad = Padding::of(m, n, k, parse_align(None).unwrap());
+        multicast_misaligned_b(fixture_plan(m, n, k), pad, n).map(|t| t.name())
+    }
+
     #[test]
     fn misaligned_b_is_multicast_only_where_measured_in_every_fixture() {
-        // Session 43 measured the cluster reading B in place ahead of the copy at N = 1000 with
-        // 4096 or 8192 rows; every fixture shape it takes must be of that kind.
+        // Session 43 measured the clusters reading B in place ahead of the copy; every fixture
+        // shape they take must be one of those measured.
         let at: Vec<_> = fixture_gemm_shapes()
             .into_iter()
-            .filter(|&(m, n, k)| multicast_misaligned_b(fixture_plan(m, n, k), n))
+            .filter(|&(m, n, k)| multicast_tile(m, n, k).is_some())
             .collect();
         assert_eq!(at, [(4096, 1000, 4096)]);
     }
 
     #[test]
-    fn misaligned_b_is_multicast_on_the_wide_unsplit_tiles_alone() {
-        let on = |m, n, k| multicast_misaligned_b(fixture_plan(m, n, k), n);
-        // measured ahead (session 43): 128x256 and 192x192 plans with N = 1000
-        assert!(on(4096, 1000, 4096));
-        assert!(on(4096, 1000, 1024));
-        assert!(on(4096, 1000, 512));
+    fn misaligned_b_is_multicast_where_measured_ahead() {
+        let c2 = |m, n, k| multicast_tile(m, n, k);
+        let wide = Some("128x256_c2".to_string());
+        let narrow = Some("128x128_c2".to_string());
+        // measured ahead (session 43): 128x256 and 192x192 plans, then 128x128 plans
+        assert_eq!(c2(4096, 1000, 4096), wide);
+        assert_eq!(c2(4096, 1000, 1024), wide);
+        assert_eq!(c2(4096, 1000, 512), wide);
         assert_eq!(fixture_plan(8192, 1000, 8192).tile.name(), "192x192");
-        assert!(on(8192, 1000, 8192));
-        // measured behind: the plan's 128x128 and 128x192 stay
-        assert!(!on(2048, 1000, 4096));
-        assert!(!on(8191, 264, 1024));
+        assert_eq!(c2(8192, 1000, 8192), wide);
+        for (m, n, k) in [
+            (2048, 1000, 4096),
+            (2048, 1000, 1024),
+            (2048, 520, 1024),
+            (3000, 520, 4096),
+            (4096, 264, 4096),
+            (4096, 264, 1024),
+        ] {
+            assert_eq!(c2(m, n, k), narrow, "{m}x{n}x{k}");
+        }
+        // left alone: no copy to replace (M or K too small), the 128x192 plans
+        assert_eq!(c2(1024, 2000, 4096), None);
+        assert_eq!(c2(1024, 1504, 1024), None);
+        assert_eq!(c2(8191, 264, 128), None);
+        assert_eq!(fixture_plan(8191, 264, 1024).tile.name(), "128x192");
+        assert_eq!(c2(8191, 264, 1024), None);
         // aligned rows, and rows TMA cannot read in place (N not a multiple of 8)
-        assert!(!on(4096, 1024, 4096));
-        assert!(!on(8192, 8192, 8192));
-        assert!(!on(4095, 4097, 4096));
-        // split plans and other tiles never
+        assert_eq!(c2(4096, 1024, 4096), None);
+        assert_eq!(c2(8192, 8192, 8192), None);
+        assert_eq!(c2(4095, 4097, 4096), None);
+        // split plans, cluster plans and the other tiles never
+        let pad = Padding::of(4096, 1000, 4096, parse_align(None).unwrap());
         let split = Plan {
             tile: TILES[0],
             splits: 2,
         };
-        assert!(!multicast_misaligned_b(split, 1000));
-        for t in TILES.into_iter().filter(|t| t.bm != 192 && *t != TILES[0]) {
-            assert!(
-                !multicast_misaligned_b(Plan { tile: t, splits: 1 }, 1000),
-                "{}",
-                t.name()
-            );
+        assert_eq!(multicast_misaligned_b(split, pad, 1000), None);
+        for t in TILES {
+            let got = multicast_misaligned_b(Plan { tile: t, splits: 1 }, pad, 1000);
+            let want = [TILES[0], TILES[1]].contains(&t) || (t.bm == 192);
+            assert_eq!(got.is_some(), want, "{}", t.name());
+            if let Some(c) = got {
+                let bn = if t.bn == 128 { 128 } else { 256 };
+                assert_eq!((c.bm, c.bn, c.cluster, c.pair_n), (128, bn, 2, false));
+            }
         }
+        // without the copy (ALIGN off) nothing is replaced
+        let off = Padding::of(4096, 1000, 4096, None);
+        assert_eq!(
+            multicast_misaligned_b(fixture_plan(4096, 1000, 4096), off, 1000),
+            None
+        );
         // the replaced plan reads B in place; N not a multiple of 8 keeps its copy
-        let pad = Padding::of(4096, 1000, 4096, parse_align(None).unwrap());
         assert!(pad.copies_b(1000));
         assert!(!pad.b_in_place(1000).copies_b(1000));
         let pad = Padding::of(4095, 4097, 4096, parse_align(None).unwrap());
