@@ -9,7 +9,9 @@
 //! their `_ts` entries, which store C through shared memory with TMA and take a third tensor
 //! map, of C ([`EPILOGUE_ENV`]). Where N is not a multiple of 8 (and K is not split), the
 //! `_uc` entries of `kernels/gemm_wgmma_uc.cu` write C in place with stores cut to its rows'
-//! alignment ([`DIRECT_C_ENV`]); B is still read from a padded copy.
+//! alignment ([`DIRECT_C_ENV`]); B is still read from a padded copy. Where B's rows are not
+//! 128-byte aligned and would be copied into aligned ones, the unsplit 128x256, 192x192 and
+//! 128x128 plans become 2-CTA clusters that read B in place ([`multicast_misaligned_b`]).
 
 use super::tma::tensor_map_16bit_rows;
 use super::MAX_DYNAMIC_SMEM;
@@ -289,6 +291,7 @@ fn in_pick(t: WgTile, m: u64, k: u64) -> bool {
 /// (GPU-f905faf7, same run as the pick), 128x256_c2 takes 0.96–1.03× the pick's time at
 /// 4096³–8192³, 4096×1000×4096 and 8192×1024×8192, and 1.06–2.3× on every smaller or skinny
 /// shape; 128x128_c2 is slower everywhere (1.03–1.64×). Nothing to gain on the H100.
+/// [`multicast_misaligned_b`] takes them in place of B's alignment copy, where they win.
 pub const CLUSTER_IN_PICK: bool = false;
 
 /// Most K splits.
