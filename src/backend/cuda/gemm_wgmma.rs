@@ -563,13 +563,12 @@ pub const MISALIGNED_B_ENV: &str = "KERNELGATE_GEMM_MISALIGNED_B";
 
 /// Parses a [`MISALIGNED_B_ENV`] value: `true` for `multicast` (the default), `false` for `copy`.
 pub fn parse_misaligned_b(value: Option<&str>) -> std::result::Result<bool, String> {
-    match value.map(str::trim) {
-        None | Some("") | Some("multicast") => Ok(true),
-        Some("copy") => Ok(false),
-        Some(v) => Err(format!(
-            "{MISALIGNED_B_ENV}={v:?}: expected `multicast` or `copy`"
-        )),
-    }
+    super::parse_choice(
+        MISALIGNED_B_ENV,
+        value,
+        &[("multicast", true), ("copy", false)],
+    )
+    .map(|c| c.unwrap_or(true))
 }
 
 /// The 2-CTA cluster tile (paired along M, B multicast) that replaces the automatic `plan` and
@@ -1395,10 +1394,7 @@ mod tests {
         assert_eq!(parse_misaligned_b(Some("multicast")), Ok(true));
         assert_eq!(parse_misaligned_b(Some(" copy ")), Ok(false));
         let e = parse_misaligned_b(Some("c2")).unwrap_err();
-        assert!(
-            e.contains(MISALIGNED_B_ENV) && e.contains("multicast"),
-            "{e}"
-        );
+        assert!(e.contains(MISALIGNED_B_ENV) && e.contains("`copy`"), "{e}");
     }
 
     #[test]
