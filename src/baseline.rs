@@ -38,6 +38,39 @@ pub struct Provenance {
     /// timed the same machine code and joins the entry's rounds.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub code_hash: String,
+    /// The NVRTC release that compiled that code, as its library's file name
+    /// (`libnvrtc.so.13.0.88`, [`nvrtc_release`]); empty when unknown (entries from before
+    /// session 43, vendor libraries).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub nvrtc: String,
+}
+
+/// The NVRTC release a process's `nvrtc_library` ([`crate::gpu::GpuInfo::nvrtc_library`])
+/// names: the library path's file name (`libnvrtc.so.13.0.88`, the full release where the
+/// source hash holds only major.minor); empty when the path is.
+pub fn nvrtc_release(library: &str) -> String {
+    library.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// Whether a record of `source_hash` whose cubin hashes to `code_hash`, compiled by NVRTC
+/// release `nvrtc` ([`nvrtc_release`]), ran `old`'s code up to NVRTC's own variation: the same
+/// source hash (source, local headers, options, NVRTC major.minor) and the same full NVRTC
+/// release as the entry's newest record, and another code hash.
+///
+/// NVRTC's output is not deterministic. Session 43 compiled `kernels/gemm.cu` 12 times in a row
+/// with NVRTC 13.0.88, same source and options: 7 distinct PTX texts (register numbering and
+/// instruction order) and 3 distinct cubins; `gemm_sgemm_64x64_vec4` and `_k2` ran other machine
+/// code in 1 of 6–12 compiles, the entries of the "odd" code hashes of sessions 41 and 43 on
+/// the device (`docs/kernels/session43/README.md`). Such a record timed what any fresh machine
+/// may compile from the same source, so it joins the entry's rounds instead of restarting it.
+pub fn compiler_variant(old: &Entry, source_hash: &str, code_hash: &str, nvrtc: &str) -> bool {
+    !source_hash.is_empty()
+        && old.env.source_hash == source_hash
+        && !nvrtc.is_empty()
+        && old.env.nvrtc == nvrtc
+        && !code_hash.is_empty()
+        && !old.env.code_hash.is_empty()
+        && old.env.code_hash != code_hash
 }
 
 /// One independent measurement that went into a baseline: a process's round of a case with
@@ -673,12 +706,11 @@ pub enum RestartReason {
     /// be compared. A kernel edit that kept the machine code (a refactor, a header edit) restarts
     /// such an entry unless `kernelgate rehash --since REV` moved its hash before the import.
     SourceOnly,
-    /// Another code hash under the entry's own source hash and kernel configuration. A source
-    /// hash names the compiler, options and source, and NVRTC's output is deterministic, so the
-    /// same configuration should run the same cubin: such a record's code identity is in doubt.
-    /// Seen once (session 40, one record of one H100, not reproduced on two other machines) and
-    /// also what a `rehash --since` onto code the entry did not time looks like. The restart
-    /// stands; the CLI says to check, and how to re-import without an odd record
+    /// Another code hash under the entry's own source hash and kernel configuration, where the
+    /// two records' NVRTC releases differ or either is unknown. NVRTC's output varies between
+    /// compiles ([`compiler_variant`], which keeps the rounds where the release is the same);
+    /// a different patch release, or a `rehash --since` onto code the entry did not time, looks
+    /// the same. The restart stands; the CLI says how to re-import without an odd record
     /// (`--skip-case`).
     SameSource,
 }
@@ -735,6 +767,9 @@ pub struct ImportSummary {
     /// another GPU model's entry of the entry's source hash ran the record's machine code
     /// ([`KnownCode`]).
     pub same_code_learned: usize,
+    /// Records that joined their entry's rounds with another code hash under the same source
+    /// hash and NVRTC release ([`compiler_variant`]): NVRTC's own variation, as (GPU model, case).
+    pub code_variants: Vec<(String, String)>,
     /// The restarted entries, in import order ([`ImportSummary::render_restarts`]).
     pub restarts: Vec<Restart>,
 }
@@ -803,6 +838,10 @@ impl ImportSummary {
                 self.same_code_learned,
                 "entries kept their rounds under another source hash: another GPU model's entry of their source ran this run's machine code",
             ),
+            (
+                self.code_variants.len(),
+                "entries kept their rounds under another code hash of the same source hash and NVRTC release (NVRTC's own variation)",
+            ),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -816,7 +855,8 @@ impl ImportSummary {
     }
 
     /// The restarted entries, one line each (the first `max`, then how many more), grouped by
-    /// reason; empty when none was.
+    /// reason, then the records that joined as NVRTC's variation ([`compiler_variant`]); empty
+    /// when there were none.
     pub fn render_restarts(&self, max: usize) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
@@ -844,7 +884,7 @@ impl ImportSummary {
             if reason == RestartReason::SameSource {
                 let _ = writeln!(
                     s,
-                    "  (a source hash and configuration name one cubin, so either these records' code hash or the entry's stored source hash is wrong, or the two machines' NVRTC releases differ (the source hash holds only major.minor; compare the results files' `gpu.nvrtc_library`): an odd record is left out by importing again from the baselines before with `--skip-case`)"
+                    "  (NVRTC's output varies between compiles of one source, but where both records name the same NVRTC release such a record joins the entry instead; here the release differs or the entry's is unknown (the source hash holds only major.minor; compare the results files' `gpu.nvrtc_library`), or the entry's stored source hash was moved onto code it did not time: an odd record is left out by importing again from the baselines before with `--skip-case`)"
                 );
             }
             if reason == RestartReason::SourceOnly {
@@ -852,6 +892,19 @@ impl ImportSummary {
                     s,
                     "  (if their kernels' machine code is what it was at REV, `kernelgate rehash --since REV` before the import keeps their rounds)"
                 );
+            }
+        }
+        if !self.code_variants.is_empty() {
+            let _ = writeln!(
+                s,
+                "joined despite another code hash, same source hash and NVRTC release (NVRTC's own variation) ({}):",
+                self.code_variants.len()
+            );
+            for (gpu, case) in self.code_variants.iter().take(max) {
+                let _ = writeln!(s, "  {case} on {gpu}");
+            }
+            if self.code_variants.len() > max {
+                let _ = writeln!(s, "  and {} more", self.code_variants.len() - max);
             }
         }
         s
@@ -1062,9 +1115,14 @@ pub fn import_results(
                 }
             }
             let stored = old.as_ref().map_or(0, |e| e.rounds.len());
-            let same_code_as_stored = old
+            let nvrtc = nvrtc_release(&gpu.nvrtc_library);
+            let variant_of_stored = old
                 .as_ref()
-                .is_none_or(|e| timed_this_code(e, &r.source_hash, &r.code_hash));
+                .is_some_and(|e| compiler_variant(e, &r.source_hash, &r.code_hash, &nvrtc));
+            let same_code_as_stored = variant_of_stored
+                || old
+                    .as_ref()
+                    .is_none_or(|e| timed_this_code(e, &r.source_hash, &r.code_hash));
             // Only the source hashes could tell: the entry stored no code hash.
             let source_only = old
                 .as_ref()
@@ -1081,10 +1139,11 @@ pub fn import_results(
             });
             let mut rounds = old
                 .map(|e| {
-                    rounds_to_keep(
+                    rounds_to_keep_compiled(
                         e,
                         &r.source_hash,
                         &r.code_hash,
+                        &nvrtc,
                         flush,
                         duty,
                         round.variant.as_deref(),
@@ -1116,6 +1175,10 @@ pub fn import_results(
             } else if learned && stored > 0 {
                 sum.same_code_learned += 1;
             }
+            if variant_of_stored && !rounds.is_empty() {
+                sum.code_variants
+                    .push((r.gpu_model.clone(), r.case.clone()));
+            }
             if retire_unwindowed && round.overhead_ms().is_some() {
                 rounds.retain(|x| x.overhead_ms().is_some());
             }
@@ -1132,6 +1195,11 @@ pub fn import_results(
                 date: r.date.clone(),
                 source_hash: r.source_hash.clone(),
                 code_hash: r.code_hash.clone(),
+                nvrtc: if r.source_hash.is_empty() {
+                    String::new()
+                } else {
+                    nvrtc
+                },
             };
             store.update(
                 &r.gpu_model,
@@ -1187,6 +1255,27 @@ pub fn rounds_to_keep(
             .collect()
     } else {
         Vec::new()
+    }
+}
+
+/// [`rounds_to_keep`] for a record compiled by NVRTC release `nvrtc` ([`nvrtc_release`]; empty:
+/// unknown): a record that is [`compiler_variant`] of `old` counts as its code.
+pub fn rounds_to_keep_compiled(
+    old: Entry,
+    source_hash: &str,
+    code_hash: &str,
+    nvrtc: &str,
+    l2_flush: Option<crate::timing::FlushMode>,
+    duty_hold: Option<f64>,
+    variant: Option<&str>,
+) -> Vec<Round> {
+    if compiler_variant(&old, source_hash, code_hash, nvrtc) {
+        old.rounds
+            .into_iter()
+            .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))
+            .collect()
+    } else {
+        rounds_to_keep(old, source_hash, code_hash, l2_flush, duty_hold, variant)
     }
 }
 

@@ -1435,14 +1435,20 @@ pub fn run_case(
             date: crate::timefmt::now_rfc3339(),
             source_hash: first.source_hash.clone(),
             code_hash: first.code_hash.clone(),
+            nvrtc: if first.source_hash.is_empty() {
+                String::new()
+            } else {
+                crate::baseline::nvrtc_release(&gpu.info.nvrtc_library)
+            },
         };
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds = crate::baseline::rounds_to_keep(
+                all_rounds = crate::baseline::rounds_to_keep_compiled(
                     old,
                     &first.source_hash,
                     &first.code_hash,
+                    &env.nvrtc,
                     samples.l2_flush,
                     samples.duty_hold,
                     rounds.first().and_then(|r| r.variant.as_deref()),

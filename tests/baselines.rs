@@ -25,6 +25,7 @@ fn env() -> Provenance {
         date: "2026-04-20T10:00:00Z".into(),
         source_hash: "abc123".into(),
         code_hash: String::new(),
+        nvrtc: String::new(),
     }
 }
 
@@ -930,6 +931,7 @@ fn importing_results_keeps_the_batch_of_each_round() {
         Provenance {
             source_hash: rec.source_hash.clone(),
             code_hash: String::new(),
+            nvrtc: String::new(),
             ..env()
         },
     );
@@ -1149,6 +1151,7 @@ fn store_one(store: &Store, stored: Round, rec: &kernelgate::results::Record) {
         Provenance {
             source_hash: rec.source_hash.clone(),
             code_hash: String::new(),
+            nvrtc: String::new(),
             ..env()
         },
     );
@@ -1515,6 +1518,7 @@ fn import_summary_counts_what_was_restarted_and_skipped() {
         throttled: 4,
         degraded: 0,
         same_code_learned: 0,
+        code_variants: Vec::new(),
         restarts: Vec::new(),
     }
     .render(2, Path::new("baselines"));
@@ -1637,6 +1641,7 @@ fn put_code_entry(
         Provenance {
             source_hash: source.into(),
             code_hash: code.into(),
+            nvrtc: String::new(),
             ..env()
         },
     );
@@ -1722,6 +1727,7 @@ fn importing_another_cubin_under_the_same_source_and_configuration_is_named() {
             Provenance {
                 source_hash: source.clone(),
                 code_hash: "beefbeefbeef".into(),
+                nvrtc: String::new(),
                 ..env()
             },
         );
@@ -1760,6 +1766,102 @@ fn importing_another_cubin_under_the_same_source_and_configuration_is_named() {
     put(Some("kernel_x (tile 64x64)"));
     let sum = import(&file);
     assert_eq!((sum.added, sum.restarted), (1, 0));
+}
+
+/// NVRTC's own variation (session 43: one source, one release, several cubins): a record of the
+/// entry's source hash, configuration and NVRTC release but another cubin joins the entry's
+/// rounds, is listed as such and leaves the entry naming its release; where the releases differ
+/// or the entry's is unknown it restarts the entry as before; another source hash with another
+/// cubin is other code whatever the release.
+#[test]
+fn importing_another_cubin_of_the_same_source_and_nvrtc_release_keeps_the_rounds() {
+    use kernelgate::baseline::{compiler_variant, nvrtc_release, RestartReason};
+    let (_dir, store, mut file) = read_flushed_store();
+    let release = "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.88";
+    assert_eq!(nvrtc_release(release), "libnvrtc.so.13.0.88");
+    assert_eq!(nvrtc_release(""), "");
+    file.gpu.as_mut().unwrap().nvrtc_library = release.into();
+    file.results[0].code_hash = "c0dec0dec0de".into();
+    file.results[0].variant = "kernel_x (tile 64x64)".into();
+    file.results[0].source_hash = "5ca1ab1e5ca1ab1e5ca1ab1e".into();
+    let rec = file.results[0].clone();
+    let put = |nvrtc: &str, source: &str| {
+        let stored = Round {
+            variant: Some("kernel_x (tile 64x64)".into()),
+            ..read_round("2000-01-01T00:00:00Z", None, "GPU-stored")
+        };
+        let entry = Entry::from_rounds(
+            rec.stats.as_ref().unwrap(),
+            vec![stored],
+            Provenance {
+                source_hash: source.into(),
+                code_hash: "beefbeefbeef".into(),
+                nvrtc: nvrtc.into(),
+                ..env()
+            },
+        );
+        store
+            .update(&rec.gpu_model, &rec.kernel, &rec.case, entry)
+            .unwrap();
+    };
+    let entry = || {
+        store
+            .entry(&rec.gpu_model, &rec.kernel, &rec.case)
+            .unwrap()
+            .unwrap()
+    };
+    let import = |file: &kernelgate::results::ResultsFile| {
+        import_results(&store, std::slice::from_ref(file), false).unwrap()
+    };
+    // Same source hash, same release, another cubin: the rounds stay.
+    put("libnvrtc.so.13.0.88", &rec.source_hash);
+    assert!(compiler_variant(
+        &entry(),
+        &rec.source_hash,
+        "c0dec0dec0de",
+        "libnvrtc.so.13.0.88"
+    ));
+    let sum = import(&file);
+    assert_eq!((sum.added, sum.restarted), (1, 0));
+    assert_eq!(
+        sum.code_variants,
+        [(rec.gpu_model.clone(), rec.case.clone())]
+    );
+    assert_eq!(entry().rounds.len(), 2);
+    assert_eq!(entry().env.code_hash, "c0dec0dec0de");
+    assert_eq!(entry().env.nvrtc, "libnvrtc.so.13.0.88");
+    let line = sum.render(1, Path::new("baselines"));
+    assert!(
+        line.contains("1 entries kept their rounds under another code hash"),
+        "{line}"
+    );
+    let text = sum.render_restarts(5);
+    assert!(
+        text.contains("NVRTC's own variation") && text.contains(&rec.case),
+        "{text}"
+    );
+    // Another patch release, or an entry that never stored its release: restart, as before.
+    for stored in ["libnvrtc.so.13.0.48", ""] {
+        put(stored, &rec.source_hash);
+        file.results[0].date = format!("2999-0{}-01T00:00:00Z", stored.len() % 9 + 1);
+        let sum = import(&file);
+        assert_eq!((sum.added, sum.restarted), (1, 1), "{stored:?}");
+        assert_eq!(sum.restarts[0].reason, RestartReason::SameSource);
+        assert!(sum.code_variants.is_empty());
+        assert_eq!(entry().rounds.len(), 1);
+    }
+    // Another source hash and another cubin: other code, whatever the release.
+    put("libnvrtc.so.13.0.88", "f00df00df00df00df00df00d");
+    file.results[0].date = "2999-11-01T00:00:00Z".into();
+    let sum = import(&file);
+    assert_eq!(sum.restarts[0].reason, RestartReason::Code);
+    // A record without a release never joins as a variant.
+    assert!(!compiler_variant(
+        &entry(),
+        &rec.source_hash,
+        "0ddc0de0ddc0",
+        ""
+    ));
 }
 
 /// An entry stored without a code hash learns the machine code of its source hash from another

@@ -191,6 +191,7 @@ fn provenance(gpu: &str) -> Provenance {
         date: "2026-04-20T10:00:00Z".into(),
         source_hash: "abc".into(),
         code_hash: String::new(),
+        nvrtc: String::new(),
     }
 }
 

@@ -38,6 +38,7 @@ fn env() -> Provenance {
         date: "2026-04-20T10:00:00Z".into(),
         source_hash: "abc123".into(),
         code_hash: String::new(),
+        nvrtc: String::new(),
     }
 }
 

@@ -213,6 +213,7 @@ fn each_case_is_timed_with_its_baselines_batch_and_compute_bound_ones_soak() {
         date: "2026-11-25T03:00:00Z".into(),
         source_hash: "abc".into(),
         code_hash: String::new(),
+        nvrtc: String::new(),
     };
     let st = kernelgate::stats::Stats::from_samples(&[0.02; 20]).unwrap();
     let stored = Entry::from_rounds(

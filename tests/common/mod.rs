@@ -207,6 +207,7 @@ pub fn h200_provenance() -> Provenance {
         date: "2026-11-25T03:00:00Z".into(),
         source_hash: "abc".into(),
         code_hash: String::new(),
+        nvrtc: String::new(),
     }
 }
 
@@ -248,6 +249,7 @@ pub fn entry_of_code(hash: &str) -> kernelgate::baseline::Entry {
         date: date.into(),
         source_hash: hash.into(),
         code_hash: String::new(),
+        nvrtc: String::new(),
     };
     Entry::from_rounds(&stats, vec![round], env)
 }
