@@ -249,6 +249,8 @@ pub struct CodeIdentity<'a> {
     pub variant: Option<&'a str>,
     /// Driver version.
     pub driver: &'a str,
+    /// NVRTC release that compiled the code ([`crate::baseline::nvrtc_release`]); empty: unknown.
+    pub nvrtc: &'a str,
 }
 
 /// Whether two timings ran the same machine code by their hashes: where both name a code hash
@@ -263,22 +265,38 @@ pub fn same_hashes(run_source: &str, run_code: &str, base_source: &str, base_cod
     }
 }
 
-/// Whether a run timed the very code its baseline timed: the same code by [`same_hashes`], the
-/// same recorded configuration and the same driver. Such a run's slowdown beyond tolerance and
-/// noise is the machine's (a fresh machine slower for this case than the ones the baseline was
-/// measured on), not a regression of the code: nothing that decides the code changed. An
-/// unknown hash (empty, e.g. the cuBLAS backend), a configuration either side lacks, or an
-/// unknown driver is never the same code, so such cases stay gated.
+/// Whether a run timed the very code its baseline timed: the same code by [`same_hashes`] (or
+/// NVRTC's own variation of it, [`compiler_variant`]), the same recorded configuration and the
+/// same driver. Such a run's slowdown beyond tolerance and noise is the machine's (a fresh
+/// machine slower for this case than the ones the baseline was measured on), not a regression
+/// of the code: nothing that decides the code changed. An unknown hash (empty, e.g. the cuBLAS
+/// backend), a configuration either side lacks, or an unknown driver is never the same code,
+/// so such cases stay gated.
 pub fn same_code(run: CodeIdentity<'_>, base: CodeIdentity<'_>) -> bool {
-    same_hashes(
+    (same_hashes(
         run.source_hash,
         run.code_hash,
         base.source_hash,
         base.code_hash,
-    ) && run.variant.is_some()
+    ) || compiler_variant(run, base))
+        && run.variant.is_some()
         && run.variant == base.variant
         && !run.driver.is_empty()
         && run.driver == base.driver
+}
+
+/// Whether `run` is NVRTC's own variation of `base`'s code: the same source hash (source, local
+/// headers, options, NVRTC major.minor) compiled by the same NVRTC release into another cubin.
+/// NVRTC's output varies between compiles of one source (session 43, see
+/// [`crate::baseline::compiler_variant`], which the import applies to entries).
+pub fn compiler_variant(run: CodeIdentity<'_>, base: CodeIdentity<'_>) -> bool {
+    !run.source_hash.is_empty()
+        && run.source_hash == base.source_hash
+        && !run.nvrtc.is_empty()
+        && run.nvrtc == base.nvrtc
+        && !run.code_hash.is_empty()
+        && !base.code_hash.is_empty()
+        && run.code_hash != base.code_hash
 }
 
 /// The smallest relative slowdown of a kernel with baseline `base` ms that the rule calls,

@@ -1396,6 +1396,7 @@ pub fn run_case(
     }
     // The very code the baseline timed (gate::same_code): a slowdown is then this machine's.
     // This run's configuration as its rounds store it (`rounds` always holds the first).
+    let nvrtc = crate::baseline::nvrtc_release(&gpu.info.nvrtc_library);
     let same_code = base.as_ref().is_some_and(|b| {
         gate::same_code(
             gate::CodeIdentity {
@@ -1403,12 +1404,14 @@ pub fn run_case(
                 code_hash: &first.code_hash,
                 variant: rounds.first().and_then(|r| r.variant.as_deref()),
                 driver: &gpu.info.driver,
+                nvrtc: &nvrtc,
             },
             gate::CodeIdentity {
                 source_hash: &b.env.source_hash,
                 code_hash: &b.env.code_hash,
                 variant: b.rounds.last().and_then(|r| r.variant.as_deref()),
                 driver: &b.env.driver,
+                nvrtc: &b.env.nvrtc,
             },
         )
     });

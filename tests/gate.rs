@@ -325,6 +325,7 @@ fn same_code_needs_the_same_known_hash_configuration_and_driver() {
         code_hash: "",
         variant: v,
         driver: d,
+        nvrtc: "",
     };
     let base = id("1596a9a19141", Some("kg_rmsnorm_bf16_w16"), "580.159.04");
     assert!(same_code(base, base));
@@ -366,6 +367,7 @@ fn the_same_cubin_is_the_same_code_whatever_the_source_hash() {
         code_hash: c,
         variant: v,
         driver: "580.159.04",
+        nvrtc: "",
     };
     let v = Some("gemm_wgmma_bf16_128x256_ts");
     let base = id("18694b20c1b6", "9f0e11aa22bb", v);
@@ -403,4 +405,47 @@ fn the_same_cubin_is_the_same_code_whatever_the_source_hash() {
     );
     assert!(kernelgate::gate::same_hashes("s", "", "s", "d"));
     assert!(!kernelgate::gate::same_hashes("", "", "", ""));
+}
+
+#[test]
+fn nvrtcs_own_variation_is_the_same_code_only_under_the_same_release() {
+    use kernelgate::gate::{compiler_variant, same_code, CodeIdentity};
+    let id = |s, c, nvrtc| CodeIdentity {
+        source_hash: s,
+        code_hash: c,
+        variant: Some("gemm_sgemm_64x64_vec4_k2"),
+        driver: "580.159.04",
+        nvrtc,
+    };
+    let base = id("02674fc1c858", "45faa2047ff3", "libnvrtc.so.13.0.88");
+    // Session 43: the same source and release compiled into another cubin.
+    let odd = id("02674fc1c858", "10920bd4e74f", "libnvrtc.so.13.0.88");
+    assert!(compiler_variant(odd, base));
+    assert!(same_code(odd, base));
+    // Another release, an unknown one on either side, or another source: gated as before.
+    for run in [
+        id("02674fc1c858", "10920bd4e74f", "libnvrtc.so.13.0.48"),
+        id("02674fc1c858", "10920bd4e74f", ""),
+        id("aaaabbbbcccc", "10920bd4e74f", "libnvrtc.so.13.0.88"),
+    ] {
+        assert!(!same_code(run, base), "{run:?}");
+    }
+    let unknown_base = id("02674fc1c858", "45faa2047ff3", "");
+    assert!(!same_code(odd, unknown_base));
+    // The variation still needs the same configuration and driver.
+    let other_config = CodeIdentity {
+        variant: Some("gemm_sgemm_64x64_vec4"),
+        ..odd
+    };
+    assert!(!same_code(other_config, base));
+    let other_driver = CodeIdentity {
+        driver: "575.57.08",
+        ..odd
+    };
+    assert!(!same_code(other_driver, base));
+    // Unknown code hashes are no variation.
+    assert!(!compiler_variant(
+        id("02674fc1c858", "", "libnvrtc.so.13.0.88"),
+        base
+    ));
 }
