@@ -1248,14 +1248,15 @@ pub fn rounds_to_keep(
     duty_hold: Option<f64>,
     variant: Option<&str>,
 ) -> Vec<Round> {
-    if timed_this_code(&old, source_hash, code_hash) {
-        old.rounds
-            .into_iter()
-            .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))
-            .collect()
-    } else {
-        Vec::new()
-    }
+    rounds_to_keep_compiled(
+        old,
+        source_hash,
+        code_hash,
+        "",
+        l2_flush,
+        duty_hold,
+        variant,
+    )
 }
 
 /// [`rounds_to_keep`] for a record compiled by NVRTC release `nvrtc` ([`nvrtc_release`]; empty:
@@ -1269,13 +1270,15 @@ pub fn rounds_to_keep_compiled(
     duty_hold: Option<f64>,
     variant: Option<&str>,
 ) -> Vec<Round> {
-    if compiler_variant(&old, source_hash, code_hash, nvrtc) {
+    if compiler_variant(&old, source_hash, code_hash, nvrtc)
+        || timed_this_code(&old, source_hash, code_hash)
+    {
         old.rounds
             .into_iter()
             .filter(|r| timed_alike(r, l2_flush, duty_hold, variant))
             .collect()
     } else {
-        rounds_to_keep(old, source_hash, code_hash, l2_flush, duty_hold, variant)
+        Vec::new()
     }
 }
 
