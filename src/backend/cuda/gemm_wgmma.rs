@@ -1543,6 +1543,38 @@ mod tests {
             proptest::prop_assert!(u64::from(p.tile.smem()) <= MAX_DYNAMIC_SMEM);
         }
 
+        /// Any shape: the misaligned-B cluster replaces only an unsplit 128x256, 192x192 or
+        /// 128x128 plan whose B rows TMA could read in place but `Padding` would copy; it keeps
+        /// the plan's rows per CTA (128) and the width (256, or 128 for 128x128), pairs along M
+        /// (B multicast), and with B in place nothing but A's and C's padding stays.
+        #[test]
+        fn the_misaligned_b_cluster_replaces_only_the_copy(
+            m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000,
+        ) {
+            let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
+            let plan = pick(m, pad.np, pad.kp, 132, None, None);
+            match multicast_misaligned_b(plan, pad, n) {
+                Some(c) => {
+                    proptest::prop_assert!(n.is_multiple_of(8) && !n.is_multiple_of(64));
+                    proptest::prop_assert!(pad.copies_b(n) && plan.splits == 1);
+                    let wide = plan.tile == TILES[0] || plan.tile.bm == 192;
+                    proptest::prop_assert!(wide || plan.tile == TILES[1]);
+                    proptest::prop_assert_eq!(c, if wide { TILES[4] } else { TILES[5] });
+                    proptest::prop_assert!(c.cluster == 2 && !c.pair_n && c.bm == 128);
+                    let inplace = pad.b_in_place(n);
+                    proptest::prop_assert!(!inplace.copies_b(n));
+                    proptest::prop_assert_eq!((inplace.np, inplace.kp), (pad.np, pad.kp));
+                    proptest::prop_assert!(u64::from(c.smem()) <= MAX_DYNAMIC_SMEM);
+                }
+                None => proptest::prop_assert!(
+                    plan.splits != 1
+                        || !pad.copies_b(n)
+                        || !n.is_multiple_of(8)
+                        || ![TILES[0], TILES[1]].contains(&plan.tile) && plan.tile.bm != 192
+                ),
+            }
+        }
+
         /// Any shape: the kernel sees N and K as multiples of 8 no smaller than the real ones
         /// and less than 8 larger, copies are made exactly when TMA needs them or B is aligned,
         /// and every copied row is a whole number of 16-byte chunks.
