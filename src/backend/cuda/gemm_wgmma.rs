@@ -590,6 +590,8 @@ pub fn parse_misaligned_b(value: Option<&str>) -> std::result::Result<bool, Stri
 /// - 128x128_c2, H200 GPU-702f6684 and H100 GPU-6589fe08: 2048×1000×4096 35.81 / 29.79 and
 ///   43.25 / 32.74 (26.2, 27.8); 4096×264×4096 37.86 / 29.76; 3000×520×4096 39.41 / 32.93;
 ///   2048×1000×1024 13.78 / 11.74; 2048×520×1024 12.80 / 11.33; 4096×264×1024 13.70 / 12.22.
+///   The rule itself against the copy on H100 GPU-ba1c2e10: 2048×1000×4096 43.54 / 32.74,
+///   4096×264×4096 44.32 / 34.26, 3000×520×4096 44.06 / 35.65, 4096×264×1024 14.02 / 13.47.
 /// - Left alone: plans without the copy (M below [`ALIGN_MIN_OTHER`] or K below
 ///   [`ALIGN_MIN_K`]; 1024×2000×4096 28.22 / 26.91 and 1024×1504×1024 11.10 / 11.20 on the
 ///   H200, within the runs' spread), and the 128x192 plans (8191×264×1024: 17.76 with the copy
