@@ -52,6 +52,17 @@ pub fn nvrtc_release(library: &str) -> String {
     library.rsplit('/').next().unwrap_or_default().to_string()
 }
 
+/// The NVRTC release to store beside code hash `code_hash` ([`Provenance::nvrtc`]): that of
+/// `library` ([`nvrtc_release`]) where a cubin was hashed, empty where none was (vendor
+/// libraries and workers, which NVRTC did not compile).
+pub fn nvrtc_of_code(code_hash: &str, library: &str) -> String {
+    if code_hash.is_empty() {
+        String::new()
+    } else {
+        nvrtc_release(library)
+    }
+}
+
 /// Whether a record of `source_hash` whose cubin hashes to `code_hash`, compiled by NVRTC
 /// release `nvrtc` ([`nvrtc_release`]), ran `old`'s code up to NVRTC's own variation: the same
 /// source hash (source, local headers, options, NVRTC major.minor) and the same full NVRTC
@@ -64,13 +75,17 @@ pub fn nvrtc_release(library: &str) -> String {
 /// the device (`docs/kernels/session43/README.md`). Such a record timed what any fresh machine
 /// may compile from the same source, so it joins the entry's rounds instead of restarting it.
 pub fn compiler_variant(old: &Entry, source_hash: &str, code_hash: &str, nvrtc: &str) -> bool {
-    !source_hash.is_empty()
-        && old.env.source_hash == source_hash
-        && !nvrtc.is_empty()
-        && old.env.nvrtc == nvrtc
-        && !code_hash.is_empty()
-        && !old.env.code_hash.is_empty()
-        && old.env.code_hash != code_hash
+    let id = |source_hash, code_hash, nvrtc| crate::gate::CodeIdentity {
+        source_hash,
+        code_hash,
+        variant: None,
+        driver: "",
+        nvrtc,
+    };
+    crate::gate::compiler_variant(
+        id(source_hash, code_hash, nvrtc),
+        id(&old.env.source_hash, &old.env.code_hash, &old.env.nvrtc),
+    )
 }
 
 /// One independent measurement that went into a baseline: a process's round of a case with
@@ -1115,7 +1130,7 @@ pub fn import_results(
                 }
             }
             let stored = old.as_ref().map_or(0, |e| e.rounds.len());
-            let nvrtc = nvrtc_release(&gpu.nvrtc_library);
+            let nvrtc = nvrtc_of_code(&r.code_hash, &gpu.nvrtc_library);
             let variant_of_stored = old
                 .as_ref()
                 .is_some_and(|e| compiler_variant(e, &r.source_hash, &r.code_hash, &nvrtc));
@@ -1195,11 +1210,7 @@ pub fn import_results(
                 date: r.date.clone(),
                 source_hash: r.source_hash.clone(),
                 code_hash: r.code_hash.clone(),
-                nvrtc: if r.source_hash.is_empty() {
-                    String::new()
-                } else {
-                    nvrtc
-                },
+                nvrtc,
             };
             store.update(
                 &r.gpu_model,

@@ -1396,7 +1396,7 @@ pub fn run_case(
     }
     // The very code the baseline timed (gate::same_code): a slowdown is then this machine's.
     // This run's configuration as its rounds store it (`rounds` always holds the first).
-    let nvrtc = crate::baseline::nvrtc_release(&gpu.info.nvrtc_library);
+    let nvrtc = crate::baseline::nvrtc_of_code(&first.code_hash, &gpu.info.nvrtc_library);
     let same_code = base.as_ref().is_some_and(|b| {
         gate::same_code(
             gate::CodeIdentity {
@@ -1438,11 +1438,7 @@ pub fn run_case(
             date: crate::timefmt::now_rfc3339(),
             source_hash: first.source_hash.clone(),
             code_hash: first.code_hash.clone(),
-            nvrtc: if first.source_hash.is_empty() {
-                String::new()
-            } else {
-                crate::baseline::nvrtc_release(&gpu.info.nvrtc_library)
-            },
+            nvrtc,
         };
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {

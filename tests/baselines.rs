@@ -1775,11 +1775,17 @@ fn importing_another_cubin_under_the_same_source_and_configuration_is_named() {
 /// cubin is other code whatever the release.
 #[test]
 fn importing_another_cubin_of_the_same_source_and_nvrtc_release_keeps_the_rounds() {
-    use kernelgate::baseline::{compiler_variant, nvrtc_release, RestartReason};
+    use kernelgate::baseline::{compiler_variant, nvrtc_of_code, nvrtc_release, RestartReason};
     let (_dir, store, mut file) = read_flushed_store();
     let release = "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.88";
     assert_eq!(nvrtc_release(release), "libnvrtc.so.13.0.88");
     assert_eq!(nvrtc_release(""), "");
+    // Stored only beside a hashed cubin: vendor libraries and workers were not compiled by it.
+    assert_eq!(
+        nvrtc_of_code("c0dec0dec0de", release),
+        "libnvrtc.so.13.0.88"
+    );
+    assert_eq!(nvrtc_of_code("", release), "");
     file.gpu.as_mut().unwrap().nvrtc_library = release.into();
     file.results[0].code_hash = "c0dec0dec0de".into();
     file.results[0].variant = "kernel_x (tile 64x64)".into();
