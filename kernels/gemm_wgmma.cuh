@@ -11,6 +11,16 @@
 #ifndef GW_EPI16
 #define GW_EPI16 1
 #endif
+// GW_OVL3=0 builds 192x192_ts without the overlapped epilogue and skewed tail of session 44 (an
+// A/B control: kernels/dev/gemm_define_patch.py sets these switches in a copy)
+#ifndef GW_OVL3
+#define GW_OVL3 1
+#endif
+// GW_LASTSTAGE=0 builds 192x192_ts's last warpgroup storing its last tile through its one staging
+// box (as 128x256_ts does with its two) instead of all at once from the freed stage ring
+#ifndef GW_LASTSTAGE
+#define GW_LASTSTAGE 1
+#endif
 #include <cuda_fp16.h>
 
 #if !defined(__cuda_cuda_h__) && !defined(GEMM_WGMMA_HAVE_CUTENSORMAP)
@@ -524,7 +534,8 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
 
     if (wg == 0) {
         // ------------------------------ producer ------------------------------
-        if constexpr (NC >= 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if constexpr (NC == 2 || (NC == 3 && !(TS && GW_OVL3))) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if constexpr (NC == 3 && TS && GW_OVL3) asm volatile("setmaxnreg.dec.sync.aligned.u32 32;");
         if (tid == 0) {
             asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(tmA))
                          : "memory");
@@ -596,7 +607,10 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         // 512 threads (NC = 3) start at 128 registers each: the producer's 88 x 128 freed
         // registers allow the 384 consumer threads 152 (a multiple of 8 below 128 + 88 / 3).
         if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-        if constexpr (NC == 3) asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
+        if constexpr (NC == 3 && !(TS && GW_OVL3)) asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
+        // GW_OVL3: the producer keeps 32, so that the consumers hold 160 (32 * 128 + 160 * 384 =
+        // 65536), room for a packed tile (48) beside the accumulators (96)
+        if constexpr (NC == 3 && TS && GW_OVL3) asm volatile("setmaxnreg.inc.sync.aligned.u32 160;");
         const int cw = wg - 1;  // which 64-row slab of the CTA tile
         const int warp = (tid >> 5) & 3;
         const int lane = tid & 31;
@@ -627,12 +641,14 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             }
             wgmma_commit();
         };
-        if constexpr (TS && BN == 256 && CL == 1 && !PN) {
+        if constexpr (TS && CL == 1 && !PN &&
+                      ((BN == 256 && NC == 2) || (BN == 192 && NC == 3 && GW_OVL3))) {
             if (splits == 1) {
-                // Overlapped epilogue (see "128x256_ts" in the header).
+                // Overlapped epilogue (see "128x256_ts" and "192x192_ts" in the header).
+                constexpr int NB = BN / 64;  // 64-column boxes a warpgroup stores per tile
                 unsigned pk[BN / 4];  // the previous tile, packed: box j's stmatrix operands
                 int ptm = 0, ptn = 0;
-                int nbox = 4;  // boxes of the previous tile already stored (4: none pending)
+                int nbox = NB;  // boxes of the previous tile already stored (NB: none pending)
                 const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);
                 const int mi = lane >> 3;
                 const int srow = warp * 16 + (mi & 1) * 8 + (lane & 7);
@@ -655,12 +671,42 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                         bulk_commit();
                     }
                 };
+                // The CTA's last tile, skewed, last warpgroup (GW_LASTSTAGE): every stage of the
+                // ring has been read (the other warpgroups' wgmmas have completed: barrier 6),
+                // and nothing more is loaded, so the warpgroup writes its NB boxes into the ring
+                // at once, one 8 KiB box after the other from the first stage, and its leader
+                // stores them back to back: no wait for a staging box to be read.
+                auto store_all_from_ring = [&]() {
+#pragma unroll
+                    for (int j = 0; j < NB; ++j) {
+                        const unsigned buf = a_base + (unsigned)j * CF::EPI_BOX_BYTES;
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            const int chunk = 2 * q + (mi >> 1);
+                            stmatrix_x4(buf + (unsigned)srow * 128u + ((unsigned)(chunk ^ (srow & 7)) << 4),
+                                        pk[16 * j + 4 * q + 0], pk[16 * j + 4 * q + 1],
+                                        pk[16 * j + 4 * q + 2], pk[16 * j + 4 * q + 3]);
+                        }
+                    }
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    named_bar_sync(1u + (unsigned)cw, 128u);
+                    if (leader) {
+#pragma unroll
+                        for (int j = 0; j < NB; ++j)
+                            tma_store_2d(tmC, a_base + (unsigned)j * CF::EPI_BOX_BYTES,
+                                         ptn * BN + 64 * j, ptm * BM + cw * 64);
+                        bulk_commit();
+                    }
+                };
+                bool ring_free = false;  // the last tile was skewed: the ring is free at its end
                 auto store_next = [&]() {
                     switch (nbox) {
                         case 0: store_box(0); break;
                         case 1: store_box(1); break;
                         case 2: store_box(2); break;
-                        case 3: store_box(3); break;
+                        case 3:
+                            if constexpr (NB > 3) store_box(3);
+                            break;
                         default: return;
                     }
                     ++nbox;
@@ -683,13 +729,14 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     }
                     if (kmain < num_k) {
                         // Skewed tail (see "128x256_ts" in the header): warpgroup 0 issues the
-                        // last STAGES blocks first; warpgroup 1 drains, releases its last
-                        // main-loop stage (the producer needs it for the tail's last block) and
-                        // waits at barrier 3 until warpgroup 0 has issued them.
-                        if (cw == 1) {
+                        // last STAGES blocks first; every other warpgroup drains, releases its
+                        // last main-loop stage (the producer needs it for the tail's last block)
+                        // and waits at barrier 1 + NC + cw - 1 (3 with two consumers; 4, 5 with
+                        // three) until the warpgroup before it has issued them: a chain.
+                        if (NC == 2 ? cw == 1 : cw > 0) {
                             wgmma_wait<0>();
                             if (leader) release((it - 1) % STAGES);
-                            named_bar_sync(3u, 256u);
+                            named_bar_sync(NC == 2 ? 3u : (unsigned)(NC + cw), 256u);
                         }
 #pragma unroll
                         for (int j = 0; j < STAGES; ++j) {
@@ -701,8 +748,15 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                                 if (leader) release((it - 1) % STAGES);
                             }
                         }
-                        if (cw == 0) named_bar_arrive(3u, 256u);
+                        if (NC == 2 ? cw == 0 : cw < NC - 1)
+                            named_bar_arrive(NC == 2 ? 3u : (unsigned)(NC + 1 + cw), 256u);
                         wgmma_wait<0>();
+                        if constexpr (GW_LASTSTAGE && NC == 3) {
+                            // the last warpgroup writes into the ring once every other
+                            // warpgroup's wgmmas have read it
+                            if (cw < NC - 1) named_bar_arrive(6u, 128u * NC);
+                            ring_free = true;
+                        }
                         if (leader)
                             for (int j = 0; j < STAGES; ++j) release((it + j) % STAGES);
                         it += STAGES;
@@ -710,7 +764,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                         wgmma_wait<0>();
                         if (num_k > 0 && leader) release((it - 1) % STAGES);
                     }
-                    while (nbox < 4) store_next();  // K shorter than four blocks
+                    while (nbox < NB) store_next();  // K shorter than NB blocks
 #pragma unroll
                     for (int j = 0; j < BN / 64; ++j)
 #pragma unroll
@@ -725,7 +779,12 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     ptn = tn;
                     nbox = 0;
                 }
-                while (nbox < 4) store_next();  // the CTA's last tile
+                if (GW_LASTSTAGE && NC == 3 && ring_free && cw == NC - 1) {
+                    named_bar_sync(6u, 128u * NC);
+                    store_all_from_ring();
+                } else {
+                    while (nbox < NB) store_next();  // the CTA's last tile
+                }
                 if (leader) bulk_wait_all();
                 return;
             }

@@ -901,10 +901,11 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
 }
 
 /// How the launched GEMM writes C, for the case's configuration: fp32 partials with K splits,
-/// else TMA stores (`tma_store`: the `_ts` entry runs; the 128x256 one stores each finished
-/// tile during the next tile's first four K blocks, and where K has more blocks of 64 than the
-/// tile has stages, a CTA's last tile runs its last `stages` blocks one consumer warpgroup
-/// after the other, so that the first one's rows are stored while the second's finish) or
+/// else TMA stores (`tma_store`: the `_ts` entry runs; the plain 128x256 and 192x192 ones
+/// store each finished tile during the next tile's first four or three K blocks, and where K
+/// has more blocks of 64 than the tile has stages, a CTA's last tile runs its last `stages`
+/// blocks one consumer warpgroup after the other, so that the first ones' rows are stored while
+/// the last one's finish) or
 /// register stores, saying when the TMA store was wanted (`want_tma_store`) but the kernel
 /// source lacks the entry.
 fn epilogue_name(
@@ -914,7 +915,8 @@ fn epilogue_name(
     tma_store: bool,
     want_tma_store: bool,
 ) -> &'static str {
-    let overlapped = tile.bm == 128 && tile.bn == 256 && tile.cluster == 1;
+    let overlapped =
+        ((tile.bm == 128 && tile.bn == 256) || (tile.bm == 192 && tile.bn == 192)) && tile.cluster == 1;
     match (splits > 1, tma_store, want_tma_store) {
         (true, _, _) => "fp32 partials",
         (false, true, _) if overlapped && k.div_ceil(64) > tile.stages as u64 => {
@@ -932,31 +934,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_plain_128x256_tma_store_tile_overlaps_its_epilogue() {
+    fn only_the_plain_128x256_and_192x192_tma_store_tiles_overlap_their_epilogue() {
         let by = |n: &str| TILES.iter().find(|t| t.name() == n).unwrap();
+        for name in ["128x256", "192x192"] {
+            let t = by(name);
+            // 4 stages: the tail is skewed from 5 K blocks (K > 256) on
+            for k in [257, 2048, 4097] {
+                assert_eq!(
+                    epilogue_name(t, 1, k, true, true),
+                    "TMA store, overlapped with the next tile; the last tile's tail skewed by warpgroup",
+                    "{name} k {k}"
+                );
+            }
+            for k in [8, 64, 256] {
+                assert_eq!(
+                    epilogue_name(t, 1, k, true, true),
+                    "TMA store, overlapped with the next tile",
+                    "{name} k {k}"
+                );
+            }
+        }
         let t = by("128x256");
-        // 4 stages: the tail is skewed from 5 K blocks (K > 256) on
-        for k in [257, 2048, 4097] {
-            assert_eq!(
-                epilogue_name(t, 1, k, true, true),
-                "TMA store, overlapped with the next tile; the last tile's tail skewed by warpgroup",
-                "k {k}"
-            );
-        }
-        for k in [8, 64, 256] {
-            assert_eq!(
-                epilogue_name(t, 1, k, true, true),
-                "TMA store, overlapped with the next tile",
-                "k {k}"
-            );
-        }
         assert_eq!(epilogue_name(t, 2, 4096, true, true), "fp32 partials");
         assert_eq!(epilogue_name(t, 1, 4096, false, false), "register stores");
         assert_eq!(
             epilogue_name(t, 1, 4096, false, true),
             "register stores (this kernel source has no TMA-store entry)"
         );
-        for n in ["128x256_c2", "128x128", "128x64", "192x192"] {
+        for n in ["128x256_c2", "128x128", "128x64", "128x192"] {
             assert_eq!(
                 epilogue_name(by(n), 1, 4096, true, true),
                 "TMA store",
