@@ -119,6 +119,25 @@
 //     needed m64n128 pairs in the whole loop (an m64n128 on the upper half of the m64n256
 //     accumulators makes ptxas serialize every wgmma, C7511), 0.5-0.8% slower from 4096^3 on.
 //
+//   * 192x192_ts and 128x256_c2_ts without K splits do the same (session 44): each tile is
+//     stored during the next tile's first three (192x192) or four K blocks, and the CTA's last
+//     tile skews its tail. With three consumer warpgroups the skew is a chain: warpgroup 1 waits
+//     (named barrier 4) until warpgroup 0 has issued the last STAGES blocks, warpgroup 2
+//     (barrier 5) until warpgroup 1 has; then warpgroup 2 waits (barrier 6) until the others'
+//     wgmmas have completed and writes its three boxes into the freed stage ring at once, its
+//     leader storing them back to back (GW_LASTSTAGE; with one staging box per warpgroup each
+//     box otherwise waited for the previous store's read). The consumers hold 160 registers
+//     (the producer 32) for the packed tile beside the accumulators; ptxas spills nothing.
+//     Same-run A/B through the harness against session 43's 192x192_ts
+//     (kernels/dev/gemm_define_patch.py GW_OVL3=0 GW_LASTSTAGE=0), three rounds each, 3072^3:
+//     H200 GPU-2b001742 (without the ring store) 0.980-0.991x the time, H200 GPU-20c38226
+//     0.981-0.990x, H100 GPU-fd5cc333 0.983-0.994x; the ring store alone is within the
+//     pairing's noise (0.994-1.007). The cluster tile (GW_C2_OVL, with its start-up cluster
+//     barrier arriving .relaxed, GW_C2_RELAXED: the init thread's fence.mbarrier_init already
+//     releases the barriers to the peer), forced through the harness against the shipped
+//     cluster entry, H100 GPU-05cd9fa8, two rounds: 2048^3 0.959-0.980x the time,
+//     4096x1000x4096 0.988-0.989x, 4096^3 0.987-0.993x, 8192x1000x8192 0.996-0.997x.
+//
 //   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
 //     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A
 //     work unit is a PAIR of vertically adjacent M tiles (2pm, 2pm+1) with the same N tile tn

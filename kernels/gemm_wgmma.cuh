@@ -21,6 +21,15 @@
 #ifndef GW_LASTSTAGE
 #define GW_LASTSTAGE 1
 #endif
+// GW_C2_OVL=1 gives 128x256_c2_ts the plain 128x256_ts's overlapped epilogue and skewed tail;
+// GW_C2_RELAXED=1 makes the cluster entries' start-up cluster barrier arrive .relaxed (session 44
+// experiment, both off: the shipped cluster entries)
+#ifndef GW_C2_OVL
+#define GW_C2_OVL 1
+#endif
+#ifndef GW_C2_RELAXED
+#define GW_C2_RELAXED 1
+#endif
 #include <cuda_fp16.h>
 
 #if !defined(__cuda_cuda_h__) && !defined(GEMM_WGMMA_HAVE_CUTENSORMAP)
@@ -523,9 +532,15 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     // CL = 2: the peer's barriers must be initialised before our multicasts signal them.
-    if constexpr (CL == 2)
-        cluster_sync();
-    else
+    if constexpr (CL == 2) {
+        if constexpr (GW_C2_RELAXED)
+            // the init thread's fence.mbarrier_init.release.cluster already released the
+            // barriers' initialisation to the peer (CUTLASS's fence_barrier_init, then
+            // cluster_arrive_relaxed, cluster_wait)
+            asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;" ::: "memory");
+        else
+            cluster_sync();
+    } else
         __syncthreads();
     // Launched as a dependent of a padding copy: the set-up above overlapped it; nothing below
     // may read A or B (or write C, P) before it has finished.
@@ -641,8 +656,9 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
             }
             wgmma_commit();
         };
-        if constexpr (TS && CL == 1 && !PN &&
-                      ((BN == 256 && NC == 2) || (BN == 192 && NC == 3 && GW_OVL3))) {
+        if constexpr (TS && !PN &&
+                      ((BN == 256 && NC == 2 && (CL == 1 || GW_C2_OVL)) ||
+                       (BN == 192 && NC == 3 && CL == 1 && GW_OVL3))) {
             if (splits == 1) {
                 // Overlapped epilogue (see "128x256_ts" and "192x192_ts" in the header).
                 constexpr int NB = BN / 64;  // 64-column boxes a warpgroup stores per tile
@@ -714,7 +730,9 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 for (int u = cid; u < units; u += ncl) {
                     int pm, tn;
                     tile_coords(u, num_pm, num_pn, pm, tn);
-                    const int tm = pm;
+                    // CL = 2: rank r's tile of the pair; past the last M tile (odd num_tm) its
+                    // rows are >= M and the tensor stores write nothing
+                    const int tm = pm * CL + (int)rank;
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
                     // The CTA's last tile keeps its last STAGES blocks for the skewed tail below.

@@ -901,8 +901,9 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
 }
 
 /// How the launched GEMM writes C, for the case's configuration: fp32 partials with K splits,
-/// else TMA stores (`tma_store`: the `_ts` entry runs; the plain 128x256 and 192x192 ones
-/// store each finished tile during the next tile's first four or three K blocks, and where K
+/// else TMA stores (`tma_store`: the `_ts` entry runs; the 128x256 ones, plain and cluster, and
+/// the 192x192 one store each finished tile during the next tile's first four or three K blocks
+/// (session 44 for 192x192 and the cluster), and where K
 /// has more blocks of 64 than the tile has stages, a CTA's last tile runs its last `stages`
 /// blocks one consumer warpgroup after the other, so that the first ones' rows are stored while
 /// the last one's finish) or
@@ -915,8 +916,8 @@ fn epilogue_name(
     tma_store: bool,
     want_tma_store: bool,
 ) -> &'static str {
-    let overlapped =
-        ((tile.bm == 128 && tile.bn == 256) || (tile.bm == 192 && tile.bn == 192)) && tile.cluster == 1;
+    let overlapped = (tile.bm == 128 && tile.bn == 256 && !tile.pair_n)
+        || (tile.bm == 192 && tile.bn == 192 && tile.cluster == 1);
     match (splits > 1, tma_store, want_tma_store) {
         (true, _, _) => "fp32 partials",
         (false, true, _) if overlapped && k.div_ceil(64) > tile.stages as u64 => {
@@ -934,9 +935,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_plain_128x256_and_192x192_tma_store_tiles_overlap_their_epilogue() {
+    fn the_128x256_and_192x192_tma_store_tiles_overlap_their_epilogue() {
         let by = |n: &str| TILES.iter().find(|t| t.name() == n).unwrap();
-        for name in ["128x256", "192x192"] {
+        for name in ["128x256", "128x256_c2", "192x192"] {
             let t = by(name);
             // 4 stages: the tail is skewed from 5 K blocks (K > 256) on
             for k in [257, 2048, 4097] {
@@ -961,7 +962,7 @@ mod tests {
             epilogue_name(t, 1, 4096, false, true),
             "register stores (this kernel source has no TMA-store entry)"
         );
-        for n in ["128x256_c2", "128x128", "128x64", "128x192"] {
+        for n in ["128x128_c2", "128x128", "128x64", "128x64_n2", "128x192"] {
             assert_eq!(
                 epilogue_name(by(n), 1, 4096, true, true),
                 "TMA store",
