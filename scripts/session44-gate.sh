@@ -5,7 +5,8 @@
 #    without the ring store (ring: GW_LASTSTAGE=0) and session 43's kernel (old: GW_OVL3=0 too),
 #    ROUNDS (default 3) rounds;
 # 3. G512=1: session 43's lead 1, 2048x512x4096 on the automatic tile against 128x64_n2, three
-#    interleaved rounds (scripts/leads-after-43.sh's first part).
+#    interleaved rounds (scripts/leads-after-43.sh's first part);
+# 4. SQ=1: issue 12's squares (sq44), ours and cuBLAS as the gate times them, three runs.
 set -u
 . scripts/device-lib.sh
 for n in ${SUITES-gemm gemm_edges smoke}; do suite "$n" KERNELGATE_SUITE="$n" .devbin/kernels; done
@@ -19,5 +20,9 @@ if [ "${G512:-0}" = 1 ]; then
   mode_env() { case $1 in pick) echo "" ;; n2) echo "KERNELGATE_GEMM_TILE=128x64_n2" ;; esac; }
   ROUNDS=3 interleave g512 scripts/suites/g2048x512_43.json pick n2
   archive_runs g512
+fi
+if [ "${SQ:-0}" = 1 ]; then
+  for r in 1 2 3; do cli "sq-$r" scripts/suites/sq44.json; done
+  ( cd "$OUT" && tar czf sq-runs.tar.gz sq-*.json && rm -f sq-[0-9]*.json )
 fi
 log done
