@@ -22,8 +22,8 @@
 #define GW_LASTSTAGE 1
 #endif
 // GW_C2_OVL=1 gives 128x256_c2_ts the plain 128x256_ts's overlapped epilogue and skewed tail;
-// GW_C2_RELAXED=1 makes the cluster entries' start-up cluster barrier arrive .relaxed (session 44
-// experiment, both off: the shipped cluster entries)
+// GW_C2_RELAXED=1 makes the cluster entries' start-up cluster barrier arrive .relaxed (session 44;
+// both off builds session 43's cluster entries, the A/B control)
 #ifndef GW_C2_OVL
 #define GW_C2_OVL 1
 #endif
@@ -620,7 +620,8 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     } else {
         // ------------------------------ consumers ------------------------------
         // 512 threads (NC = 3) start at 128 registers each: the producer's 88 x 128 freed
-        // registers allow the 384 consumer threads 152 (a multiple of 8 below 128 + 88 / 3).
+        // registers allow the 384 consumer threads 152 (a multiple of 8 below 128 + 88 / 3);
+        // with the overlapped epilogue (TS, GW_OVL3) the producer keeps 32 and they get 160.
         if constexpr (NC == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         if constexpr (NC == 3 && !(TS && GW_OVL3)) asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
         // GW_OVL3: the producer keeps 32, so that the consumers hold 160 (32 * 128 + 160 * 384 =
