@@ -669,11 +669,10 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 const unsigned ebuf = epi_base + (unsigned)cw * (CF::EPI_NBUF * CF::EPI_BOX_BYTES);
                 const int mi = lane >> 3;
                 const int srow = warp * 16 + (mi & 1) * 8 + (lane & 7);
-                // j is a constant at every call (the switch below), so that pk stays in registers
-                auto store_box = [&](const int j) {
-                    const unsigned buf = ebuf + (unsigned)(j % CF::EPI_NBUF) * CF::EPI_BOX_BYTES;
-                    if (leader) bulk_wait_read<(int)CF::EPI_NBUF - 1>();
-                    named_bar_sync(1u + (unsigned)cw, 128u);
+                // Box j of the packed tile into the 8 KiB staging box at buf (SW128 layout). j
+                // is a constant at every call (the switch and unrolled loops below), so that pk
+                // stays in registers.
+                auto stage_box = [&](const unsigned buf, const int j) {
 #pragma unroll
                     for (int q = 0; q < 4; ++q) {
                         const int chunk = 2 * q + (mi >> 1);
@@ -681,6 +680,12 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                                     pk[16 * j + 4 * q + 0], pk[16 * j + 4 * q + 1],
                                     pk[16 * j + 4 * q + 2], pk[16 * j + 4 * q + 3]);
                     }
+                };
+                auto store_box = [&](const int j) {
+                    const unsigned buf = ebuf + (unsigned)(j % CF::EPI_NBUF) * CF::EPI_BOX_BYTES;
+                    if (leader) bulk_wait_read<(int)CF::EPI_NBUF - 1>();
+                    named_bar_sync(1u + (unsigned)cw, 128u);
+                    stage_box(buf, j);
                     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                     named_bar_sync(1u + (unsigned)cw, 128u);
                     if (leader) {
@@ -695,16 +700,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                 // stores them back to back: no wait for a staging box to be read.
                 auto store_all_from_ring = [&]() {
 #pragma unroll
-                    for (int j = 0; j < NB; ++j) {
-                        const unsigned buf = a_base + (unsigned)j * CF::EPI_BOX_BYTES;
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            const int chunk = 2 * q + (mi >> 1);
-                            stmatrix_x4(buf + (unsigned)srow * 128u + ((unsigned)(chunk ^ (srow & 7)) << 4),
-                                        pk[16 * j + 4 * q + 0], pk[16 * j + 4 * q + 1],
-                                        pk[16 * j + 4 * q + 2], pk[16 * j + 4 * q + 3]);
-                        }
-                    }
+                    for (int j = 0; j < NB; ++j) stage_box(a_base + (unsigned)j * CF::EPI_BOX_BYTES, j);
                     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                     named_bar_sync(1u + (unsigned)cw, 128u);
                     if (leader) {
