@@ -140,6 +140,20 @@ interleave() {
   log "$prefix ranked: rc=$?"
 }
 
+# out_fit: the device returns at most 8 files from $OUT (device/README.md, Limits); where more are
+# there, everything but log.txt and the six newest files goes into $OUT/rest.tar.gz (logged), so
+# that nothing is dropped unseen. Call it last.
+out_fit() {
+  local n keep rest
+  n=$(find "$OUT" -maxdepth 1 -type f | wc -l)
+  [ "$n" -le 8 ] && return 0
+  keep=$(cd "$OUT" && ls -t | grep -v '^log.txt$' | head -6)
+  rest=$(cd "$OUT" && ls | grep -v '^log.txt$' | grep -vxF "$keep")
+  # shellcheck disable=SC2086 # file names without spaces
+  ( cd "$OUT" && tar czf rest.tar.gz $rest && rm -f $rest )
+  log "out_fit: $n files in \$OUT; $(echo $rest | wc -w) of them packed into rest.tar.gz"
+}
+
 # archive_runs PREFIX: one $OUT/PREFIX-runs.tar.gz of interleave's runs in place of the files
 # (the device returns only a few files).
 archive_runs() {

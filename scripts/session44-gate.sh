@@ -26,3 +26,4 @@ if [ "${SQ:-0}" = 1 ]; then
   ( cd "$OUT" && tar czf sq-runs.tar.gz sq-*.json && rm -f sq-[0-9]*.json )
 fi
 log done
+out_fit
