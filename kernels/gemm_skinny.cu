@@ -194,6 +194,16 @@ __device__ __forceinline__ uint4 sk_ld16_stream(const void* p) {
 #endif
 }
 
+// acc[r][n] += a[r][j] * b[n] for the warp's R rows and NT columns: one row k + j of B.
+template <int NT, int R, int VEC>
+__device__ __forceinline__ void skinny_n_fma(float (&acc)[R][NT], const float (&a)[R][VEC], int j,
+                                             const float (&b)[NT]) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int n = 0; n < NT; n++) acc[r][n] = fmaf(a[r][j], b[n], acc[r][n]);
+}
+
 template <typename T, int NT, int R>
 __device__ __forceinline__ void skinny_n_loadA(const T* __restrict__ A, int row0, int M, int K,
                                                int k, bool a_vec, uint4 (&raw)[R]) {
@@ -263,10 +273,7 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
 #pragma unroll
                 for (int v = 0; v < NT / VEC; v++)
                     SkT<T>::unpack(__ldg(reinterpret_cast<const uint4*>(brow + v * VEC)), b + v * VEC);
-#pragma unroll
-                for (int r = 0; r < R; r++)
-#pragma unroll
-                    for (int n = 0; n < NT; n++) acc[r][n] = fmaf(a[r][j], b[n], acc[r][n]);
+                skinny_n_fma<NT, R, VEC>(acc, a, j, b);
             }
 #pragma unroll
             for (int r = 0; r < R; r++) cur[r] = nxt[r];
@@ -291,10 +298,7 @@ __device__ __forceinline__ void skinny_n(const T* __restrict__ A, const T* __res
 #pragma unroll
                 for (int n = 0; n < NT; n++) b[n] = n < N ? SkT<T>::f(brow[n]) : 0.0f;
             }
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int n = 0; n < NT; n++) acc[r][n] = fmaf(a[r][j], b[n], acc[r][n]);
+            skinny_n_fma<NT, R, VEC>(acc, a, j, b);
         }
 #pragma unroll
         for (int r = 0; r < R; r++) cur[r] = nxt[r];
