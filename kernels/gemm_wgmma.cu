@@ -39,7 +39,8 @@
 //   * Warp-specialized: warpgroup 0 = producer (one elected thread issues the TMA loads: 1 box
 //     for A, BN/64 boxes for B per stage), warpgroups 1..consumers = consumers. With two
 //     consumers the producer does setmaxnreg.dec to 40 and the consumers setmaxnreg.inc to 232;
-//     with three (192x192, 512 threads starting at 128 registers) to 40 and 152.
+//     with three (192x192, 512 threads starting at 128 registers) to 40 and 152, and for
+//     192x192_ts (its overlapped epilogue holds a packed tile, session 44) to 32 and 160.
 //   * mbarriers: full[s] (count 1, producer arrive.expect_tx + TMA complete_tx) and
 //     empty[s] (count = consumers, one arrive per consumer warpgroup after wgmma.wait_group shows
 //     that the stage has been consumed; one wgmma group is kept in flight: wait_group 1).
