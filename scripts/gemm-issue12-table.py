@@ -36,3 +36,18 @@ for m in machines:
     cells.append(f"**{g:.3f}** ({len(lr)})"); worst.append(f"{w[0]:.2f} ({w[1]})")
 print("| geomean, bf16/fp16 cases | | " + " | ".join(cells)+" |")
 print("| worst case | | " + " | ".join(worst)+" |")
+# The squares bar (2048^3-8192^3 at or above 1.0x cuBLAS): per square and dtype, the readings'
+# range and mean over the machines, and how many readings of all reach 1.000.
+print()
+print("| square | dtype | min | mean | max | readings ≥ 1.000 |")
+print("| --- | --- | ---: | ---: | ---: | ---: |")
+total = at_or_above = 0
+for n in (2048, 3072, 4096, 6144, 8192):
+    for dt in ("bf16", "fp16"):
+        xs = [x for x in (ratio(data[m], (n, n, n), dt) for m in machines) if x]
+        if not xs:
+            continue
+        ok = sum(1 for x in xs if round(x, 3) >= 1.0)
+        total += len(xs); at_or_above += ok
+        print(f"| {n}³ | {dt} | {min(xs):.3f} | {sum(xs) / len(xs):.3f} | {max(xs):.3f} | {ok} of {len(xs)} |")
+print(f"| all | | | | | **{at_or_above} of {total}** |")
