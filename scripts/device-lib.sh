@@ -147,8 +147,9 @@ out_fit() {
   local n keep rest
   n=$(find "$OUT" -maxdepth 1 -type f | wc -l)
   [ "$n" -le 8 ] && return 0
-  keep=$(cd "$OUT" && ls -t | grep -v '^log.txt$' | head -6)
-  rest=$(cd "$OUT" && ls | grep -v '^log.txt$' | grep -vxF "$keep")
+  # plain files only, newest first (folders under $OUT stay as they are)
+  keep=$(find "$OUT" -maxdepth 1 -type f ! -name log.txt -printf '%T@ %f\n' | sort -rn | head -6 | cut -d' ' -f2)
+  rest=$(find "$OUT" -maxdepth 1 -type f ! -name log.txt ! -name rest.tar.gz -printf '%f\n' | grep -vxF "$keep")
   # shellcheck disable=SC2086 # file names without spaces
   ( cd "$OUT" && tar czf rest.tar.gz $rest && rm -f $rest )
   log "out_fit: $n files in \$OUT; $(echo $rest | wc -w) of them packed into rest.tar.gz"
