@@ -12,6 +12,13 @@
 //! same (session 40: the fp32 split-K entries added to `gemm.cu`). A file whose entry points'
 //! code changed keeps its old hash, and its entries restart on the next import as before. No GPU needed; NVRTC and the CUDA headers are.
 //!
+//! NVRTC's output varies between compiles of one source (sessions 43–44: it depends on the
+//! compiling process's addresses; `kernels/gemm.cu` gave 5 PTX texts and 2 cubins in 16
+//! processes). So where two cubins differ, both sides are compiled again ([`COMPILES`] times in
+//! all, each), and an entry point counts as changed only where no compile of the old source and
+//! none of the new gave it the same code: a comment edit of such a file is not called a code
+//! change because one compile drew another variant.
+//!
 //! Entries that store the hash of the cubin they timed (`code_hash`, kept since session 37) need
 //! no such step: the gate and imports match them by cubin on the next run. This module serves
 //! entries stored before that, and moving hashes ahead of any run.
@@ -61,6 +68,10 @@ impl Verdict {
     }
 }
 
+/// How many times [`compare_dirs`] compiles each side of a file whose two first cubins differ
+/// (NVRTC's variation, see the module comment), the first compile included.
+pub const COMPILES: usize = 3;
+
 /// One kernel file's comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileVerdict {
@@ -79,6 +90,12 @@ pub struct FileVerdict {
     /// and how many entry points the new cubin has. `None` where the cubins could not be taken
     /// apart.
     pub changed_entries: Option<(Vec<String>, usize)>,
+    /// Compiles of each side: 1, or more where the first two cubins differed and could be taken
+    /// apart ([`COMPILES`]).
+    pub compiles: usize,
+    /// Entry points whose code differed between the first two compiles but met in a later
+    /// compile of each side: NVRTC's own variation, not the edit's.
+    pub varied: Vec<String>,
 }
 
 /// The entry points whose machine code differs between cubins `a` and `b`, and `b`'s count.
@@ -102,6 +119,19 @@ pub fn changed_entries(a: &[u8], b: &[u8]) -> Option<(Vec<String>, usize)> {
     Some((changed, eb.len()))
 }
 
+/// Whether some compile of the old source and some compile of the new gave entry point `entry`
+/// the same machine code ([`crate::cubin::entry_code_hash`]).
+fn variants_meet(olds: &[Vec<u8>], news: &[Vec<u8>], entry: &str) -> bool {
+    let hashes = |cubins: &[Vec<u8>]| -> Vec<String> {
+        cubins
+            .iter()
+            .filter_map(|c| crate::cubin::entry_code_hash(c, entry).ok())
+            .collect()
+    };
+    let old = hashes(olds);
+    hashes(news).iter().any(|h| old.contains(h))
+}
+
 /// Whether every entry point of `changed` is absent from cubin `old`: the new build only added
 /// entry points (none changed or went away). False where the cubins could not be taken apart.
 fn only_added(old: &[u8], changed: Option<&(Vec<String>, usize)>) -> bool {
@@ -114,7 +144,8 @@ fn only_added(old: &[u8], changed: Option<&(Vec<String>, usize)>) -> bool {
 /// Compares every `*.cu` of `old_dir` and `new_dir` (kernel directories) for architecture
 /// `arch` and NVRTC version label `nvrtc` (the one the stored hashes were made with).
 /// `compile(dir, file)` returns a file's cubin; it runs only for files whose source hash
-/// differs, old tree first. The result is sorted by file name.
+/// differs, old tree first, and again ([`COMPILES`] in all, each side) where the two cubins
+/// differ in entry points both have. The result is sorted by file name.
 pub fn compare_dirs(
     old_dir: &Path,
     new_dir: &Path,
@@ -137,26 +168,52 @@ pub fn compare_dirs(
     let mut out = Vec::new();
     for name in names {
         let (o, n) = (old.get(name).cloned(), new.get(name).cloned());
+        let mut compiles = 0;
+        let mut varied = Vec::new();
         let (verdict, cubin_bytes, changed) = match (&o, &n) {
             (Some(a), Some(b)) if a == b => (Verdict::Unchanged, None, None),
             (Some(_), Some(_)) => {
                 let a = compile(old_dir, name)?;
                 let b = compile(new_dir, name)?;
+                compiles = 1;
                 if a == b {
                     (Verdict::SameCode, Some((a.len(), b.len())), None)
                 } else {
-                    let changed = changed_entries(&a, &b);
-                    let verdict = if only_added(&a, changed.as_ref()) {
-                        Verdict::EntriesAdded
-                    } else {
-                        Verdict::CodeDiffers
+                    let mut changed = changed_entries(&a, &b);
+                    let bytes = Some((a.len(), b.len()));
+                    // Entry points of both cubins whose code differs may be NVRTC's variation:
+                    // compile both sides again until each meets or the compiles run out.
+                    if let Some((names, _)) = &mut changed {
+                        let mut suspects: Vec<String> = names
+                            .iter()
+                            .filter(|e| crate::cubin::entry_code_hash(&a, e).is_ok())
+                            .cloned()
+                            .collect();
+                        let (mut olds, mut news) = (vec![a.clone()], vec![b]);
+                        while !suspects.is_empty() && compiles < COMPILES {
+                            olds.push(compile(old_dir, name)?);
+                            news.push(compile(new_dir, name)?);
+                            compiles += 1;
+                            let (met, left): (Vec<String>, Vec<String>) = suspects
+                                .into_iter()
+                                .partition(|e| variants_meet(&olds, &news, e));
+                            varied.extend(met);
+                            suspects = left;
+                        }
+                        names.retain(|e| !varied.contains(e));
+                    }
+                    let verdict = match &changed {
+                        Some((names, _)) if names.is_empty() => Verdict::SameCode,
+                        _ if only_added(&a, changed.as_ref()) => Verdict::EntriesAdded,
+                        _ => Verdict::CodeDiffers,
                     };
-                    (verdict, Some((a.len(), b.len())), changed)
+                    (verdict, bytes, changed)
                 }
             }
             (None, _) => (Verdict::Added, None, None),
             (_, None) => (Verdict::Removed, None, None),
         };
+        varied.sort();
         out.push(FileVerdict {
             file: name.clone(),
             old_hash: o,
@@ -164,6 +221,8 @@ pub fn compare_dirs(
             verdict,
             cubin_bytes,
             changed_entries: changed,
+            compiles,
+            varied,
         });
     }
     Ok(out)
@@ -211,6 +270,19 @@ pub fn render(verdicts: &[FileVerdict], old: &str, arch: &str, nvrtc: &str) -> S
         );
     }
     for v in &changed {
+        if !v.varied.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{}: {} entry points took other machine code in one compile and met in another ({} compiles of each side; NVRTC's own variation, not the edit's): {}",
+                v.file,
+                v.varied.len(),
+                v.compiles,
+                v.varied.join(", ")
+            );
+        }
+        if v.verdict == Verdict::SameCode {
+            continue;
+        }
         if let Some((names, total)) = &v.changed_entries {
             let what = if v.verdict == Verdict::EntriesAdded {
                 "are new (the others' machine code is unchanged)"

@@ -3,8 +3,9 @@
 
 mod common;
 
+use common::elf;
 use kernelgate::baseline::{recode_entries, rehash_entries, Store};
-use kernelgate::machine_code::{compare_dirs, migration, render, Verdict};
+use kernelgate::machine_code::{compare_dirs, migration, render, Verdict, COMPILES};
 use std::path::{Path, PathBuf};
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -407,4 +408,167 @@ fn with_nvrtc_an_added_entry_point_keeps_the_others_baselines() {
     ] {
         assert!(table.contains(want), "{want}: {table}");
     }
+}
+
+/// A cubin of the entry points `entries` (name, machine code): one `.text.E` section each.
+fn cubin_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let sections: Vec<(String, u32, Vec<u8>)> = entries
+        .iter()
+        .map(|(e, code)| (format!(".text.{e}"), 1, code.to_vec()))
+        .collect();
+    let refs: Vec<(&str, u32, Vec<u8>)> = sections
+        .iter()
+        .map(|(n, t, d)| (n.as_str(), *t, d.clone()))
+        .collect();
+    let syms: Vec<(&str, bool)> = entries.iter().map(|(e, _)| (*e, true)).collect();
+    elf(&refs, &syms)
+}
+
+/// old/k.cu and new/k.cu, their texts different (a comment).
+fn one_file() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let (old, new) = (t.path().join("old"), t.path().join("new"));
+    for d in [&old, &new] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    write(&old, "k.cu", "__global__ void a() {}\n");
+    write(&new, "k.cu", "// a comment\n__global__ void a() {}\n");
+    (t, old, new)
+}
+
+/// A stand-in NVRTC whose output varies: the n-th compile of old/ returns `olds[n]`, of new/
+/// `news[n]` (the last one again once they run out); counts the compiles of each side.
+struct Varying {
+    olds: Vec<Vec<u8>>,
+    news: Vec<Vec<u8>>,
+    calls: (usize, usize),
+}
+
+impl Varying {
+    fn compile(&mut self, d: &Path) -> kernelgate::Result<Vec<u8>> {
+        let old = d.file_name().unwrap() == "old";
+        let (list, n) = if old {
+            (&self.olds, &mut self.calls.0)
+        } else {
+            (&self.news, &mut self.calls.1)
+        };
+        let c = list[(*n).min(list.len() - 1)].clone();
+        *n += 1;
+        Ok(c)
+    }
+}
+
+/// A comment edit of a file whose compiles vary: the first two cubins differ in entry point a,
+/// a second compile of the old source gives the new one's code. Same machine code, a listed as
+/// NVRTC's variation; the entries' hash moves.
+#[test]
+fn nvrtc_variation_is_not_called_a_code_change() {
+    let (_t, old, new) = one_file();
+    let mut nv = Varying {
+        olds: vec![
+            cubin_of(&[("a", b"A1"), ("b", b"B")]),
+            cubin_of(&[("a", b"A2"), ("b", b"B")]),
+        ],
+        news: vec![cubin_of(&[("a", b"A2"), ("b", b"B")])],
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    assert_eq!(v[0].verdict, Verdict::SameCode);
+    assert_eq!(v[0].varied, ["a"]);
+    assert_eq!(v[0].compiles, 2);
+    assert_eq!(v[0].changed_entries, Some((vec![], 2)));
+    assert_eq!(nv.calls, (2, 2));
+    assert_eq!(migration(&v).len(), 1);
+    let table = render(&v, "old", "sm_90a", "13.0");
+    for want in [
+        "same machine code: entries keep their rounds",
+        "k.cu: 1 entry points took other machine code in one compile and met in another (2 compiles of each side; NVRTC's own variation, not the edit's): a",
+        "1 same machine code, 0 with entry points added, 0 machine code differs",
+    ] {
+        assert!(table.contains(want), "{want}: {table}");
+    }
+    assert!(!table.contains("entry points differ"), "{table}");
+}
+
+/// A real change stays one: the new code of a never meets the old in COMPILES compiles of each
+/// side, and b, which did not change, is not compiled for.
+#[test]
+fn a_code_change_stays_one_after_every_compile() {
+    let (_t, old, new) = one_file();
+    let mut nv = Varying {
+        olds: vec![cubin_of(&[("a", b"A"), ("b", b"B")])],
+        news: vec![cubin_of(&[("a", b"Z"), ("b", b"B")])],
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    assert_eq!(v[0].verdict, Verdict::CodeDiffers);
+    assert_eq!(v[0].changed_entries, Some((vec!["a".to_string()], 2)));
+    assert!(v[0].varied.is_empty());
+    assert_eq!(v[0].compiles, COMPILES);
+    assert_eq!(nv.calls, (COMPILES, COMPILES));
+    assert!(migration(&v).is_empty());
+}
+
+/// Both at once: a varies (and meets), b really changed. The file's code differs, in b alone.
+#[test]
+fn a_varying_entry_is_told_apart_from_a_changed_one() {
+    let (_t, old, new) = one_file();
+    let mut nv = Varying {
+        olds: vec![
+            cubin_of(&[("a", b"A1"), ("b", b"B")]),
+            cubin_of(&[("a", b"A2"), ("b", b"B")]),
+        ],
+        news: vec![cubin_of(&[("a", b"A2"), ("b", b"C")])],
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    assert_eq!(v[0].verdict, Verdict::CodeDiffers);
+    assert_eq!(v[0].changed_entries, Some((vec!["b".to_string()], 2)));
+    assert_eq!(v[0].varied, ["a"]);
+    let table = render(&v, "old", "sm_90a", "13.0");
+    assert!(
+        table.contains("k.cu: 1 of 2 entry points differ: b"),
+        "{table}"
+    );
+}
+
+/// Beside an entry point that varies, the file only gains an entry point once the variation
+/// meets; an added entry point alone needs no second compile.
+#[test]
+fn an_added_entry_beside_a_varying_one_is_an_addition() {
+    let (_t, old, new) = one_file();
+    let mut nv = Varying {
+        olds: vec![cubin_of(&[("a", b"A1")]), cubin_of(&[("a", b"A2")])],
+        news: vec![cubin_of(&[("a", b"A2"), ("c", b"C")])],
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    assert_eq!(v[0].verdict, Verdict::EntriesAdded);
+    assert_eq!(v[0].changed_entries, Some((vec!["c".to_string()], 2)));
+    assert_eq!(v[0].varied, ["a"]);
+    assert_eq!(nv.calls, (2, 2));
+    let mut added = Varying {
+        olds: vec![cubin_of(&[("a", b"A")])],
+        news: vec![cubin_of(&[("a", b"A"), ("c", b"C")])],
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| added.compile(d)).unwrap();
+    assert_eq!(v[0].verdict, Verdict::EntriesAdded);
+    assert_eq!((v[0].compiles, added.calls), (1, (1, 1)));
+}
+
+/// Identical first cubins: one compile each, nothing varied.
+#[test]
+fn identical_cubins_are_compiled_once() {
+    let (_t, old, new) = one_file();
+    let c = cubin_of(&[("a", b"A")]);
+    let mut nv = Varying {
+        olds: vec![c.clone()],
+        news: vec![c],
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    assert_eq!(v[0].verdict, Verdict::SameCode);
+    assert_eq!((v[0].compiles, nv.calls), (1, (1, 1)));
+    assert!(v[0].varied.is_empty());
 }

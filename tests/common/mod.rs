@@ -268,3 +268,67 @@ pub fn stored_hash(
         .env
         .source_hash
 }
+
+/// A symbol: name, whether it is a kernel entry point.
+pub type Sym<'a> = (&'a str, bool);
+
+/// A minimal ELF64 little-endian file with `sections` (name, type, data) after the null section,
+/// then `.shstrtab`, `.strtab` and `.symtab` holding `symbols` after the null symbol.
+pub fn elf(sections: &[(&str, u32, Vec<u8>)], symbols: &[Sym]) -> Vec<u8> {
+    let mut names = vec![0u8];
+    let name_at = |n: &str, names: &mut Vec<u8>| {
+        let at = names.len() as u32;
+        names.extend_from_slice(n.as_bytes());
+        names.push(0);
+        at
+    };
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24];
+    for (n, entry) in symbols {
+        let at = name_at(n, &mut strtab);
+        let mut s = vec![0u8; 24];
+        s[..4].copy_from_slice(&at.to_le_bytes());
+        s[4] = if *entry { 0x12 } else { 0x11 }; // GLOBAL FUNC / GLOBAL OBJECT
+        s[5] = if *entry { 0x10 } else { 0 };
+        symtab.extend(s);
+    }
+    let n = sections.len();
+    let mut all: Vec<(String, u32, Vec<u8>, u32)> = sections
+        .iter()
+        .map(|(a, t, d)| (a.to_string(), *t, d.clone(), 0))
+        .collect();
+    // .shstrtab at n + 1, .strtab at n + 2, .symtab at n + 3 (linked to .strtab).
+    all.push((".shstrtab".into(), 3, Vec::new(), 0));
+    all.push((".strtab".into(), 3, strtab, 0));
+    all.push((".symtab".into(), 2, symtab, (n + 2) as u32));
+    let name_offsets: Vec<u32> = all.iter().map(|s| name_at(&s.0, &mut names)).collect();
+    all[n].2 = names;
+    let mut out = vec![0u8; 64];
+    let mut offs = Vec::new();
+    for s in &all {
+        offs.push(out.len() as u64);
+        out.extend(&s.2);
+    }
+    while !out.len().is_multiple_of(8) {
+        out.push(0);
+    }
+    let shoff = out.len() as u64;
+    out.extend([0u8; 64]); // the null section
+    for (i, s) in all.iter().enumerate() {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(&name_offsets[i].to_le_bytes());
+        h[4..8].copy_from_slice(&s.1.to_le_bytes());
+        h[24..32].copy_from_slice(&offs[i].to_le_bytes());
+        h[32..40].copy_from_slice(&(s.2.len() as u64).to_le_bytes());
+        h[40..44].copy_from_slice(&s.3.to_le_bytes());
+        out.extend(h);
+    }
+    out[..4].copy_from_slice(b"\x7fELF");
+    out[4] = 2;
+    out[5] = 1;
+    out[40..48].copy_from_slice(&shoff.to_le_bytes());
+    out[58..60].copy_from_slice(&64u16.to_le_bytes());
+    out[60..62].copy_from_slice(&((all.len() + 1) as u16).to_le_bytes());
+    out[62..64].copy_from_slice(&((n + 1) as u16).to_le_bytes());
+    out
+}
