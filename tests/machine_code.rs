@@ -5,7 +5,7 @@ mod common;
 
 use common::elf;
 use kernelgate::baseline::{recode_entries, rehash_entries, Store};
-use kernelgate::machine_code::{compare_dirs, migration, render, Verdict, COMPILES};
+use kernelgate::machine_code::{compare_dirs, migration, render, FileVerdict, Verdict, COMPILES};
 use std::path::{Path, PathBuf};
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -458,26 +458,36 @@ impl Varying {
     }
 }
 
+/// [`compare_dirs`] of [`one_file`] under a [`Varying`] compiler with these outputs: the
+/// verdicts and how many times each side was compiled.
+fn judge(olds: Vec<Vec<u8>>, news: Vec<Vec<u8>>) -> (Vec<FileVerdict>, (usize, usize)) {
+    let (_t, old, new) = one_file();
+    let mut nv = Varying {
+        olds,
+        news,
+        calls: (0, 0),
+    };
+    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    (v, nv.calls)
+}
+
 /// A comment edit of a file whose compiles vary: the first two cubins differ in entry point a,
 /// a second compile of the old source gives the new one's code. Same machine code, a listed as
 /// NVRTC's variation; the entries' hash moves.
 #[test]
 fn nvrtc_variation_is_not_called_a_code_change() {
-    let (_t, old, new) = one_file();
-    let mut nv = Varying {
-        olds: vec![
+    let (v, calls) = judge(
+        vec![
             cubin_of(&[("a", b"A1"), ("b", b"B")]),
             cubin_of(&[("a", b"A2"), ("b", b"B")]),
         ],
-        news: vec![cubin_of(&[("a", b"A2"), ("b", b"B")])],
-        calls: (0, 0),
-    };
-    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+        vec![cubin_of(&[("a", b"A2"), ("b", b"B")])],
+    );
     assert_eq!(v[0].verdict, Verdict::SameCode);
     assert_eq!(v[0].varied, ["a"]);
     assert_eq!(v[0].compiles, 2);
     assert_eq!(v[0].changed_entries, Some((vec![], 2)));
-    assert_eq!(nv.calls, (2, 2));
+    assert_eq!(calls, (2, 2));
     assert_eq!(migration(&v).len(), 1);
     let table = render(&v, "old", "sm_90a", "13.0");
     for want in [
@@ -494,37 +504,33 @@ fn nvrtc_variation_is_not_called_a_code_change() {
 /// side, and b, which did not change, is not compiled for.
 #[test]
 fn a_code_change_stays_one_after_every_compile() {
-    let (_t, old, new) = one_file();
-    let mut nv = Varying {
-        olds: vec![cubin_of(&[("a", b"A"), ("b", b"B")])],
-        news: vec![cubin_of(&[("a", b"Z"), ("b", b"B")])],
-        calls: (0, 0),
-    };
-    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    let (v, calls) = judge(
+        vec![cubin_of(&[("a", b"A"), ("b", b"B")])],
+        vec![cubin_of(&[("a", b"Z"), ("b", b"B")])],
+    );
     assert_eq!(v[0].verdict, Verdict::CodeDiffers);
     assert_eq!(v[0].changed_entries, Some((vec!["a".to_string()], 2)));
     assert!(v[0].varied.is_empty());
     assert_eq!(v[0].compiles, COMPILES);
-    assert_eq!(nv.calls, (COMPILES, COMPILES));
+    assert_eq!(calls, (COMPILES, COMPILES));
     assert!(migration(&v).is_empty());
 }
 
 /// Both at once: a varies (and meets), b really changed. The file's code differs, in b alone.
 #[test]
 fn a_varying_entry_is_told_apart_from_a_changed_one() {
-    let (_t, old, new) = one_file();
-    let mut nv = Varying {
-        olds: vec![
+    let (v, calls) = judge(
+        vec![
             cubin_of(&[("a", b"A1"), ("b", b"B")]),
             cubin_of(&[("a", b"A2"), ("b", b"B")]),
         ],
-        news: vec![cubin_of(&[("a", b"A2"), ("b", b"C")])],
-        calls: (0, 0),
-    };
-    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+        vec![cubin_of(&[("a", b"A2"), ("b", b"C")])],
+    );
     assert_eq!(v[0].verdict, Verdict::CodeDiffers);
     assert_eq!(v[0].changed_entries, Some((vec!["b".to_string()], 2)));
     assert_eq!(v[0].varied, ["a"]);
+    // b's change never meets: every compile is spent
+    assert_eq!(calls, (COMPILES, COMPILES));
     let table = render(&v, "old", "sm_90a", "13.0");
     assert!(
         table.contains("k.cu: 1 of 2 entry points differ: b"),
@@ -536,39 +542,28 @@ fn a_varying_entry_is_told_apart_from_a_changed_one() {
 /// meets; an added entry point alone needs no second compile.
 #[test]
 fn an_added_entry_beside_a_varying_one_is_an_addition() {
-    let (_t, old, new) = one_file();
-    let mut nv = Varying {
-        olds: vec![cubin_of(&[("a", b"A1")]), cubin_of(&[("a", b"A2")])],
-        news: vec![cubin_of(&[("a", b"A2"), ("c", b"C")])],
-        calls: (0, 0),
-    };
-    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    let (v, calls) = judge(
+        vec![cubin_of(&[("a", b"A1")]), cubin_of(&[("a", b"A2")])],
+        vec![cubin_of(&[("a", b"A2"), ("c", b"C")])],
+    );
     assert_eq!(v[0].verdict, Verdict::EntriesAdded);
     assert_eq!(v[0].changed_entries, Some((vec!["c".to_string()], 2)));
     assert_eq!(v[0].varied, ["a"]);
-    assert_eq!(nv.calls, (2, 2));
-    let mut added = Varying {
-        olds: vec![cubin_of(&[("a", b"A")])],
-        news: vec![cubin_of(&[("a", b"A"), ("c", b"C")])],
-        calls: (0, 0),
-    };
-    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| added.compile(d)).unwrap();
+    assert_eq!(calls, (2, 2));
+    let (v, calls) = judge(
+        vec![cubin_of(&[("a", b"A")])],
+        vec![cubin_of(&[("a", b"A"), ("c", b"C")])],
+    );
     assert_eq!(v[0].verdict, Verdict::EntriesAdded);
-    assert_eq!((v[0].compiles, added.calls), (1, (1, 1)));
+    assert_eq!((v[0].compiles, calls), (1, (1, 1)));
 }
 
 /// Identical first cubins: one compile each, nothing varied.
 #[test]
 fn identical_cubins_are_compiled_once() {
-    let (_t, old, new) = one_file();
     let c = cubin_of(&[("a", b"A")]);
-    let mut nv = Varying {
-        olds: vec![c.clone()],
-        news: vec![c],
-        calls: (0, 0),
-    };
-    let v = compare_dirs(&old, &new, "sm_90a", "13.0", &mut |d, _| nv.compile(d)).unwrap();
+    let (v, calls) = judge(vec![c.clone()], vec![c]);
     assert_eq!(v[0].verdict, Verdict::SameCode);
-    assert_eq!((v[0].compiles, nv.calls), (1, (1, 1)));
+    assert_eq!((v[0].compiles, calls), (1, (1, 1)));
     assert!(v[0].varied.is_empty());
 }
