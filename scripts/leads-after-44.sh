@@ -6,6 +6,9 @@
 #    more than the noise on both models, the pick could take it beyond 3072^3.
 # 2. 2048x512x4096 on a second H200 (session 43's lead 1): the automatic tile against 128x64_n2,
 #    three interleaved rounds (H200 20c38226: bf16 17.57 against 19.74 us, fp16 19.52 against 19.17).
+# 3. NTC=1 (on an H200): 8192x8x8192 on each (R, H) configuration of the tensor-core skinny-N
+#    kernel (KERNELGATE_SKINNY_NTC) against the pick, two interleaved rounds, every launch alone:
+#    whether the H200's faster memory wants more bytes in flight than the H100-tuned pick gives.
 # SUITES (default: gemm gemm_edges) runs gate suites first: on an H100 this gives the cases the
 # cluster change restarted (1000^3, 777x1000x136, 4096x1000x4096, 129x257x513, 777x999x135) their
 # second machine.
@@ -19,11 +22,16 @@ mode_env() {
     t192) echo "KERNELGATE_BATCH=1 KERNELGATE_GEMM_TILE=192x192" ;;
     auto) echo "" ;;
     n2) echo "KERNELGATE_GEMM_TILE=128x64_n2" ;;
+    r1h4 | r1h8 | r2h2 | r2h4) echo "KERNELGATE_BATCH=1 KERNELGATE_SKINNY_NTC=$1" ;;
   esac
 }
 interleave t192 scripts/suites/t192_44.json pick t192
 archive_runs t192
 ROUNDS=3 interleave g512 scripts/suites/g2048x512_43.json auto n2
 archive_runs g512
+if [ "${NTC:-0}" = 1 ]; then
+  interleave ntc scripts/suites/skinny8_44.json pick r1h4 r1h8 r2h2 r2h4
+  archive_runs ntc
+fi
 log done
 out_fit
