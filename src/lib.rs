@@ -13,6 +13,7 @@ pub mod case;
 pub mod charts;
 pub mod cli;
 pub mod compare;
+pub mod compile_variation;
 pub mod config;
 pub mod crossval;
 pub mod cubin;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::elf;
+use common::cubin_of;
 use kernelgate::baseline::{recode_entries, rehash_entries, Store};
 use kernelgate::machine_code::{compare_dirs, migration, render, FileVerdict, Verdict, COMPILES};
 use std::path::{Path, PathBuf};
@@ -408,20 +408,6 @@ fn with_nvrtc_an_added_entry_point_keeps_the_others_baselines() {
     ] {
         assert!(table.contains(want), "{want}: {table}");
     }
-}
-
-/// A cubin of the entry points `entries` (name, machine code): one `.text.E` section each.
-fn cubin_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let sections: Vec<(String, u32, Vec<u8>)> = entries
-        .iter()
-        .map(|(e, code)| (format!(".text.{e}"), 1, code.to_vec()))
-        .collect();
-    let refs: Vec<(&str, u32, Vec<u8>)> = sections
-        .iter()
-        .map(|(n, t, d)| (n.as_str(), *t, d.clone()))
-        .collect();
-    let syms: Vec<(&str, bool)> = entries.iter().map(|(e, _)| (*e, true)).collect();
-    elf(&refs, &syms)
 }
 
 /// old/k.cu and new/k.cu, their texts different (a comment).

@@ -60,6 +60,10 @@ pub enum Command {
         /// option (`--option=-lineinfo`); repeatable.
         #[arg(long = "option", short = 'D', allow_hyphen_values = true)]
         options: Vec<String>,
+        /// Also compile each file this many times and list the entry points whose machine code
+        /// varied between compiles (NVRTC's own variation; 1: no such check).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
     },
     /// Merge results files; (GPU, case) duplicates keep the newest record.
     Merge {
@@ -692,6 +696,7 @@ where
             arch,
             files,
             options,
+            repeat,
         } => config().and_then(|cfg| {
             let dir = cfg.root.join("kernels");
             let files = if files.is_empty() {
@@ -718,6 +723,33 @@ where
                 "{}",
                 crate::kernel_report::render(&arch, &nvrtc, &outcomes)
             );
+            if repeat > 1 {
+                // The harness's options (no ptxas report), each file that compiled above.
+                let opts = nvrtc_options(&options);
+                let mut varied = Vec::new();
+                for (f, o) in &outcomes {
+                    if !matches!(o, crate::kernel_report::FileOutcome::Ok(_)) {
+                        continue;
+                    }
+                    let cubins = (0..repeat)
+                        .map(|_| {
+                            crate::gpu::compile_offline_cubin(&dir, f, &arch, &opts).map(|c| c.0)
+                        })
+                        .collect::<crate::Result<Vec<_>>>()?;
+                    let codes = crate::compile_variation::entry_codes(&cubins).map_err(|m| {
+                        Error::Compile {
+                            file: f.clone(),
+                            options: opts.join(" "),
+                            log: format!("its cubin could not be taken apart: {m}"),
+                        }
+                    })?;
+                    varied.push((f.clone(), codes));
+                }
+                print!(
+                    "{}",
+                    crate::compile_variation::render(repeat as usize, &varied)
+                );
+            }
             let failed = outcomes
                 .iter()
                 .any(|(_, o)| matches!(o, crate::kernel_report::FileOutcome::Failed(_)));
@@ -979,12 +1011,31 @@ mod tests {
                 arch,
                 files,
                 options,
+                repeat,
             } => {
+                assert_eq!(repeat, 1);
                 assert_eq!(arch, "sm_80");
                 assert_eq!(files, v(&["gemm_mtc.cu"]));
                 assert_eq!(nvrtc_options(&options), v(&["-DX=1", "-lineinfo"]));
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn compile_repeat_is_a_count_from_one_to_a_hundred() {
+        let repeat = |n: &str| {
+            Cli::try_parse_from(["kernelgate", "compile", "--repeat", n, "gemm.cu"]).map(
+                |c| match c.command {
+                    Command::Compile { repeat, .. } => repeat,
+                    other => panic!("{other:?}"),
+                },
+            )
+        };
+        assert_eq!(repeat("8").unwrap(), 8);
+        assert_eq!(repeat("100").unwrap(), 100);
+        for bad in ["0", "101", "two"] {
+            assert!(repeat(bad).is_err(), "{bad}");
         }
     }
 }

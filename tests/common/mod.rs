@@ -332,3 +332,15 @@ pub fn elf(sections: &[(&str, u32, Vec<u8>)], symbols: &[Sym]) -> Vec<u8> {
     out[62..64].copy_from_slice(&((n + 1) as u16).to_le_bytes());
     out
 }
+
+/// A cubin of the entry points `entries` (name, machine code): one `.text.E` section each.
+pub fn cubin_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let names: Vec<String> = entries.iter().map(|(e, _)| format!(".text.{e}")).collect();
+    let sections: Vec<(&str, u32, Vec<u8>)> = names
+        .iter()
+        .zip(entries)
+        .map(|(n, (_, code))| (n.as_str(), 1, code.to_vec()))
+        .collect();
+    let syms: Vec<Sym> = entries.iter().map(|(e, _)| (*e, true)).collect();
+    elf(&sections, &syms)
+}
