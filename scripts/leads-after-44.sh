@@ -9,6 +9,9 @@
 # 3. NTC=1 (on an H200): 8192x8x8192 on each (R, H) configuration of the tensor-core skinny-N
 #    kernel (KERNELGATE_SKINNY_NTC) against the pick, two interleaved rounds, every launch alone:
 #    whether the H200's faster memory wants more bytes in flight than the H100-tuned pick gives.
+# 4. NVD=1: scripts/nvrtc-determinism.sh kernels/gemm.cu with N=6 (about a minute): whether this
+#    machine permits `setarch -R`, and its hashes without randomisation, to compare with another
+#    fresh machine's and with session 44's here (docs/kernels/session44/nvrtc-determinism.txt).
 # SUITES (default: gemm gemm_edges) runs gate suites first: on an H100 this gives the cases the
 # cluster change restarted (1000^3, 777x1000x136, 4096x1000x4096, 129x257x513, 777x999x135) their
 # second machine.
@@ -32,6 +35,10 @@ archive_runs g512
 if [ "${NTC:-0}" = 1 ]; then
   interleave ntc scripts/suites/skinny8_44.json pick r1h4 r1h8 r2h2 r2h4
   archive_runs ntc
+fi
+if [ "${NVD:-0}" = 1 ]; then
+  N=6 timeout 300 bash scripts/nvrtc-determinism.sh kernels/gemm.cu > "$OUT/nvrtc-determinism.txt" 2>&1
+  log "nvrtc-determinism rc=$?"; tee -a "$DEV_LOG" < "$OUT/nvrtc-determinism.txt"
 fi
 log done
 out_fit
