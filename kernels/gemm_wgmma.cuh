@@ -534,10 +534,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
     // CL = 2: the peer's barriers must be initialised before our multicasts signal them.
     if constexpr (CL == 2) {
         if constexpr (GW_C2_RELAXED)
-            // the init thread's fence.mbarrier_init.release.cluster already released the
-            // barriers' initialisation to the peer (CUTLASS's fence_barrier_init, then
-            // cluster_arrive_relaxed, cluster_wait)
-            asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;" ::: "memory");
+            cluster_sync_relaxed();  // the init thread's fence released the barriers above
         else
             cluster_sync();
     } else

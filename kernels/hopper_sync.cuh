@@ -24,6 +24,12 @@ static __device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned r
 static __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
+// cluster_sync whose arrive releases nothing: enough after mbarrier inits that
+// fence.mbarrier_init.release.cluster already released to the peer (CUTLASS's fence_barrier_init,
+// then cluster_arrive_relaxed, cluster_wait); the .release arrive is a memory barrier per warp.
+static __device__ __forceinline__ void cluster_sync_relaxed() {
+    asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
 // cluster_sync for code every warp reaches converged (`.aligned`).
 static __device__ __forceinline__ void cluster_sync_aligned() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
