@@ -12,6 +12,7 @@
 # 4. NVD=1: scripts/nvrtc-determinism.sh kernels/gemm.cu with N=6 (about a minute): whether this
 #    machine permits `setarch -R`, and its hashes without randomisation, to compare with another
 #    fresh machine's and with session 44's here (docs/kernels/session44/nvrtc-determinism.txt).
+# G512=0 / T192=0 leave parts 2 / 1 out (session 45: the H100 call skips part 2).
 # SUITES (default: gemm gemm_edges) runs gate suites first: on an H100 this gives the cases the
 # cluster change restarted (1000^3, 777x1000x136, 4096x1000x4096, 129x257x513, 777x999x135) their
 # second machine.
@@ -28,10 +29,14 @@ mode_env() {
     r1h4 | r1h8 | r2h2 | r2h4) echo "KERNELGATE_BATCH=1 KERNELGATE_SKINNY_NTC=$1" ;;
   esac
 }
-interleave t192 scripts/suites/t192_44.json pick t192
-archive_runs t192
-ROUNDS=3 interleave g512 scripts/suites/g2048x512_43.json auto n2
-archive_runs g512
+if [ "${T192:-1}" = 1 ]; then
+  interleave t192 scripts/suites/t192_44.json pick t192
+  archive_runs t192
+fi
+if [ "${G512:-1}" = 1 ]; then
+  ROUNDS=3 interleave g512 scripts/suites/g2048x512_43.json auto n2
+  archive_runs g512
+fi
 if [ "${NTC:-0}" = 1 ]; then
   interleave ntc scripts/suites/skinny8_44.json pick r1h4 r1h8 r2h2 r2h4
   archive_runs ntc
