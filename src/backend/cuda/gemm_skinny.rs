@@ -34,6 +34,18 @@ const SKT_R1_MAX_GROUPS_PER_SM: u64 = 8;
 /// step per warp covers the CTA's whole range, every load in flight at once (2048×3×777 8.1 µs
 /// against 11.4 with H = 4; 8192×8×8192 52.3 against 51.0, H100 GPU-0595606e).
 const SKT_H8_MAX_K: u64 = 1024;
+/// Fewest columns of A for which the 8-column tensor-core kernel takes 256-column warp steps
+/// (H = 8) again, where its row groups of 16 number at least [`SKT_H8_LONG_MIN_GROUPS_PER_SM`]
+/// per SM, so that K stays unsplit and every CTA streams the whole of it. Session 45, through
+/// the harness, three interleaved rounds (`scripts/session45-ntc.sh`), r1h8 against r1h4:
+/// 8192×8×8192 1.7–2.3% faster on H100 GPU-a36ff702 and 4.3–4.8% on H200 GPU-8cfb8e0d (4–6% on
+/// H200 GPU-d0dfb060 in two rounds), 8192×4×8192 7.7–8.7% on both; where the CTAs get shorter K
+/// ranges r1h4 stays ahead on both (16384×8×4096 4–6%, 1024×8×16384 2–5%, 4096×8×4096 0–6%),
+/// and 4096×7×12288 (split in three) went each way by 2–3%.
+const SKT_H8_LONG_K: u64 = 8192;
+/// See [`SKT_H8_LONG_K`]: 8192 rows (512 groups, 3.9 per SM of 132) took H = 8; 4096 rows (256,
+/// 1.9 per SM, K split) did not.
+const SKT_H8_LONG_MIN_GROUPS_PER_SM: u64 = 2;
 /// Fewest columns of A per K split where the row groups already cover the SMs: a split there
 /// only fills the GPU's resident CTA slots, and short ones cost more in partial sums and the
 /// reduce launch than they add (4096×12×1000: 11.4 µs unsplit, 13.2 in two splits).
@@ -157,8 +169,10 @@ pub fn parse_ntc(value: Option<&str>) -> std::result::Result<Option<(u64, u64)>,
 ///   fewer row groups than SMs, so K is split into short ranges (4096×12×1000: 8.8 µs in
 ///   128×4 CTAs against 9.9 in 256 unsplit ones; 4097×16×4104 20.6 against 21.1, H100
 ///   GPU-8f42cc54);
-/// - N ≤ 8: 128-column warp steps (H = 4), 256 (H = 8) where K ≤ [`SKT_H8_MAX_K`]; N ≤ 16:
-///   64-column steps (H = 2; H = 4 and 8 ran 3–42% slower).
+/// - N ≤ 8: 128-column warp steps (H = 4), 256 (H = 8) where K ≤ [`SKT_H8_MAX_K`] and where K
+///   is at least [`SKT_H8_LONG_K`] with [`SKT_H8_LONG_MIN_GROUPS_PER_SM`] row groups per SM or
+///   more (session 45, both GPU models); N ≤ 16: 64-column steps (H = 2; H = 4 and 8 ran 3–42%
+///   slower).
 ///
 /// `forced` ([`NTC_ENV`]) replaces R and H; an (N tile, R, H) the kernel file does not define
 /// is an error naming the ones it does.
@@ -183,7 +197,13 @@ pub fn choose_ntc(
             };
             let h = match (nt, r) {
                 (16, _) => 2,
-                (_, 1) if k <= SKT_H8_MAX_K => 8,
+                (_, 1)
+                    if k <= SKT_H8_MAX_K
+                        || (k >= SKT_H8_LONG_K
+                            && groups >= SKT_H8_LONG_MIN_GROUPS_PER_SM * sms) =>
+                {
+                    8
+                }
                 _ => 4,
             };
             (r, h)
@@ -491,10 +511,23 @@ mod tests {
             }
         }
         // The sweep's winners on an H100 (132 SMs), unsplit where M alone fills the slots (the
-        // 8-column r1h4 entry: 7 CTAs per SM; the 16-column r1h2: 4).
+        // 8-column entries: 7 CTAs per SM; the 16-column r1h2: 4); with K of 8192 and 2 or
+        // more row groups per SM 256-column steps (session 45).
         let p = ntc(8192, 8, 8192, 7);
-        assert_eq!((p.r, p.h, p.gx, p.splits), (1, 4, 512, 1));
-        assert_eq!(p.entry("bf16"), "gemm_skinny_ntc_bf16_8_r1h4");
+        assert_eq!((p.r, p.h, p.gx, p.splits), (1, 8, 512, 1));
+        assert_eq!(p.entry("bf16"), "gemm_skinny_ntc_bf16_8_r1h8");
+        assert_eq!(ntc(8192, 4, 8192, 7).h, 8);
+        // session 45's shapes where 128-column steps stayed ahead: shorter K, or K split
+        for &(m, n, k) in &[
+            (16384u64, 8u64, 4096u64),
+            (1024, 8, 16384),
+            (4096, 8, 4096),
+            (4096, 7, 12288),
+        ] {
+            assert_eq!(ntc(m, n, k, 7).h, 4, "{m}x{n}x{k}");
+        }
+        let p = ntc(8192, 8, 4096, 7);
+        assert_eq!((p.r, p.h), (1, 4));
         assert_eq!(
             ntc(2048, 3, 777, 4).entry("fp16"),
             "gemm_skinny_ntc_fp16_8_r1h8"
