@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Patches a COPY of kernels/gemm_wgmma.cu with gemm_wgmma.cuh inlined (scripts/device-lib.sh's
+bench_copy) with the per-CTA timeline the dev bench's -DGW_TRACE mode reads (8 words per CTA,
+see trace_report in kernels/dev/gemm_wgmma_bench.cu), for the session 44 code: 128x256_ts's
+overlapped body with the skewed tail. The second consumer warpgroup's leader (thread 256, the
+warpgroup that finishes last) records %globaltimer at entry and exit and clock64 offsets from
+entry of: the PDL wait done, the first full stage seen, its last wgmma done (after the skewed
+tail), its last store issued (before the TMA-store drain) and the exit (after it), with %smid.
+Session 34's kernels/dev/gemm_trace_patch.py did the same for that session's code (thread 128).
+
+gemm_trace45_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
+import sys
+
+from patchlib import patch_file
+
+RECORD = """static __device__ __forceinline__ void gw_record(unsigned long long g0, long long c0,
+                                                 long long c1, long long c2, long long c3,
+                                                 long long c5) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    unsigned long long* tr = gw_trace + 8 * blockIdx.x;
+    const long long c4 = clock64();
+    tr[0] = g0;
+    tr[1] = gw_gt();
+    tr[2] = (unsigned long long)(c1 - c0);
+    tr[3] = (unsigned long long)(c2 - c0);
+    tr[4] = (unsigned long long)(c3 - c0);
+    tr[5] = (unsigned long long)(c4 - c0);
+    tr[6] = smid;
+    tr[7] = (unsigned long long)(c5 - c0);
+}
+"""
+
+edits = [
+    ("namespace gemm_wgmma_detail {\n",
+     """namespace gemm_wgmma_detail {
+// GW_TRACE: 8 words per CTA (see kernels/dev/gemm_trace45_patch.py)
+__device__ unsigned long long gw_trace[4096 * 8];
+static __device__ __forceinline__ unsigned long long gw_gt() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+""" + RECORD),
+    ("""    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(GW_FULL(s), 1);""",
+     """    const unsigned long long gw_g0 = gw_gt();
+    const long long gw_c0 = clock64();
+    long long gw_c1 = 0, gw_c2 = 0, gw_c3 = 0;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(GW_FULL(s), 1);"""),
+    ("""    pdl_launch_next();
+    pdl_wait_previous();
+
+    if (wg == 0) {""",
+     """    pdl_launch_next();
+    pdl_wait_previous();
+    if (tid == 256) gw_c1 = clock64();
+
+    if (wg == 0) {"""),
+    ("""                        mbar_wait(GW_FULL(s), (it / STAGES) & 1u);
+                        issue_block(s);
+                        store_next();""",
+     """                        mbar_wait(GW_FULL(s), (it / STAGES) & 1u);
+                        if (it == 0 && tid == 256) gw_c2 = clock64();
+                        issue_block(s);
+                        store_next();"""),
+    ("""                        wgmma_wait<0>();
+                        if constexpr (GW_LASTSTAGE && NC == 3) {""",
+     """                        wgmma_wait<0>();
+                        if (tid == 256) gw_c3 = clock64();
+                        if constexpr (GW_LASTSTAGE && NC == 3) {"""),
+    ("""                    while (nbox < NB) store_next();  // the CTA's last tile
+                }
+                if (leader) bulk_wait_all();
+                return;""",
+     """                    while (nbox < NB) store_next();  // the CTA's last tile
+                }
+                const long long gw_c5 = clock64();
+                if (leader) bulk_wait_all();
+                if (tid == 256) gw_record(gw_g0, gw_c0, gw_c1, gw_c2, gw_c3, gw_c5);
+                return;"""),
+]
+patch_file(sys.argv[1], edits)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Session 45, one machine (repo root, .devbin/ carried; nvcc + cuBLAS there): where a 2048^3 CTA's
+# time goes with session 44's kernel. The dev bench built with -DGW_TRACE against a copy of the
+# kernels patched by kernels/dev/gemm_trace45_patch.py (per CTA: entry/exit %globaltimer; clock64
+# at the PDL wait, the first full stage, the last warpgroup's last wgmma, its last store's issue
+# and the exit), three cold launches per dtype after a read flush, cuBLAS timed beside; then the
+# harness on 2048^3 with batches of 1 and of 3 (the gate's), ours and cuBLAS, two rounds each:
+# how much of the batched time is launch and completion, and whether our ratio moves with it.
+# Under $OUT: log.txt, trace.txt, b1-*.json, b3-*.json.
+set -u
+. scripts/device-lib.sh
+d=$(bench_copy tr)
+python3 kernels/dev/gemm_trace45_patch.py "$d/gemm_wgmma.cu" || { log "trace patch failed"; exit 1; }
+bench_build "$DEV_TMP/gx-tr/gwb" "$DEV_TMP/gx-tr/build.log" "$d" -DGW_TRACE
+log "trace build: $(tail -1 "$DEV_TMP/gx-tr/build.log")"
+export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
+R=$OUT/trace.txt
+for dt in bf16 f16; do
+  for st in ${SHAPES:-2048x2048x2048 4096x4096x4096}; do
+    echo "== $st $dt" >> "$R"
+    timeout 120 "$DEV_TMP/gx-tr/gwb" --read-flush --shape "$st" --$dt --reps 20 --tiles 128x256 >> "$R" 2>&1
+    log "trace $st $dt rc=$?"
+  done
+done
+grep -E "trace |stamps|cuBLAS  | split 1 " "$R" | cut -c1-400 | tee -a "$DEV_LOG"
+mode_env() { echo "KERNELGATE_BATCH=${1#b}"; }
+interleave b2048 scripts/suites/gemm-2048.json b1 b3
+log done
+out_fit
