@@ -24,6 +24,14 @@
 // GW_C2_OVL=1 gives 128x256_c2_ts the plain 128x256_ts's overlapped epilogue and skewed tail;
 // GW_C2_RELAXED=1 makes the cluster entries' start-up cluster barrier arrive .relaxed (session 44;
 // both off builds session 43's cluster entries, the A/B control)
+// GW_LASTSTAGE2=1 (session 45) does the same for 128x256_ts (two consumer warpgroups, no
+// cluster): its second warpgroup, the last to finish, writes its four boxes of the CTA's last
+// tile into the freed ring and stores them back to back instead of through its two staging boxes
+// (the dev trace at 2048^3, H100 GPU-f905faf7: 2,360 cycles from its last wgmma to its last
+// store's issue, most of them waiting for a staging box's store to have read it)
+#ifndef GW_LASTSTAGE2
+#define GW_LASTSTAGE2 0
+#endif
 #ifndef GW_C2_OVL
 #define GW_C2_OVL 1
 #endif
@@ -709,6 +717,10 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     }
                 };
                 bool ring_free = false;  // the last tile was skewed: the ring is free at its end
+                // the last warpgroup stores the CTA's last tile from the ring (GW_LASTSTAGE,
+                // GW_LASTSTAGE2)
+                constexpr bool last_ring =
+                    (GW_LASTSTAGE && NC == 3) || (GW_LASTSTAGE2 && NC == 2 && CL == 1);
                 auto store_next = [&]() {
                     switch (nbox) {
                         case 0: store_box(0); break;
@@ -763,7 +775,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                         if (NC == 2 ? cw == 0 : cw < NC - 1)
                             named_bar_arrive(NC == 2 ? 3u : (unsigned)(NC + 1 + cw), 256u);
                         wgmma_wait<0>();
-                        if constexpr (GW_LASTSTAGE && NC == 3) {
+                        if constexpr (last_ring) {
                             // the last warpgroup writes into the ring once every other
                             // warpgroup's wgmmas have read it
                             if (cw < NC - 1) named_bar_arrive(6u, 128u * NC);
@@ -791,7 +803,7 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     ptn = tn;
                     nbox = 0;
                 }
-                if (GW_LASTSTAGE && NC == 3 && ring_free && cw == NC - 1) {
+                if (last_ring && ring_free && cw == NC - 1) {
                     named_bar_sync(6u, 128u * NC);
                     store_all_from_ring();
                 } else {

@@ -6,15 +6,18 @@
 # and the exit), three cold launches per dtype after a read flush, cuBLAS timed beside; then the
 # harness on 2048^3 with batches of 1 and of 3 (the gate's), ours and cuBLAS, two rounds each:
 # how much of the batched time is launch and completion, and whether our ratio moves with it.
+# TRACE_DEFS="-DNAME=V ..." builds the traced bench with switches set, TRACE_TAG names its file
+# (trace$TRACE_TAG.txt), BATCHES=0 leaves the harness part out.
 # Under $OUT: log.txt, trace.txt, b1-*.json, b3-*.json.
 set -u
 . scripts/device-lib.sh
 d=$(bench_copy tr)
 python3 kernels/dev/gemm_trace45_patch.py "$d/gemm_wgmma.cu" || { log "trace patch failed"; exit 1; }
-bench_build "$DEV_TMP/gx-tr/gwb" "$DEV_TMP/gx-tr/build.log" "$d" -DGW_TRACE
+# shellcheck disable=SC2086 # TRACE_DEFS: extra -D words (a switch of gemm_wgmma.cuh)
+bench_build "$DEV_TMP/gx-tr/gwb" "$DEV_TMP/gx-tr/build.log" "$d" -DGW_TRACE ${TRACE_DEFS:-}
 log "trace build: $(tail -1 "$DEV_TMP/gx-tr/build.log")"
 export LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}"
-R=$OUT/trace.txt
+R=$OUT/trace${TRACE_TAG:-}.txt
 for dt in bf16 f16; do
   for st in ${SHAPES:-2048x2048x2048 4096x4096x4096}; do
     echo "== $st $dt" >> "$R"
@@ -23,7 +26,9 @@ for dt in bf16 f16; do
   done
 done
 grep -E "trace |stamps|cuBLAS  | split 1 " "$R" | cut -c1-400 | tee -a "$DEV_LOG"
-mode_env() { echo "KERNELGATE_BATCH=${1#b}"; }
-interleave b2048 scripts/suites/gemm-2048.json b1 b3
+if [ "${BATCHES:-1}" = 1 ]; then
+  mode_env() { echo "KERNELGATE_BATCH=${1#b}"; }
+  interleave b2048 scripts/suites/gemm-2048.json b1 b3
+fi
 log done
 out_fit

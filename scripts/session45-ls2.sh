@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Session 45 (repo root, .devbin/ carried): GW_LASTSTAGE2 (128x256_ts's last warpgroup stores the
+# CTA's last tile from the freed ring) against the checkout's kernels, same-run pairs through the
+# harness on 2048^3 and 4096^3 (scripts/suites/sq-2048-4096.json, cuBLAS beside), ROUNDS rounds
+# (default 3) with an A/A control; then the 2048^3 / 4096^3 trace of both builds.
+set -u
+ROUNDS=${ROUNDS:-3} VARIANTS="ls2:kernels/dev/gemm_define_patch.py+GW_LASTSTAGE2=1 aa:-" \
+  PATCH_FILE=gemm_wgmma.cuh bash scripts/ab-variants.sh
+( cd "${OUT:-/tmp/kgout}" && tar czf ab-runs.tar.gz ab-*-*.json && rm -f ab-*-*.json )
+if [ "${TRACE:-1}" = 1 ]; then
+  BATCHES=0 TRACE_TAG=-base bash scripts/session45-trace.sh
+  BATCHES=0 TRACE_TAG=-ls2 TRACE_DEFS=-DGW_LASTSTAGE2=1 bash scripts/session45-trace.sh
+fi
