@@ -68,10 +68,10 @@ static __device__ __forceinline__ unsigned long long gw_gt() {
                         issue_block(s);
                         store_next();"""),
     ("""                        wgmma_wait<0>();
-                        if constexpr (GW_LASTSTAGE && NC == 3) {""",
+                        if constexpr (last_ring) {""",
      """                        wgmma_wait<0>();
                         if (tid == 256) gw_c3 = clock64();
-                        if constexpr (GW_LASTSTAGE && NC == 3) {"""),
+                        if constexpr (last_ring) {"""),
     ("""                    while (nbox < NB) store_next();  // the CTA's last tile
                 }
                 if (leader) bulk_wait_all();
