@@ -6,7 +6,7 @@
 # and the exit), three cold launches per dtype after a read flush, cuBLAS timed beside; then the
 # harness on 2048^3 with batches of 1 and of 3 (the gate's), ours and cuBLAS, two rounds each:
 # how much of the batched time is launch and completion, and whether our ratio moves with it.
-# TRACE_DEFS="-DNAME=V ..." builds the traced bench with switches set, TRACE_TAG names its file
+# TILES (default 128x256) picks the traced tiles (the bench's --tiles). TRACE_DEFS="-DNAME=V ..." builds the traced bench with switches set, TRACE_TAG names its file
 # (trace$TRACE_TAG.txt), BATCHES=0 leaves the harness part out.
 # Under $OUT: log.txt, trace.txt, b1-*.json, b3-*.json.
 set -u
@@ -21,7 +21,7 @@ R=$OUT/trace${TRACE_TAG:-}.txt
 for dt in bf16 f16; do
   for st in ${SHAPES:-2048x2048x2048 4096x4096x4096}; do
     echo "== $st $dt" >> "$R"
-    timeout 120 "$DEV_TMP/gx-tr/gwb" --read-flush --shape "$st" --$dt --reps 20 --tiles 128x256 >> "$R" 2>&1
+    timeout 120 "$DEV_TMP/gx-tr/gwb" --read-flush --shape "$st" --$dt --reps 20 --tiles "${TILES:-128x256}" >> "$R" 2>&1
     log "trace $st $dt rc=$?"
   done
 done
