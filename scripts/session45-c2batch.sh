@@ -12,8 +12,13 @@ mode_env() {
     p3) echo "KERNELGATE_BATCH=3" ;;
     c1) echo "KERNELGATE_BATCH=1 KERNELGATE_GEMM_TILE=128x256_c2" ;;
     c3) echo "KERNELGATE_BATCH=3 KERNELGATE_GEMM_TILE=128x256_c2" ;;
+    c3i) echo "KERNELGATE_BATCH=3 KERNELGATE_GEMM_TILE=128x256_c2 KERNELGATE_GEMM_PDL=inner" ;;
+    c30) echo "KERNELGATE_BATCH=3 KERNELGATE_GEMM_TILE=128x256_c2 KERNELGATE_GEMM_PDL=0" ;;
+    p30) echo "KERNELGATE_BATCH=3 KERNELGATE_GEMM_PDL=0" ;;
   esac
 }
-interleave c2b scripts/suites/gemm-2048.json p1 p3 c1 c3
+# MODES (default: p1 p3 c1 c3); PDL modes: c3i / c30 (cluster, PDL inner / off), p30 (plain, off)
+# shellcheck disable=SC2086 # mode words
+interleave c2b scripts/suites/gemm-2048.json ${MODES:-p1 p3 c1 c3}
 archive_runs c2b
 log done
