@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 45 (repo root, .devbin/ carried): the pick against 192x192, 128x192 and 128x256 forced
+# on scripts/suites/longk_45.json (bf16, every launch alone), ROUNDS (default 2) interleaved
+# rounds, ranked: data for refitting the tile costs of src/backend/cuda/gemm_wgmma.rs, whose
+# linear model picks 128x192 at 3072x3072x8192 where 192x192 ran 6% faster (session 45, H100
+# 55b00862 and H200 d0dfb060). Under $OUT: log.txt, tiles-rank.md, tiles-runs.tar.gz.
+set -u
+. scripts/device-lib.sh
+mode_env() {
+  case $1 in
+    pick) echo "KERNELGATE_BATCH=1" ;;
+    *) echo "KERNELGATE_BATCH=1 KERNELGATE_GEMM_TILE=$1" ;;
+  esac
+}
+ROUNDS=${ROUNDS:-2} interleave tiles scripts/suites/longk_45.json pick 192x192 128x192 128x256
+archive_runs tiles
+log done
+out_fit
