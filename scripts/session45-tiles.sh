@@ -12,7 +12,10 @@ mode_env() {
     *) echo "KERNELGATE_BATCH=1 KERNELGATE_GEMM_TILE=$1" ;;
   esac
 }
-ROUNDS=${ROUNDS:-2} interleave tiles scripts/suites/longk_45.json pick 192x192 128x192 128x256
+# MODES: the tiles forced beside the pick (default 192x192 128x192 128x256; the next session's
+# refit wants 128x128 too, at 2304x2304xK where the model would move to it)
+# shellcheck disable=SC2086 # mode words
+ROUNDS=${ROUNDS:-2} interleave tiles scripts/suites/longk_45.json pick ${MODES:-192x192 128x192 128x256}
 archive_runs tiles
 log done
 out_fit

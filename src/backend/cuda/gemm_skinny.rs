@@ -38,7 +38,7 @@ const SKT_H8_MAX_K: u64 = 1024;
 /// (H = 8) again, where its row groups of 16 number at least [`SKT_H8_LONG_MIN_GROUPS_PER_SM`]
 /// per SM, so that K stays unsplit and every CTA streams the whole of it. Session 45, through
 /// the harness, three interleaved rounds (`scripts/session45-ntc.sh`), r1h8 against r1h4:
-/// 8192×8×8192 1.7–2.3% faster on H100 GPU-a36ff702 and 4.3–4.8% on H200 GPU-8cfb8e0d (4–6% on
+/// 8192×8×8192 1.7–2.3% faster on H100 GPU-a36ff702 and 4.3–4.8% on H200 GPU-8cfb8e0d (3–6% on
 /// H200 GPU-d0dfb060 in two rounds), 8192×4×8192 7.7–8.7% on both; where the CTAs get shorter K
 /// ranges r1h4 stays ahead on both (16384×8×4096 4–6%, 1024×8×16384 2–5%, 4096×8×4096 0–6%),
 /// and 4096×7×12288 (split in three) went each way by 2–3%.
