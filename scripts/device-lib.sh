@@ -117,6 +117,15 @@ suite() {
   cp "$(ls -t "$DEV_TMP/res-$n"/*.json | head -1)" "$OUT/results-$n.json" 2>/dev/null
 }
 
+# A mode_env body for interleave: `pick_or_forced MODE VAR` prints KERNELGATE_BATCH=1 (every launch
+# alone) for the mode `pick`, and that with VAR=MODE for any other (a forced configuration).
+pick_or_forced() {
+  case $1 in
+    pick) echo "KERNELGATE_BATCH=1" ;;
+    *) echo "KERNELGATE_BATCH=1 $2=$1" ;;
+  esac
+}
+
 # Interleaved rounds of several configurations of one suite, ranked: interleave PREFIX SUITE
 # MODE... runs `cli PREFIX-MODE-ROUND SUITE` for every MODE, ROUNDS times (default 2), the order
 # reversed each round, each under the VAR=VALUE words the caller's `mode_env MODE` prints, then

@@ -5,12 +5,7 @@
 # ntc-rank.md, ntc-runs.tar.gz.
 set -u
 . scripts/device-lib.sh
-mode_env() {
-  case $1 in
-    pick) echo "KERNELGATE_BATCH=1" ;;
-    *) echo "KERNELGATE_BATCH=1 KERNELGATE_SKINNY_NTC=$1" ;;
-  esac
-}
+mode_env() { pick_or_forced "$1" KERNELGATE_SKINNY_NTC; }
 ROUNDS=${ROUNDS:-3} interleave ntc scripts/suites/skinny8_45.json pick r1h4 r1h8
 archive_runs ntc
 log done

@@ -6,12 +6,7 @@
 # 55b00862 and H200 d0dfb060). Under $OUT: log.txt, tiles-rank.md, tiles-runs.tar.gz.
 set -u
 . scripts/device-lib.sh
-mode_env() {
-  case $1 in
-    pick) echo "KERNELGATE_BATCH=1" ;;
-    *) echo "KERNELGATE_BATCH=1 KERNELGATE_GEMM_TILE=$1" ;;
-  esac
-}
+mode_env() { pick_or_forced "$1" KERNELGATE_GEMM_TILE; }
 # MODES: the tiles forced beside the pick (default 192x192 128x192 128x256; the next session's
 # refit wants 128x128 too, at 2304x2304xK where the model would move to it)
 # shellcheck disable=SC2086 # mode words

@@ -12,36 +12,11 @@ gemm_trace45_patch.py FILE. Exit status 1 if a pattern is missing (the file chan
 import sys
 
 from patchlib import patch_file
+from trace_record import namespace_edit
 
-RECORD = """static __device__ __forceinline__ void gw_record(unsigned long long g0, long long c0,
-                                                 long long c1, long long c2, long long c3,
-                                                 long long c5) {
-    unsigned smid;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    unsigned long long* tr = gw_trace + 8 * blockIdx.x;
-    const long long c4 = clock64();
-    tr[0] = g0;
-    tr[1] = gw_gt();
-    tr[2] = (unsigned long long)(c1 - c0);
-    tr[3] = (unsigned long long)(c2 - c0);
-    tr[4] = (unsigned long long)(c3 - c0);
-    tr[5] = (unsigned long long)(c4 - c0);
-    tr[6] = smid;
-    tr[7] = (unsigned long long)(c5 - c0);
-}
-"""
 
 edits = [
-    ("namespace gemm_wgmma_detail {\n",
-     """namespace gemm_wgmma_detail {
-// GW_TRACE: 8 words per CTA (see kernels/dev/gemm_trace45_patch.py)
-__device__ unsigned long long gw_trace[4096 * 8];
-static __device__ __forceinline__ unsigned long long gw_gt() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-""" + RECORD),
+    namespace_edit("gemm_trace45_patch.py"),
     ("""    if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(GW_FULL(s), 1);""",
