@@ -397,13 +397,40 @@ pub fn load_inputs(paths: &[PathBuf]) -> crate::Result<ResultsFile> {
     }
 }
 
-/// A kernel file named on `compile`'s command line as the name `kernels/` holds it under: the
-/// last component of a path (`kernels/gemm.cu`, `./kernels/gemm.cu` and `gemm.cu` name the same
-/// file).
-fn kernel_file_name(arg: &str) -> String {
-    std::path::Path::new(arg)
+/// A kernel file named on `compile`'s command line as the name the project's kernel directory
+/// `kernels` holds it under: a bare name, or a path whose directory is that one
+/// (`kernels/gemm.cu`, `./kernels/gemm.cu` and `gemm.cu` name the same file from the project's
+/// root). A path into another directory (a patched copy elsewhere) is an error naming both
+/// directories: compiling the project's file of the same name instead would report on other code.
+fn kernel_file_name(arg: &str, kernels: &Path) -> crate::Result<String> {
+    let path = Path::new(arg);
+    let name = path
         .file_name()
-        .map_or_else(|| arg.to_string(), |n| n.to_string_lossy().into_owned())
+        .map_or_else(|| arg.to_string(), |n| n.to_string_lossy().into_owned());
+    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(name);
+    };
+    let same = match (parent.canonicalize(), kernels.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        Ok(name)
+    } else {
+        Err(Error::io(
+            "compiling",
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "not in the project's kernel directory {}: `compile` builds the project's \
+                     kernels (name one, or set KERNELGATE_ROOT to the root whose kernels/ holds \
+                     this file)",
+                    kernels.display()
+                ),
+            ),
+        ))
+    }
 }
 
 /// `compile`'s `-D` values as NVRTC options: a value starting with `-` is an option as given,
@@ -702,7 +729,10 @@ where
             let files = if files.is_empty() {
                 kernel_sources(&dir)?
             } else {
-                files.iter().map(|f| kernel_file_name(f)).collect()
+                files
+                    .iter()
+                    .map(|f| kernel_file_name(f, &dir))
+                    .collect::<crate::Result<Vec<_>>>()?
             };
             let mut extra = nvrtc_options(&options);
             extra.push("--ptxas-options=-v".to_string());
@@ -978,14 +1008,43 @@ mod tests {
 
     #[test]
     fn compile_takes_kernel_files_by_name_or_path() {
-        for arg in [
-            "gemm.cu",
-            "kernels/gemm.cu",
-            "./kernels/gemm.cu",
-            "/repo/kernels/gemm.cu",
-        ] {
-            assert_eq!(kernel_file_name(arg), "gemm.cu", "{arg}");
+        let root = tempfile::tempdir().unwrap();
+        let kernels = root.path().join("kernels");
+        std::fs::create_dir(&kernels).unwrap();
+        let abs = kernels.join("gemm.cu").to_string_lossy().into_owned();
+        let dotted = format!("{}/./kernels/gemm.cu", root.path().display());
+        for arg in ["gemm.cu", abs.as_str(), dotted.as_str()] {
+            assert_eq!(kernel_file_name(arg, &kernels).unwrap(), "gemm.cu", "{arg}");
         }
+        // relative to the working directory, as from the project's root
+        let here = std::env::current_dir().unwrap().join("kernels");
+        if here.is_dir() {
+            for arg in ["kernels/gemm.cu", "./kernels/gemm.cu"] {
+                assert_eq!(kernel_file_name(arg, &here).unwrap(), "gemm.cu", "{arg}");
+            }
+        }
+    }
+
+    #[test]
+    fn compile_refuses_a_kernel_file_outside_the_project_kernels() {
+        // A patched copy elsewhere must not be reported as the project's file of that name.
+        let root = tempfile::tempdir().unwrap();
+        let kernels = root.path().join("kernels");
+        let copy = root.path().join("copy");
+        std::fs::create_dir(&kernels).unwrap();
+        std::fs::create_dir(&copy).unwrap();
+        let arg = copy.join("gemm_wgmma.cu").to_string_lossy().into_owned();
+        let e = kernel_file_name(&arg, &kernels).unwrap_err().to_string();
+        assert!(
+            e.contains(&arg) && e.contains(&kernels.display().to_string()),
+            "{e}"
+        );
+        assert!(e.contains("KERNELGATE_ROOT"), "{e}");
+        // a directory that does not exist either
+        let e = kernel_file_name("/no/such/dir/gemm.cu", &kernels)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/no/such/dir/gemm.cu"), "{e}");
     }
 
     #[test]
