@@ -6,7 +6,8 @@
 set -u
 ROUNDS=${ROUNDS:-3} VARIANTS="ls2:kernels/dev/gemm_define_patch.py+GW_LASTSTAGE2=1 aa:-" \
   PATCH_FILE=gemm_wgmma.cuh bash scripts/ab-variants.sh
-( cd "${OUT:-/tmp/kgout}" && tar czf ab-runs.tar.gz ab-*-*.json && rm -f ab-*-*.json )
+# (ab-variants.sh archives its runs as ab-runs.tar.gz itself; session 45 archived them a second
+# time here, which overwrote that archive with an empty one: its run files are lost.)
 if [ "${TRACE:-1}" = 1 ]; then
   BATCHES=0 TRACE_TAG=-base bash scripts/session45-trace.sh
   BATCHES=0 TRACE_TAG=-ls2 TRACE_DEFS=-DGW_LASTSTAGE2=1 bash scripts/session45-trace.sh
