@@ -24,16 +24,6 @@
 // GW_C2_OVL=1 gives 128x256_c2_ts the plain 128x256_ts's overlapped epilogue and skewed tail;
 // GW_C2_RELAXED=1 makes the cluster entries' start-up cluster barrier arrive .relaxed (session 44;
 // both off builds session 43's cluster entries, the A/B control)
-// GW_LASTSTAGE2=1 (session 45, off: measured slower) does the same for 128x256_ts (two consumer
-// warpgroups, no cluster): its second warpgroup, the last to finish, writes its four boxes of the
-// CTA's last tile into the freed ring and stores them back to back instead of through its two
-// staging boxes. The dev trace at 2048^3 (cold launches, H200 GPU-ca3cb8d4) had it issue the last
-// store 1,360 cycles sooner (1,000 instead of 2,360 after its last wgmma) but finish only 420
-// sooner: the four boxes then take 1,800 cycles to complete instead of 790. Through the harness
-// (same run, paired, three rounds) it ran 2048^3 0-2.5% slower and 4096^3 0-0.5% slower.
-#ifndef GW_LASTSTAGE2
-#define GW_LASTSTAGE2 0
-#endif
 #ifndef GW_C2_OVL
 #define GW_C2_OVL 1
 #endif
@@ -719,10 +709,8 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
                     }
                 };
                 bool ring_free = false;  // the last tile was skewed: the ring is free at its end
-                // the last warpgroup stores the CTA's last tile from the ring (GW_LASTSTAGE,
-                // GW_LASTSTAGE2)
-                constexpr bool last_ring =
-                    (GW_LASTSTAGE && NC == 3) || (GW_LASTSTAGE2 && NC == 2 && CL == 1);
+                // the last warpgroup stores the CTA's last tile from the ring (GW_LASTSTAGE)
+                constexpr bool last_ring = GW_LASTSTAGE && NC == 3;
                 auto store_next = [&]() {
                     switch (nbox) {
                         case 0: store_box(0); break;

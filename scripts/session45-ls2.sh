@@ -3,6 +3,9 @@
 # CTA's last tile from the freed ring) against the checkout's kernels, same-run pairs through the
 # harness on 2048^3 and 4096^3 (scripts/suites/sq-2048-4096.json, cuBLAS beside), ROUNDS rounds
 # (default 3) with an A/A control; then the 2048^3 / 4096^3 trace of both builds.
+# The switch measured slower (docs/kernels/session45/README.md section 3) and was removed; it is in
+# kernels/gemm_wgmma.cuh of commit 01e1157, the kernels this script ran against (check that file
+# out first to run it again: gemm_define_patch.py refuses a file without the switch).
 set -u
 ROUNDS=${ROUNDS:-3} VARIANTS="ls2:kernels/dev/gemm_define_patch.py+GW_LASTSTAGE2=1 aa:-" \
   PATCH_FILE=gemm_wgmma.cuh bash scripts/ab-variants.sh
