@@ -1154,7 +1154,7 @@ pub fn import_results(
             });
             let mut rounds = old
                 .map(|e| {
-                    rounds_to_keep_compiled(
+                    rounds_to_keep(
                         e,
                         &r.source_hash,
                         &r.code_hash,
@@ -1250,29 +1250,10 @@ fn timed_alike(
 /// its rounds time more than the kernel), whose duty-cycle hold was the same (a long,
 /// power-bound kernel runs faster the longer the GPU idles between samples) and whose kernel
 /// configuration was the same ([`same_variant`]: a changed pick times another kernel). An entry
-/// without a recorded hash keeps its rounds of the same flush, hold and configuration.
+/// without a recorded hash keeps its rounds of the same flush, hold and configuration. A record
+/// compiled by NVRTC release `nvrtc` ([`nvrtc_release`]; empty: unknown) that is
+/// [`compiler_variant`] of `old` counts as its code.
 pub fn rounds_to_keep(
-    old: Entry,
-    source_hash: &str,
-    code_hash: &str,
-    l2_flush: Option<crate::timing::FlushMode>,
-    duty_hold: Option<f64>,
-    variant: Option<&str>,
-) -> Vec<Round> {
-    rounds_to_keep_compiled(
-        old,
-        source_hash,
-        code_hash,
-        "",
-        l2_flush,
-        duty_hold,
-        variant,
-    )
-}
-
-/// [`rounds_to_keep`] for a record compiled by NVRTC release `nvrtc` ([`nvrtc_release`]; empty:
-/// unknown): a record that is [`compiler_variant`] of `old` counts as its code.
-pub fn rounds_to_keep_compiled(
     old: Entry,
     source_hash: &str,
     code_hash: &str,

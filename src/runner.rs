@@ -1443,7 +1443,7 @@ pub fn run_case(
         let mut all_rounds = Vec::new();
         if cfg.append_baselines {
             if let Some(old) = store.entry(&gpu.info.name, &case.kernel, &name)? {
-                all_rounds = crate::baseline::rounds_to_keep_compiled(
+                all_rounds = crate::baseline::rounds_to_keep(
                     old,
                     &first.source_hash,
                     &first.code_hash,

@@ -993,28 +993,28 @@ fn an_entry_whose_kernel_changed_starts_over_on_append() {
     let e = Entry::from_rounds(&st, vec![round(1.0, "a"), round(1.1, "b")], env());
     // Same code: the new round joins the old ones.
     assert_eq!(
-        rounds_to_keep(e.clone(), &e.env.source_hash, "", None, None, None).len(),
+        rounds_to_keep(e.clone(), &e.env.source_hash, "", "", None, None, None).len(),
         2
     );
     // The kernel changed: its old rounds timed other code.
-    assert!(rounds_to_keep(e.clone(), "fedcba", "", None, None, None).is_empty());
+    assert!(rounds_to_keep(e.clone(), "fedcba", "", "", None, None, None).is_empty());
     // An edit the compiler saw through: another source hash, the stored cubin hash: kept.
     let mut cubin = e.clone();
     cubin.env.code_hash = "c0de".into();
     assert_eq!(
-        rounds_to_keep(cubin.clone(), "fedcba", "c0de", None, None, None).len(),
+        rounds_to_keep(cubin.clone(), "fedcba", "c0de", "", None, None, None).len(),
         2
     );
     // Another cubin too, or no cubin hash on this side: the kernel changed.
-    assert!(rounds_to_keep(cubin.clone(), "fedcba", "beef", None, None, None).is_empty());
-    assert!(rounds_to_keep(cubin, "fedcba", "", None, None, None).is_empty());
+    assert!(rounds_to_keep(cubin.clone(), "fedcba", "beef", "", None, None, None).is_empty());
+    assert!(rounds_to_keep(cubin, "fedcba", "", "", None, None, None).is_empty());
     // An entry stored before cubin hashes were kept matches by source hash only.
-    assert!(rounds_to_keep(e.clone(), "fedcba", "c0de", None, None, None).is_empty());
+    assert!(rounds_to_keep(e.clone(), "fedcba", "c0de", "", None, None, None).is_empty());
     // No hash recorded (hand-made or very old entries): kept.
     let mut unknown = e;
     unknown.env.source_hash.clear();
     assert_eq!(
-        rounds_to_keep(unknown, "fedcba", "", None, None, None).len(),
+        rounds_to_keep(unknown, "fedcba", "", "", None, None, None).len(),
         2
     );
 }
@@ -1040,17 +1040,17 @@ fn rounds_of_another_l2_flush_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A read round joins only the read rounds: the write rounds timed the flush's write-back too.
-    let kept = rounds_to_keep(e.clone(), &h, "", Some(Read), None, None);
+    let kept = rounds_to_keep(e.clone(), &h, "", "", Some(Read), None, None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
     // A write round joins the write rounds and those from before the mode was recorded.
-    let kept = rounds_to_keep(e.clone(), &h, "", Some(Write), None, None);
+    let kept = rounds_to_keep(e.clone(), &h, "", "", Some(Write), None, None);
     assert_eq!(
         kept.iter().map(|r| r.machine.as_str()).collect::<Vec<_>>(),
         ["a", "b"]
     );
     // An unflushed case's round (None) joins the unrecorded rounds only.
-    assert_eq!(rounds_to_keep(e, &h, "", None, None, None).len(), 1);
+    assert_eq!(rounds_to_keep(e, &h, "", "", None, None, None).len(), 1);
     assert!(same_flush(None, Some(Write)));
     assert!(!same_flush(None, Some(Read)));
     assert!(!same_flush(Some(Write), Some(Read)));
@@ -1221,15 +1221,15 @@ fn rounds_of_another_duty_cycle_hold_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     // A new round with the hold joins only the held round; one without joins the other two.
-    let kept = rounds_to_keep(e.clone(), &h, "", Some(Read), Some(1.0), None);
+    let kept = rounds_to_keep(e.clone(), &h, "", "", Some(Read), Some(1.0), None);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].machine, "c");
     assert_eq!(
-        rounds_to_keep(e.clone(), &h, "", Some(Read), None, None).len(),
+        rounds_to_keep(e.clone(), &h, "", "", Some(Read), None, None).len(),
         2
     );
     // Another ratio is another way of timing.
-    assert!(rounds_to_keep(e, &h, "", Some(Read), Some(2.0), None).is_empty());
+    assert!(rounds_to_keep(e, &h, "", "", Some(Read), Some(2.0), None).is_empty());
 }
 
 #[test]
@@ -1309,7 +1309,7 @@ fn rounds_of_another_kernel_configuration_are_not_mixed_into_an_entry() {
     );
     let h = e.env.source_hash.clone();
     let machines = |v: Option<&str>| -> Vec<String> {
-        rounds_to_keep(e.clone(), &h, "", Some(Read), None, v)
+        rounds_to_keep(e.clone(), &h, "", "", Some(Read), None, v)
             .into_iter()
             .map(|r| r.machine)
             .collect()
@@ -1560,7 +1560,7 @@ proptest::proptest! {
         let st = Stats::from_samples(&[1.0; 20]).unwrap();
         let e = Entry::from_rounds(&st, rounds.clone(), env());
         let hash = if same_code { e.env.source_hash.clone() } else { "other".to_string() };
-        let kept = rounds_to_keep(e, &hash, "", flush(new.0), hold(new.1), variant(new.2));
+        let kept = rounds_to_keep(e, &hash, "", "", flush(new.0), hold(new.1), variant(new.2));
         let want: Vec<String> = if same_code {
             rounds
                 .iter()
