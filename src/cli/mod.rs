@@ -1016,12 +1016,12 @@ mod tests {
         for arg in ["gemm.cu", abs.as_str(), dotted.as_str()] {
             assert_eq!(kernel_file_name(arg, &kernels).unwrap(), "gemm.cu", "{arg}");
         }
-        // relative to the working directory, as from the project's root
+        // relative to the working directory, as from the project's root (cargo runs the unit
+        // tests in the package's root, which holds `kernels/`)
         let here = std::env::current_dir().unwrap().join("kernels");
-        if here.is_dir() {
-            for arg in ["kernels/gemm.cu", "./kernels/gemm.cu"] {
-                assert_eq!(kernel_file_name(arg, &here).unwrap(), "gemm.cu", "{arg}");
-            }
+        assert!(here.is_dir(), "{} is not a directory", here.display());
+        for arg in ["kernels/gemm.cu", "./kernels/gemm.cu"] {
+            assert_eq!(kernel_file_name(arg, &here).unwrap(), "gemm.cu", "{arg}");
         }
     }
 
