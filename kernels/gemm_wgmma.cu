@@ -19,6 +19,7 @@
 //   64x256        64 256      1       256     5     205952       1        128
 //   64x128        64 128      1       256     4      99456       2         64
 //   128x192      128 192      2       384     5     205952       1         96  (3072³ until session 28)
+//   128x192_ts   128 192      2       384     5     223232       1         96  (session 46)
 //   128x256_c2   128 256      2       384     4     197760       1        128  (2-CTA cluster)
 //   128x128_c2   128 128      2       384     6     197760       1         64  (2-CTA cluster)
 //   192x192      192 192      3       512     4     197760       1         96  (session 28)
@@ -26,12 +27,13 @@
 //   dyn. smem = stages * (BM*64*2 + 64*BN*2) + 1024 (alignment slack) + 128 (mbarriers).
 //
 //   TMA-STORE ENTRIES (suffix _ts after the tile: 128x256_ts, 128x256_c2_ts, 128x128_ts,
-//   128x128_c2_ts, session 32; 128x64_ts, 192x192_ts, session 33): the same tile with the
+//   128x128_c2_ts, session 32; 128x64_ts, 192x192_ts, session 33; 128x192_ts, session 46): the same tile with the
 //   epilogue below ("TMA-store epilogue") and one more kernel parameter, the tensor map of C.
 //   Their dynamic smem adds 1024 - 128 (the barriers' block rounded up to 1 KiB) and EPI_NBUF
 //   8 KiB staging boxes per consumer warpgroup (two, or one where two do not fit):
 //   stages * (BM*64*2 + 64*BN*2) + 2048 + consumers * EPI_NBUF * 8192 = 231424 bytes for the
-//   128-row tiles (two boxes), 223232 for 192x192 (one box).
+//   128-row tiles (two boxes), 223232 for 192x192 and 128x192 (one box: five 40 KiB stages
+//   leave no room for two).
 //   BM = 64 * consumers: each consumer warpgroup owns 64 rows x BN columns of the CTA tile and
 //   issues BK/16 = 4 wgmma.m64n<BN>k16 per stage. K step BK = 64 for all tiles.
 //
@@ -138,6 +140,15 @@
 //     releases the barriers to the peer), forced through the harness against the shipped
 //     cluster entry, H100 GPU-05cd9fa8, two rounds: 2048^3 0.959-0.980x the time,
 //     4096x1000x4096 0.988-0.989x, 4096^3 0.987-0.993x, 8192x1000x8192 0.996-0.997x.
+//
+//   * 128x192_ts without K splits takes 128x256_ts's path (session 46): each warpgroup packs its
+//     64 x 192 slab (48 registers beside 96 accumulators), stores its three boxes during the
+//     next tile's first three K blocks through its one staging box, and the CTA's last tile
+//     skews its tail. Dev bench (L2 read-flushed, every config checked against the fp32
+//     reference first), H200 GPU-3f669afb, 50 shapes bf16 (docs/kernels/session46): faster than
+//     the register-epilogue 128x192 on 20 of the 21 shapes whose pick was 128x192, by 1-12%
+//     (the most where K is short: 1024x6144x256 11.84 against 13.28 us, 5120x1152x512 15.84
+//     against 17.50).
 //
 //   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
 //     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A
@@ -289,6 +300,8 @@ GW_ENTRY_TS(gemm_wgmma_bf16_128x64_ts, __nv_bfloat16, true, Cfg128x64)
 GW_ENTRY_TS(gemm_wgmma_f16_128x64_ts, __half, false, Cfg128x64)
 GW_ENTRY_TS(gemm_wgmma_bf16_192x192_ts, __nv_bfloat16, true, Cfg192x192)
 GW_ENTRY_TS(gemm_wgmma_f16_192x192_ts, __half, false, Cfg192x192)
+GW_ENTRY_TS(gemm_wgmma_bf16_128x192_ts, __nv_bfloat16, true, Cfg128x192)
+GW_ENTRY_TS(gemm_wgmma_f16_128x192_ts, __half, false, Cfg128x192)
 #undef GW_ENTRY_TS
 #undef GW_ENTRY_C2_TS
 #undef GW_TS_BODY

@@ -93,6 +93,7 @@ static_assert(Cfg128x256::SMEM_BYTES_TS == 231424, "host recipe: 128x256_ts uses
 static_assert(Cfg128x128::SMEM_BYTES_TS == 231424, "host recipe: 128x128_ts uses 231424 bytes");
 static_assert(Cfg128x64::SMEM_BYTES_TS == 231424, "host recipe: 128x64_ts uses 231424 bytes");
 static_assert(Cfg192x192::SMEM_BYTES_TS == 223232, "host recipe: 192x192_ts uses 223232 bytes");
+static_assert(Cfg128x192::SMEM_BYTES_TS == 223232, "host recipe: 128x192_ts uses 223232 bytes");
 
 // B (MN-major, SW128) descriptor strides: LBO = byte distance between 64-element N atoms
 // (the 4 TMA boxes, 8 KiB apart), SBO = byte distance between groups of 8 K rows (1 KiB).
@@ -656,7 +657,8 @@ static __device__ __forceinline__ void gemm_body(const CUtensorMap* tmA, const C
         };
         if constexpr (TS && !PN &&
                       ((BN == 256 && NC == 2 && (CL == 1 || GW_C2_OVL)) ||
-                       (BN == 192 && NC == 3 && CL == 1 && GW_OVL3))) {
+                       (BN == 192 && NC == 3 && CL == 1 && GW_OVL3) ||
+                       (BN == 192 && NC == 2 && CL == 1))) {
             if (splits == 1) {
                 // Overlapped epilogue (see "128x256_ts" and "192x192_ts" in the header).
                 constexpr int NB = BN / 64;  // 64-column boxes a warpgroup stores per tile

@@ -226,7 +226,7 @@ static const TileCfg TILES[] = {
     {"64x128", 64, 128, 4, 2, 290, 5400, 1, false, (const void*)gemm_wgmma_bf16_64x128, (const void*)gemm_wgmma_f16_64x128},
     {"128x256_c2", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2_ts, (const void*)gemm_wgmma_f16_128x256_c2_ts, true},
     {"128x128_c2", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2_ts, (const void*)gemm_wgmma_f16_128x128_c2_ts, true},
-    {"128x192", 128, 192, 5, 1, 575, 7200, 1, false, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
+    {"128x192", 128, 192, 5, 1, 575, 7200, 1, false, (const void*)gemm_wgmma_bf16_128x192_ts, (const void*)gemm_wgmma_f16_128x192_ts, true},
     {"128x64", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64_ts, (const void*)gemm_wgmma_f16_128x64_ts, true},
     {"128x64_n2", 128, 64, 8, 1, 250, 4500, 2, true, (const void*)gemm_wgmma_bf16_128x64_n2, (const void*)gemm_wgmma_f16_128x64_n2},
     {"128x128_n2", 128, 128, 6, 1, 390, 6500, 2, true, (const void*)gemm_wgmma_bf16_128x128_n2, (const void*)gemm_wgmma_f16_128x128_n2},
@@ -241,6 +241,7 @@ static const TileCfg REG_TILES[] = {
     {"128x256_c2_regs", 128, 256, 4, 1, 760, 8000, 2, false, (const void*)gemm_wgmma_bf16_128x256_c2, (const void*)gemm_wgmma_f16_128x256_c2},
     {"128x128_c2_regs", 128, 128, 6, 1, 390, 6500, 2, false, (const void*)gemm_wgmma_bf16_128x128_c2, (const void*)gemm_wgmma_f16_128x128_c2},
     {"128x64_regs", 128, 64, 8, 1, 250, 4500, 1, false, (const void*)gemm_wgmma_bf16_128x64, (const void*)gemm_wgmma_f16_128x64},
+    {"128x192_regs", 128, 192, 5, 1, 575, 7200, 1, false, (const void*)gemm_wgmma_bf16_128x192, (const void*)gemm_wgmma_f16_128x192},
     {"192x192_regs", 192, 192, 4, 1, 860, 8000, 1, false, (const void*)gemm_wgmma_bf16_192x192, (const void*)gemm_wgmma_f16_192x192},
 };
 // Session 32's -DGW_EXTRA_TS rows (128x64_ts, 64x256_ts) and session 33's -DGW_S33 rows
