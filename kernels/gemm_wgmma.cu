@@ -145,10 +145,12 @@
 //     64 x 192 slab (48 registers beside 96 accumulators), stores its three boxes during the
 //     next tile's first three K blocks through its one staging box, and the CTA's last tile
 //     skews its tail. Dev bench (L2 read-flushed, every config checked against the fp32
-//     reference first), H200 GPU-3f669afb, 50 shapes bf16 (docs/kernels/session46): faster than
-//     the register-epilogue 128x192 on 20 of the 21 shapes whose pick was 128x192, by 1-12%
-//     (the most where K is short: 1024x6144x256 11.84 against 13.28 us, 5120x1152x512 15.84
-//     against 17.50).
+//     reference first), 50 shapes bf16, three sweeps (H200 GPU-3f669afb, GPU-967d376f, H100
+//     GPU-3542898b; docs/kernels/session46): on the 17 shapes whose pick is 128x192, faster than
+//     the register epilogue on 15-16 of them, 0.953-0.967x its time in geomean, from 0.84x
+//     (2560x1152x512, H100) to 1.07x (6144x1536x12288, the first H200); the most where K is
+//     short. Through the gate, 8191x264x128: 7.19-7.25 us against 8.06-8.20 on H100s, 6.90-6.99
+//     against 7.65-7.82 on H200s.
 //
 //   * CLUSTER ENTRIES (_c2, compiled with __cluster_dims__(2, 1, 1)): the grid is a whole
 //     number of 2-CTA clusters (blockIdx.x 2c, 2c+1 = cluster c, %cluster_ctarank = 0, 1). A

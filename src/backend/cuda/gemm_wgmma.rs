@@ -222,9 +222,10 @@ pub const TILES: [WgTile; 11] = [
     // GPU-cb034f80, forced on 12 shapes in one run: 3072³ 83.1 µs against 95.8 for the 128x128
     // pick, 0.95× cuBLAS; 8192³ equal; 1.05–1.26× the time of the pick elsewhere).
     // Its TMA-store entry (session 46) stores a tile during the next one's first three K blocks
-    // and skews the last tile's tail, as 128x256's does: in the dev bench (H200 GPU-3f669afb,
-    // 50 shapes, bf16) faster than the register epilogue on 20 of the 21 shapes whose pick it
-    // was, by 1-12% (most where K is short).
+    // and skews the last tile's tail, as 128x256's does: in the dev bench (50 shapes, bf16, two
+    // H200s and an H100) 0.953-0.967× the register epilogue's time in geomean on the 17 shapes
+    // whose pick it is (0.84-1.07×, most gained where K is short); 8191×264×128 through the
+    // gate 7.2 against 8.1 µs (H100), 6.9 against 7.7 (H200).
     with_tma_store(plain(128, 192, 5, 1, 575, 7200)),
     T128X64,
     cluster2(T128X64, true),
