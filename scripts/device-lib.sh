@@ -88,6 +88,25 @@ bench_checks() {
   log "$1 checks rc=$?: $(grep -cE '^  FAIL' "$3") FAIL lines, $(grep -c 'all configs x splits PASS' "$3") shapes pass"
 }
 
+# bench_shapes BIN FILE TILES TOKEN...: the dev bench BIN (L2 read-flushed, dtype $DT, default
+# bf16, $REPS launches, default 10) on each TOKEN's shape, MxNxK, timing TILES, or MxNxK:T1,T2 for
+# that shape's own tiles; the output appended to FILE, one log line per shape, then how many
+# shapes passed their checks and the first FAIL lines.
+bench_shapes() {
+  local b=$1 f=$2 tiles=$3 tok st tl
+  shift 3
+  for tok in "$@"; do
+    st=${tok%%:*}
+    tl=$tiles
+    [ "$tok" != "$st" ] && tl=${tok#*:}
+    LD_LIBRARY_PATH="$CUDA/lib64:${LD_LIBRARY_PATH:-}" timeout 120 "$b" --read-flush --shape "$st" \
+      "--${DT:-bf16}" --reps "${REPS:-10}" --tiles "$tl" >> "$f" 2>&1
+    log "bench $tok ${DT:-bf16} rc=$?"
+  done
+  grep -c "checks: all configs x splits PASS" "$f" | sed 's/^/shapes passing: /' | tee -a "$DEV_LOG"
+  grep -E "FAIL" "$f" | head | tee -a "$DEV_LOG"
+}
+
 # Whether this machine's GPU is an H200.
 is_h200() { nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; }
 
