@@ -238,7 +238,10 @@ static std::vector<long> splits_for(const TileCfg& t, long M, long N, long K, lo
                         cfg.smem()};""",
          """            Launch<T> L{f, fr, ta, tb, tc, C, cfg.sk ? SKW : (s > 1 ? P : nullptr), M, N, K, (int)s,
                         (int)(cfg.sk ? sk_grid(cfg, M, N, K) : cfg.grid(units, g_num_sms)),
-                        cfg.threads(), cfg.smem()};"""),
+                        cfg.threads(), cfg.smem()};
+            // each tile's flags sit where another tile's partial slots were: zero it per row
+            // (within a row, every launch leaves the flags at 0)
+            if (cfg.sk) CK(cudaMemset(SKW, 0, skw_bytes));"""),
         ("""            if (s > 1) {  // run-to-run bitwise determinism
                 CK(cudaMemcpy(C2, C, (size_t)M * N * sizeof(T), cudaMemcpyDeviceToDevice));
                 CK(cudaMemset(C, 0xFF, (size_t)M * N * sizeof(T)));
