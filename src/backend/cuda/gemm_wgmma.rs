@@ -5,7 +5,7 @@
 //! 128-byte swizzle (A boxes 64 K × BM, B boxes 64 N × 64 K), a persistent grid of
 //! min(tiles × splits, SMs × CTAs per SM) blocks, the tile's dynamic shared memory, and with
 //! split-K a second kernel that adds the fp32 partial tiles in a fixed order. The 128-row
-//! tiles of 256, 128 and 64 columns, the `_c2` clusters of the first two and 192x192 launch
+//! tiles of 256, 192, 128 and 64 columns, the `_c2` clusters of 256 and 128 and 192x192 launch
 //! their `_ts` entries, which store C through shared memory with TMA and take a third tensor
 //! map, of C ([`EPILOGUE_ENV`]). Where N is not a multiple of 8 (and K is not split), the
 //! `_uc` entries of `kernels/gemm_wgmma_uc.cu` write C in place with stores cut to its rows'
