@@ -47,6 +47,14 @@ static __device__ __forceinline__ unsigned sk_ld_acquire(const unsigned* p) {
 static __device__ __forceinline__ void sk_red_release(unsigned* p, unsigned v) {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+// SK: the next segment of a CTA's range [i, end): tile t, K blocks [kb0, kb1); advances i.
+static __device__ __forceinline__ void sk_next(long long& i, long long end, int num_k, int& t,
+                                               int& kb0, int& kb1) {
+    t = (int)(i / num_k);
+    kb0 = (int)(i % num_k);
+    kb1 = (int)min((long long)num_k, kb0 + (end - i));
+    i += kb1 - kb0;
+}
 
 static __device__ __forceinline__ void pdl_launch_next() {"""),
     # this CTA's share of the iteration space
@@ -73,12 +81,7 @@ static __device__ __forceinline__ void pdl_launch_next() {"""),
                 int t = u % num_tiles;
                 const int sp = u / num_tiles;
                 int sk_kb0 = 0, sk_kb1 = 0;
-                if constexpr (SK) {
-                    t = (int)(sk_i / num_k);
-                    sk_kb0 = (int)(sk_i % num_k);
-                    sk_kb1 = (int)min((long long)num_k, sk_kb0 + (sk_end - sk_i));
-                    sk_i += sk_kb1 - sk_kb0;
-                }
+                if constexpr (SK) sk_next(sk_i, sk_end, num_k, t, sk_kb0, sk_kb1);
                 int pm, tn;
                 tile_coords(t, num_pm, num_pn, pm, tn);
                 // A rows of this CTA's tile;"""),
@@ -109,12 +112,7 @@ static __device__ __forceinline__ void pdl_launch_next() {"""),
             int t = u % num_tiles;
             const int sp = u / num_tiles;
             int sk_kb0 = 0, sk_kb1 = 0;
-            if constexpr (SK) {
-                t = (int)(sk_i / num_k);
-                sk_kb0 = (int)(sk_i % num_k);
-                sk_kb1 = (int)min((long long)num_k, sk_kb0 + (sk_end - sk_i));
-                sk_i += sk_kb1 - sk_kb0;
-            }
+            if constexpr (SK) sk_next(sk_i, sk_end, num_k, t, sk_kb0, sk_kb1);
             int pm, tn;"""),
     ("""            const int kb0 = sp * kb_per;
             const int kb1 = min(kb0 + kb_per, num_k);
