@@ -5,6 +5,9 @@
 A port of `plan_cost`, `in_pick` and `pick` as of session 46 (the bench's `pick_plan` is the C++
 one; `check` compares this port with the picks the bench marked, so a drift shows).
 
+  pick_refit.py table SWEEP [TILE...]     per shape the bench's pick and its time, the best config,
+                                          pick / best, cuBLAS / pick and each TILE's best split
+                                          (default: every tile seen, `*_regs` rows included)
   pick_refit.py check SWEEP...            this port's pick against the bench's `*` on every shape
   pick_refit.py regret SWEEP...           pick / best config per sweep (geomean, worst, > 3%)
   pick_refit.py fit SWEEP...              greedy search over the per-tile constants (kblock_ns,
@@ -16,8 +19,8 @@ one; `check` compares this port with the picks the bench marked, so a drift show
   pick_refit.py validate FILE K=V...      old pick against the pick under K=V on the shapes of a
                                           validate run (only shapes whose pick changes)
 
-Sweep files whose register-epilogue 128x192 is named `128x192_regs` are read as they are; rows
-named `*_regs` never count as a pick or a best config.
+Rows named `*_regs` (register-epilogue entries beside a TMA-store tile) never count as a pick or
+a best config; `table` lists them as columns only.
 
 Session 46: the fit took 128x256.wave=8800 128x128.kblock=351 64x128.wave=5508
 128x192.kblock=586 (in-sample regret 0.8-1.25% -> 0.4-0.7%), and the held-out run refuted it
@@ -105,18 +108,49 @@ def pick(m, n, k, tiles=TILES, sms=132):
 
 HEAD = re.compile(r"^== (\w+) M=(\d+) N=(\d+) K=(\d+).*\| pick (\S+) split (\d+)")
 ROW = re.compile(r"^  ([* ]) (\S+) split (\d+)\s+([\d.]+) us")
+CUBLAS = re.compile(r"^    cuBLAS\s+([\d.]+) us")
 
 
-def load(path):
+def load(path, keep_regs=False):
+    """The timed shapes of a bench output: shape, the bench's pick, {(tile, split): µs} (without
+    the `*_regs` rows unless keep_regs) and cuBLAS's µs."""
     cases, cur = [], None
     for line in open(path):
         if m := HEAD.match(line):
             cur = {"shape": (int(m[2]), int(m[3]), int(m[4])), "bench": (m[5], int(m[6])),
-                   "rows": {}}
+                   "rows": {}, "cublas": None}
             cases.append(cur)
-        elif cur and (m := ROW.match(line)) and not m[2].endswith("_regs"):
+        elif cur and (m := ROW.match(line)) and (keep_regs or not m[2].endswith("_regs")):
             cur["rows"][(m[2], int(m[3]))] = float(m[4])
+        elif cur and (m := CUBLAS.match(line)):
+            cur["cublas"] = float(m[1])
     return [c for c in cases if c["rows"]]
+
+
+def table(path, tiles):
+    cases = load(path, keep_regs=True)
+    tiles = tiles or sorted({t for c in cases for (t, _) in c["rows"]})
+    print("| shape | pick | pick µs | best | best µs | pick/best | cuBLAS/pick | "
+          + " | ".join(tiles) + " |")
+    print("|" + " --- |" * (7 + len(tiles)))
+    rs = []
+    for c in cases:
+        p = c["rows"].get(c["bench"])
+        if p is None:
+            continue
+        real = {k: v for k, v in c["rows"].items() if not k[0].endswith("_regs")}
+        bk = min(real, key=real.get)
+        rs.append(p / real[bk])
+        per = [min((u for (tt, _), u in c["rows"].items() if tt == t), default=None) for t in tiles]
+        m, n, k = c["shape"]
+        cub = f"{c['cublas'] / p:.3f}" if c["cublas"] else "–"
+        print(f"| {m}x{n}x{k} | {c['bench'][0]}/{c['bench'][1]} | {p:.2f} | {bk[0]}/{bk[1]} | "
+              f"{real[bk]:.2f} | {p / real[bk]:.3f} | {cub} | "
+              + " | ".join(f"{u:.1f}" if u is not None else "–" for u in per) + " |")
+    if rs:
+        g = math.exp(sum(map(math.log, rs)) / len(rs))
+        print(f"\n{len(rs)} shapes: geomean pick/best {g:.4f}, worst {max(rs):.3f}, "
+              f"{sum(r > 1.03 for r in rs)} above 1.03, {sum(r > 1.10 for r in rs)} above 1.10")
 
 
 def regret(cases, tiles=TILES):
@@ -152,7 +186,9 @@ def with_constants(assigns):
 
 def main(argv):
     cmd, rest = argv[1], argv[2:]
-    if cmd == "check":
+    if cmd == "table":
+        table(rest[0], rest[1:])
+    elif cmd == "check":
         for f in rest:
             cs = load(f)
             off = [(c["shape"], c["bench"], pick(*c["shape"])) for c in cs
@@ -167,7 +203,9 @@ def main(argv):
     elif cmd == "fit":
         data = [load(f) for f in rest]
         fixed = {s: pick(*s) for s in fixture_shapes()}
-        obj = lambda t: sum(math.log(regret(cs, t)[0]) + 0.01 * regret(cs, t)[3] for cs in data)
+        def obj(t):  # log geomean regret, plus a penalty per untimed pick
+            return sum(math.log(g) + 0.01 * miss for g, _, _, miss in (regret(cs, t) for cs in data))
+
         t, best = copy.deepcopy(TILES), obj(TILES)
         for _ in range(4):
             better = False

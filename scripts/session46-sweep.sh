@@ -5,7 +5,7 @@
 # the pick and every split count it allows (bench splits_for) on SHAPES (default: 44 seeded random
 # shapes plus six measured before), DT (default bf16), L2 read-flushed, each config checked
 # against the fp32 reference first. Under $OUT: log.txt, sweep-$DT.txt (the bench's output;
-# scripts/sweep-regret.py reads it).
+# `scripts/pick_refit.py table` reads it).
 set -u
 . scripts/device-lib.sh
 bench_variant sweep ${PATCH:-} || { log "build failed"; exit 1; }
