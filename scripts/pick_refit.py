@@ -2,7 +2,7 @@
 """Offline work on the GEMM tile pick (src/backend/cuda/gemm_wgmma.rs) from dev-bench sweeps
 (scripts/session46-sweep.sh, scripts/session46-validate.sh output; no GPU).
 
-A port of `plan_cost`, `in_pick` and `pick` as of session 46 (the bench's `pick_plan` is the C++
+A port of `plan_cost`, `in_pick` and `pick` as of session 47 (the bench's `pick_plan` is the C++
 one; `check` compares this port with the picks the bench marked, so a drift shows).
 
   pick_refit.py table SWEEP [TILE...]     per shape the bench's pick and its time, the best config,
@@ -45,10 +45,13 @@ TILES = {
     "128x64": [128, 64, 8, 1, 250, 4500, 1, False],
     "128x64_n2": [128, 64, 8, 1, 250, 4500, 2, True],
     "192x192": [192, 192, 4, 1, 860, 8000, 1, False],
+    "128x256_c2": [128, 256, 4, 1, 760, 8000, 2, False],
+    "128x128_c2": [128, 128, 6, 1, 390, 6500, 2, False],
 }
-# the pick's order (TILES order without the _c2 tiles, which it never takes, and 128x128_n2,
-# which n_pairs_in_pick never admits)
-ORDER = ["128x256", "128x128", "64x256", "64x128", "128x192", "128x64", "128x64_n2", "192x192"]
+# the pick's order (TILES order without 128x128_n2, which n_pairs_in_pick never admits; the _c2
+# tiles only where B's rows are misaligned, m_pairs_in_pick, session 47)
+ORDER = ["128x256", "128x128", "64x256", "64x128", "128x256_c2", "128x128_c2", "128x192", "128x64",
+         "128x64_n2", "192x192"]
 L2_BYTES_PER_US, MISALIGNED, REDUCE_US, PARTIAL_BYTES_PER_US = 11.0e6, 1.8, 2.7, 8.8e6
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,8 +82,11 @@ def cost(t, s, m, n, k, sms=132):
     return c
 
 
-def in_pick(t, m, k):
+def in_pick(t, m, k, ldb=None):
+    """`ldb`: the row length B is read from (default: in place, which `pick` passes as N)."""
     num_k = max(cdiv(k, BK), 1)
+    if t[6] == 2 and not t[7]:
+        return ldb is not None and ldb % 64 != 0
     if t[7]:
         return t[1] == 64 and k % 64 != 0 and m >= t[0] and num_k >= 3
     if t[0] == 192:
@@ -97,7 +103,7 @@ def pick(m, n, k, tiles=TILES, sms=132):
     best = None
     for name in ORDER:
         t = tiles[name]
-        if not in_pick(t, m, k):
+        if not in_pick(t, m, k, n):
             continue
         for s in splits:
             c = cost(t, s, m, n, k, sms)

@@ -11,7 +11,7 @@
 //          --overhead (only: an empty kernel's launch time at each tile's shared-memory size),
 //          --sustain MS (the pick and cuBLAS back to back for MS ms each, twice, for a clock log),
 //          --bf16 / --f16 (one dtype only), --quick (suite shapes up to 4096 only),
-//          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2, which are always
+//          --c2-pick (let pick_plan choose the 2-CTA cluster tiles *_c2 with N aligned too; they are always
 //          checked and timed; the harness's pick leaves them out until measured),
 //          --squares (the squares 2048^3..8192^3 only), --shape MxNxK (that shape only),
 //          --tiles a,b (only these tiles; the
@@ -255,8 +255,9 @@ static const TileCfg& tile_at(int t) { return t < NT ? TILES[t] : REG_TILES[t - 
 static const long BN64_MIN_KBLOCKS = 16;
 // Mirror of WIDE_MIN_KBLOCKS: the pick takes 192x192 only for at least this many K blocks.
 static const long WIDE_MIN_KBLOCKS = 16;
-// Mirror of CLUSTER_IN_PICK in the Rust file (false: the _c2 tiles are timed and checked but the
-// pick leaves them out); --c2-pick turns them on here to show what the model would choose.
+// Mirror of m_pairs_in_pick in the Rust file: the pick considers the _c2 tiles (B multicast) only
+// where B's rows are misaligned (N % 64 != 0; the bench reads B in place); --c2-pick turns them
+// on everywhere to show what the model would choose.
 static bool g_cluster_pick = false;
 static const long MAX_SPLITS = 16, MIN_KBLOCKS_PER_SPLIT = 4;
 // Cost model constants (fitted to the H100 bench, see plan_cost in the Rust file).
@@ -305,7 +306,7 @@ static void pick_plan(long m, long n, long k, long sms, int& tile, long& splits)
                 if (TILES[t].bn == 64 &&
                     (std::max(1L, (k + 63) / 64) < BN64_MIN_KBLOCKS || m < TILES[t].bm))
                     continue;
-                if (TILES[t].cluster > 1 && !g_cluster_pick) continue;
+                if (TILES[t].cluster > 1 && n % 64 == 0 && !g_cluster_pick) continue;
             }
             double c = plan_cost(TILES[t], s, m, n, k, sms);
             if (best < 0 || c < 0.97 * best) {

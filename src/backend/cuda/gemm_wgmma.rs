@@ -277,8 +277,9 @@ pub const BN64_MIN_KBLOCKS: u64 = 16;
 /// would take it for its fewer waves, untimed.
 pub const WIDE_MIN_KBLOCKS: u64 = 16;
 
-/// Whether [`pick`] considers `t` without being forced to, for `m` rows and `k` columns of A.
-fn in_pick(t: WgTile, m: u64, k: u64) -> bool {
+/// Whether [`pick`] considers `t` without being forced to, for `m` rows and `k` columns of A
+/// and B read from rows of `ldb` elements.
+fn in_pick(t: WgTile, m: u64, k: u64, ldb: u64) -> bool {
     let num_k = k.div_ceil(BK).max(1);
     if t.pair_n {
         n_pairs_in_pick(t, m, k)
@@ -287,18 +288,30 @@ fn in_pick(t: WgTile, m: u64, k: u64) -> bool {
     } else if t.bn == 64 {
         num_k >= BN64_MIN_KBLOCKS && m >= t.bm
     } else {
-        t.cluster == 1 || CLUSTER_IN_PICK
+        t.cluster == 1 || m_pairs_in_pick(ldb)
     }
 }
 
-/// Whether [`pick`] may choose the 2-CTA cluster tiles (`_c2`) by itself; [`TILE_ENV`] can
-/// force them. Off: until session 14 they ran 1.35–4× slower than the plain tiles (a gpu-scope
-/// fence before every remote stage release); since the fix, forced on the gemm suite on an H100
-/// (GPU-f905faf7, same run as the pick), 128x256_c2 takes 0.96–1.03× the pick's time at
-/// 4096³–8192³, 4096×1000×4096 and 8192×1024×8192, and 1.06–2.3× on every smaller or skinny
-/// shape; 128x128_c2 is slower everywhere (1.03–1.64×). Nothing to gain on the H100.
-/// [`multicast_misaligned_b`] takes them in place of B's alignment copy, where they win.
-pub const CLUSTER_IN_PICK: bool = false;
+/// Whether [`pick`] considers the 2-CTA clusters paired along M (`_c2`, B multicast) by itself
+/// ([`TILE_ENV`] can force them anywhere): only where the kernel reads B from rows of `ldb`
+/// elements that are not 128-byte multiples (`ldb % 64 != 0`, which the cost model charges
+/// [`MISALIGNED_TRAFFIC`] times the traffic; the multicast halves it). That is B read in place:
+/// where [`Padding`] copies B into aligned rows, [`multicast_misaligned_b`] decides instead.
+///
+/// Session 47: the trace of a stream-K variant (H200 GPU-71145b83) showed the L2 → SM traffic
+/// capping the mid-size shapes (132 CTAs moved the K blocks no faster than 90). On 40 seeded
+/// random shapes with such B rows whose plan changes (M up to 8191, K 96–7624; dev bench, B
+/// read in place as the harness reads it there, the old plan and the new one in the same run),
+/// the new plans took 0.878× (bf16) / 0.876× (fp16) the old plans' time in geomean on H100
+/// GPU-e2e86e01 (35–36 faster, 4–5 slower, from 0.58× at 1901×5032×5744 to 1.15× at
+/// 658×560×6800) and 0.893× / 0.895× on H200 GPU-661be54a; on 30 more shapes (seed 48, chosen
+/// after the first run) 0.930× / 0.925× on that H200 (worst 1.17× at 155×7264×1288).
+/// Where B's rows are aligned the cluster tiles were slower than the plain ones (128x256_c2 by
+/// 0.7–1.5% at 4096×1024×4096 and 8192×1024×8192, session 43; 0.96–1.03× at 4096³–8192³ on an
+/// H100 since session 14), so they stay out of the pick there.
+pub fn m_pairs_in_pick(ldb: u64) -> bool {
+    !ldb.is_multiple_of(64)
+}
 
 /// Most K splits.
 pub const MAX_SPLITS: u64 = 16;
@@ -381,12 +394,27 @@ pub fn plan_cost(tile: WgTile, splits: u64, m: u64, n: u64, k: u64, sms: u64) ->
 /// launch). In effect (H100): 64x128 while one wave of it covers the problem (up to 512³),
 /// 128x64 where K is long (1024³, 2048×512×4096), 128x64_n2 where A's rows are misaligned
 /// ([`n_pairs_in_pick`]: 1000³, 777×1000×136), 192x192 at 3072³, 128x256 from 2048³ on;
-/// split-K where even the small tiles leave the machine mostly idle and K is long. Mirrored
-/// by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu`.
-pub fn pick(m: u64, n: u64, k: u64, sms: u64, tile: Option<WgTile>, splits: Option<u64>) -> Plan {
+/// split-K where even the small tiles leave the machine mostly idle and K is long; since
+/// session 47 the B-multicast clusters (`_c2`) where B is read from misaligned rows of `ldb`
+/// elements ([`m_pairs_in_pick`]; `ldb ≥ n` is [`Padding`]'s row length, `n` for B in place).
+/// Mirrored by `pick_plan` in `kernels/dev/gemm_wgmma_bench.cu` (which reads B in place).
+pub fn pick(
+    m: u64,
+    n: u64,
+    k: u64,
+    ldb: u64,
+    sms: u64,
+    tile: Option<WgTile>,
+    splits: Option<u64>,
+) -> Plan {
     let num_k = k.div_ceil(BK).max(1);
     let tiles: Vec<WgTile> = tile.map_or_else(
-        || TILES.into_iter().filter(|&t| in_pick(t, m, k)).collect(),
+        || {
+            TILES
+                .into_iter()
+                .filter(|&t| in_pick(t, m, k, ldb))
+                .collect()
+        },
         |t| vec![t],
     );
     let split_counts: Vec<u64> = match splits {
@@ -564,7 +592,8 @@ impl Padding {
 /// 64) where [`Padding`] would copy them into aligned rows and the plan is one unsplit 128x256,
 /// 192x192 or 128x128 tile: `multicast` (unset or empty) runs the 2-CTA cluster of the same
 /// width reading B in place ([`multicast_misaligned_b`]), `copy` keeps the plan and the copy
-/// (the only path before session 43).
+/// (the only path before session 43). `copy` also keeps the 2-CTA clusters out of the pick where
+/// B is read from misaligned rows in place ([`m_pairs_in_pick`]; the plans before session 47).
 pub const MISALIGNED_B_ENV: &str = "KERNELGATE_GEMM_MISALIGNED_B";
 
 /// Parses a [`MISALIGNED_B_ENV`] value: `true` for `multicast` (the default), `false` for `copy`.
@@ -604,7 +633,7 @@ pub fn parse_misaligned_b(value: Option<&str>) -> std::result::Result<bool, Stri
 ///   against 24.38 on 128x256_c2 on the H200, 18.69 against 21.31 on 128x128_c2 on the H100).
 /// - With N aligned the cluster tiles are slower than the plain ones (128x256_c2 by 0.7–1.5% at
 ///   4096×1024×4096 and 8192×1024×8192, same runs), so they stay out of [`pick`]
-///   ([`CLUSTER_IN_PICK`]).
+///   ([`m_pairs_in_pick`]).
 pub fn multicast_misaligned_b(plan: Plan, pad: Padding, n: u64) -> Option<WgTile> {
     if plan.splits != 1 || pad.np != n || n.is_multiple_of(64) || !pad.copies_b(n) {
         return None;
@@ -711,15 +740,22 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
     let forced_tile = super::from_env(case, TILE_ENV, parse_tile)?;
     let forced_splits = super::from_env(case, SPLITK_ENV, parse_splits)?;
     let sms = gpu.info.sm_count as u64;
-    let mut plan = pick(m, np, kp, sms, forced_tile, forced_splits);
+    let multicast_b = super::from_env(case, MISALIGNED_B_ENV, parse_misaligned_b)?;
+    // `copy`: the pick sees B's rows as aligned, so it leaves the B-multicast clusters out
+    let pick_ldb = if multicast_b {
+        pad.ldb
+    } else {
+        pad.ldb.next_multiple_of(64)
+    };
+    let mut plan = pick(m, np, kp, pick_ldb, sms, forced_tile, forced_splits);
     // B's misaligned rows multicast by a 2-CTA cluster instead of copied (automatic plans only).
     let cluster = match multicast_misaligned_b(plan, pad, n) {
-        Some(t) if forced_tile.is_none() && forced_splits.is_none() => {
-            super::from_env(case, MISALIGNED_B_ENV, parse_misaligned_b)?.then_some(t)
-        }
+        Some(t) if forced_tile.is_none() && forced_splits.is_none() => multicast_b.then_some(t),
         _ => None,
     };
-    let b_multicast = cluster.is_some();
+    // the pick's own B-multicast cluster (B read in place from misaligned rows) reads as the rule's
+    let b_multicast =
+        cluster.is_some() || (forced_tile.is_none() && plan.tile.cluster == 2 && !plan.tile.pair_n);
     if let Some(t) = cluster {
         plan.tile = t;
         pad = pad.b_in_place(n);
@@ -940,6 +976,18 @@ fn epilogue_name(
 mod tests {
     use super::*;
 
+    /// [`pick`] with B read in place from rows of `n` elements.
+    fn pick_in_place(
+        m: u64,
+        n: u64,
+        k: u64,
+        sms: u64,
+        tile: Option<WgTile>,
+        splits: Option<u64>,
+    ) -> Plan {
+        pick(m, n, k, n, sms, tile, splits)
+    }
+
     #[test]
     fn the_128x256_and_192_column_tma_store_tiles_overlap_their_epilogue() {
         let by = |n: &str| TILES.iter().find(|t| t.name() == n).unwrap();
@@ -1024,7 +1072,7 @@ mod tests {
             (777, 999, 136),
         ] {
             assert_eq!(
-                pick(m, n, k, 132, None, None).tile.name(),
+                pick_in_place(m, n, k, 132, None, None).tile.name(),
                 "128x64_n2",
                 "{m}x{n}x{k}"
             );
@@ -1039,7 +1087,10 @@ mod tests {
             (2048, 512, 4096),
             (8191, 264, 128),
         ] {
-            assert!(!pick(m, n, k, 132, None, None).tile.pair_n, "{m}x{n}x{k}");
+            assert!(
+                !pick_in_place(m, n, k, 132, None, None).tile.pair_n,
+                "{m}x{n}x{k}"
+            );
         }
         assert!(
             !n_pairs_in_pick(TILES[9], 1000, 1000),
@@ -1049,14 +1100,35 @@ mod tests {
 
     #[test]
     fn cluster_tiles_halve_b_traffic_in_the_model() {
-        // Automatic picks never take them while CLUSTER_IN_PICK is off.
-        for &(m, n, k) in &[
-            (4096u64, 1000u64, 4096u64),
-            (8192, 8192, 8192),
-            (256, 256, 256),
+        // Automatic picks take them only where B's rows as read are misaligned: not with
+        // aligned N, nor where the alignment copy made B's rows 128-byte multiples.
+        for &(m, n, k, ldb) in &[
+            (4096u64, 1000u64, 4096u64, 1024u64),
+            (8192, 1000, 8192, 1024),
+            (8192, 8192, 8192, 8192),
+            (4096, 1024, 4096, 1024),
+            (256, 256, 256, 256),
         ] {
-            let cluster = pick(m, n, k, 132, None, None).tile.cluster;
-            assert!(CLUSTER_IN_PICK || cluster == 1, "{m}x{n}x{k}");
+            let t = pick(m, n, k, ldb, 132, None, None).tile;
+            assert!(t.cluster == 1 || t.pair_n, "{m}x{n}x{k} ldb {ldb}");
+        }
+        assert!(!m_pairs_in_pick(1024) && m_pairs_in_pick(1000) && m_pairs_in_pick(3000));
+        // Where they are in the pick, it takes them where session 47 measured them ahead
+        // (dev bench, bf16 and fp16 µs, old plan -> cluster; H100 GPU-e2e86e01 / H200
+        // GPU-661be54a / GPU-d90a2ea5): 1901×5032×5744 128x256 split 2 312.1 -> 182.8 (H100);
+        // 963×7016×7624 281.8 -> 187.7 (H100); 1792×3000×6144 128x192 155.9 -> 125.5 (H100),
+        // 129.7 -> 111.9 (H200); 386×3800×904 128x128 18.34 -> 15.07 (H100).
+        for &(m, n, k, want) in &[
+            (1901u64, 5032u64, 5744u64, "128x256_c2"),
+            (963, 7016, 7624, "128x256_c2"),
+            (1792, 3000, 6144, "128x128_c2"),
+            (386, 3800, 904, "128x128_c2"),
+        ] {
+            assert_eq!(
+                pick_in_place(m, n, k, 132, None, None).tile.name(),
+                want,
+                "{m}x{n}x{k}"
+            );
         }
         // Nor the N pairs where K is aligned (or M short), and 128x64 only where K is long.
         for &(m, n, k) in &[
@@ -1065,7 +1137,7 @@ mod tests {
             (1024, 1024, 1024),
             (5, 3000, 1000),
         ] {
-            let t = pick(m, n, k, 132, None, None).tile;
+            let t = pick_in_place(m, n, k, 132, None, None).tile;
             assert!(!t.pair_n, "{m}x{n}x{k}");
             assert!(
                 t.bn != 64 || (k.div_ceil(BK) >= BN64_MIN_KBLOCKS && m >= 128),
@@ -1227,8 +1299,11 @@ mod tests {
         assert!(!text.contains("(j & 1) * CF::EPI_BOX_BYTES"));
     }
 
+    /// The pick for `m × n × k` with B's rows as the default [`Padding`] leaves them (before
+    /// [`multicast_misaligned_b`]), by tile name and splits.
     fn p(m: u64, n: u64, k: u64) -> (String, u64) {
-        let p = pick(m, n, k, 132, None, None);
+        let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
+        let p = pick(m, n, k, pad.ldb, 132, None, None);
         (p.tile.name(), p.splits)
     }
 
@@ -1336,7 +1411,7 @@ mod tests {
     /// The automatic plan of `m × n × k` on 132 SMs, with the same padding as `prepare`.
     fn fixture_plan(m: u64, n: u64, k: u64) -> Plan {
         let pad = Padding::of(m, n, k, parse_align(None).unwrap());
-        pick(m, pad.np, pad.kp, 132, None, None)
+        pick(m, pad.np, pad.kp, pad.ldb, 132, None, None)
     }
 
     #[test]
@@ -1567,8 +1642,10 @@ mod tests {
         #[test]
         fn plans_for_any_shape_cover_it(m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
-            let p = pick(m, pad.np, pad.kp, 132, None, None);
-            proptest::prop_assert!(in_pick(p.tile, m, pad.kp));
+            let p = pick(m, pad.np, pad.kp, pad.ldb, 132, None, None);
+            proptest::prop_assert!(in_pick(p.tile, m, pad.kp, pad.ldb));
+            // the pick's own B-multicast clusters only where B's rows stay misaligned
+            proptest::prop_assert!(p.tile.cluster == 1 || p.tile.pair_n || !pad.ldb.is_multiple_of(64));
             proptest::prop_assert!((1..=MAX_SPLITS).contains(&p.splits));
             let num_k = pad.kp.div_ceil(BK);
             let kb_per = num_k.div_ceil(p.splits);
@@ -1593,7 +1670,7 @@ mod tests {
             m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000,
         ) {
             let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
-            let plan = pick(m, pad.np, pad.kp, 132, None, None);
+            let plan = pick(m, pad.np, pad.kp, pad.ldb, 132, None, None);
             match multicast_misaligned_b(plan, pad, n) {
                 Some(c) => {
                     proptest::prop_assert!(n.is_multiple_of(8) && !n.is_multiple_of(64));
@@ -1668,7 +1745,7 @@ mod tests {
     fn few_tiles_take_smaller_tiles_or_split_k() {
         // 32 tiles of 128x256 on 132 SMs with K = 4096: K is split or the tile shrinks until
         // the SMs are about filled (128 tiles of 128x64, unsplit, since session 18).
-        let plan = pick(2048, 512, 4096, 132, None, None);
+        let plan = pick_in_place(2048, 512, 4096, 132, None, None);
         let units = plan.tile.tiles(2048, 512) * plan.splits;
         assert!(units >= 100, "{plan:?}");
         assert!(plan.splits > 1 || plan.tile.bn == 64, "{plan:?}");
@@ -1691,7 +1768,7 @@ mod tests {
             (1000, 1000, 1000),
             (17, 8192, 8192),
         ] {
-            let plan = pick(m, n, k, 132, None, None);
+            let plan = pick_in_place(m, n, k, 132, None, None);
             let num_k = k.div_ceil(BK);
             let kb_per = num_k.div_ceil(plan.splits);
             assert!(plan.splits >= 1 && plan.splits <= MAX_SPLITS);
@@ -1701,17 +1778,17 @@ mod tests {
             }
         }
         // A long K over one tile splits widely.
-        assert!(pick(128, 128, 65536, 132, None, None).splits >= 8);
+        assert!(pick_in_place(128, 128, 65536, 132, None, None).splits >= 8);
     }
 
     #[test]
     fn forced_choices_are_kept() {
         let t = TILES[3];
-        let plan = pick(8192, 8192, 8192, 132, Some(t), None);
+        let plan = pick_in_place(8192, 8192, 8192, 132, Some(t), None);
         assert_eq!(plan.tile, t);
-        let plan = pick(8192, 8192, 8192, 132, None, Some(3));
+        let plan = pick_in_place(8192, 8192, 8192, 132, None, Some(3));
         assert_eq!(plan.splits, 3);
-        let plan = pick(256, 256, 256, 132, Some(TILES[0]), Some(16));
+        let plan = pick_in_place(256, 256, 256, 132, Some(TILES[0]), Some(16));
         assert_eq!((plan.tile, plan.splits), (TILES[0], 16));
     }
 }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Session 47: the pick's B-multicast clusters (m_pairs_in_pick) through the harness, against the
+# plans before it (KERNELGATE_GEMM_MISALIGNED_B=copy), interleaved rounds on one machine (every
+# launch alone), both dtypes, cuBLAS in every run. Suite scripts/suites/c2pick47.json. Repo
+# root, .devbin/ carried. Under $OUT: log.txt, c2h-rank.md, c2h-runs.tar.gz.
+set -u
+. scripts/device-lib.sh
+mode_env() {
+  case $1 in
+    new) echo "KERNELGATE_BATCH=1" ;;
+    old) echo "KERNELGATE_BATCH=1 KERNELGATE_GEMM_MISALIGNED_B=copy" ;;
+  esac
+}
+ROUNDS=${ROUNDS:-2} interleave c2h scripts/suites/c2pick47.json new old
+archive_runs c2h
+log done
+out_fit
