@@ -1,3 +1,7 @@
+#!/usr/bin/env python3
+"""The same-run table of scripts/session47-c2-harness.sh's rounds (DIR holds the unpacked
+c2h-{new,old}-N.json): per gemm::cuda case the old and new plans' entry, median µs over the
+rounds, new / old, and cuBLAS's median over both modes' runs. Usage: c2h-table.py DIR"""
 import json, sys, glob, statistics, math
 d=sys.argv[1]
 runs={}
@@ -15,12 +19,9 @@ for c in cases:
     if not o or not n: continue
     om=statistics.median(r["latency_ms"] for r in o)*1e3; nm=statistics.median(r["latency_ms"] for r in n)*1e3
     cbm=statistics.median(cbs)*1e3
-    cfg=lambda r: (r.get("configuration") or r.get("config") or "")
-    def short(r):
-        s=json.dumps({k:v for k,v in r.items() if k in ("configuration","kernels","config")})
-        return s
-    oc=o[0].get("kernels") or o[0].get("configuration"); nc=n[0].get("kernels") or n[0].get("configuration")
+    entry=lambda r: r["variant"].split(" ")[0].replace("gemm_wgmma_", "")
+    oc=entry(o[0]); nc=entry(n[0])
     shape=c.split("::")[2]
     rat.append(nm/om)
-    print(f"| {shape.rsplit('_',1)[0]} | {shape.rsplit('_',1)[1]} | {str(oc)[:40]} | {om:.2f} | {str(nc)[:40]} | {nm:.2f} | {nm/om:.3f} | {cbm:.2f} | {cbm/nm:.3f} | {cbm/om:.3f} |")
+    print(f"| {shape.rsplit('_',1)[0]} | {shape.rsplit('_',1)[1]} | {oc} | {om:.2f} | {nc} | {nm:.2f} | {nm/om:.3f} | {cbm:.2f} | {cbm/nm:.3f} | {cbm/om:.3f} |")
 print("geomean new/old", math.exp(sum(map(math.log,rat))/len(rat)))
