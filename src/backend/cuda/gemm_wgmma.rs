@@ -305,7 +305,8 @@ fn in_pick(t: WgTile, m: u64, k: u64, ldb: u64) -> bool {
 /// the new plans took 0.878× (bf16) / 0.876× (fp16) the old plans' time in geomean on H100
 /// GPU-e2e86e01 (35–36 faster, 4–5 slower, from 0.58× at 1901×5032×5744 to 1.15× at
 /// 658×560×6800) and 0.893× / 0.895× on H200 GPU-661be54a; on 30 more shapes (seed 48, chosen
-/// after the first run) 0.930× / 0.925× on that H200 (worst 1.17× at 155×7264×1288). Through
+/// after the first run) 0.930× / 0.925× on that H200 (worst 1.17× at 155×7264×1288), and on 38
+/// more (seed 49, after this rule was written) 0.920× / 0.928× on H100 GPU-987356d9. Through
 /// the harness (14 shapes, both dtypes, same-run rounds against `copy`): 0.835× in geomean on
 /// H100 GPU-065cbc8d, 0.876× on H200 GPU-24b93d3d (docs/kernels/session47).
 /// Where B's rows are aligned the cluster tiles were slower than the plain ones (128x256_c2 by
