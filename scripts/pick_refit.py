@@ -19,6 +19,10 @@ one; `check` compares this port with the picks the bench marked, so a drift show
   pick_refit.py validate FILE K=V...      old pick against the pick under K=V on the shapes of a
                                           validate run (only shapes whose pick changes)
 
+Sweeps recorded before session 47 (their bench never picked a `_c2` tile) differ from this port
+where N % 64 != 0 and the cost model now takes a cluster: `check` lists those shapes, and `regret`
+counts them as untimed where the sweep did not time the cluster tile.
+
 Rows named `*_regs` (register-epilogue entries beside a TMA-store tile) never count as a pick or
 a best config; `table` lists them as columns only.
 
