@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The same-run table of scripts/session47-c2-harness.sh's rounds (DIR holds the unpacked
 c2h-{new,old}-N.json): per gemm::cuda case the old and new plans' entry, median µs over the
-rounds, new / old, and cuBLAS's median over both modes' runs. Usage: c2h-table.py DIR"""
+rounds, new / old, and cuBLAS's median over both modes' runs.
+Usage: c2h-table.py DIR [PREFIX] (PREFIX as the script's, default c2h; x12 for session47-extra.sh)"""
 import json, sys, glob, statistics, math
 d=sys.argv[1]
+pre=(sys.argv[2] if len(sys.argv) > 2 else "c2h")+"-"
 runs={}
-for f in sorted(glob.glob(d+"/c2h-*-*.json")):
-    mode=f.split("c2h-")[1].split("-")[0]
+for f in sorted(glob.glob(d+"/"+pre+"*-*.json")):
+    mode=f.split(pre)[-1].split("-")[0]
     for r in json.load(open(f))["results"]:
         runs.setdefault((r["case"],mode),[]).append(r)
 cases=sorted({c for c,_ in runs if "::cuda::" in c})

@@ -16,6 +16,9 @@ one; `check` compares this port with the picks the bench marked, so a drift show
   pick_refit.py heldout N SEED K=V...     N seeded random shapes whose pick the constants K=V
                                           (e.g. 128x128.kblock=351) change, as session46-validate.sh
                                           PAIRS tokens
+  pick_refit.py c2tokens N SEED          N seeded random shapes (B's rows misaligned, read in
+                                          place) whose plan the _c2 rule changes, as
+                                          session47-c2-validate.sh tokens (old tile, new tile)
   pick_refit.py validate FILE K=V...      old pick against the pick under K=V on the shapes of a
                                           validate run (only shapes whose pick changes)
 
@@ -100,14 +103,16 @@ def in_pick(t, m, k, ldb=None):
     return True
 
 
-def pick(m, n, k, tiles=TILES, sms=132):
+def pick(m, n, k, tiles=TILES, sms=132, ldb=None):
+    """`ldb`: B's row length (default N, B in place); a multiple of 64 leaves the _c2 tiles out,
+    as the rule before session 47 did."""
     num_k = max(cdiv(k, BK), 1)
     splits = [s for s in range(1, 17)
               if s == 1 or (cdiv(num_k, s) >= 4 and (s - 1) * cdiv(num_k, s) < num_k)]
     best = None
     for name in ORDER:
         t = tiles[name]
-        if not in_pick(t, m, k, n):
+        if not in_pick(t, m, k, n if ldb is None else ldb):
             continue
         for s in splits:
             c = cost(t, s, m, n, k, sms)
@@ -251,6 +256,23 @@ def main(argv):
         print(f"# {len(changed)} of {tried} shapes change pick", file=sys.stderr)
         sel = sorted(random.Random(1).sample(changed, min(n, len(changed))))
         print(" ".join(f"{m}x{nn}x{k}:{','.join(sorted({a[0], b[0]}))}" for (m, nn, k), a, b in sel))
+    elif cmd == "c2tokens":
+        # session 47's held-out shapes for the _c2 rule (m_pairs_in_pick): log-uniform M, N
+        # (not a multiple of 64) and K, none the harness copies B for (M >= 2048 and K >= 256),
+        # whose plan the rule changes; tokens name the old plan's tile and the new one
+        n, seed = int(rest[0]), int(rest[1])
+        rng, out, tries = random.Random(seed), [], 0
+        while len(out) < n and tries < 100000:
+            tries += 1
+            m = int(math.exp(rng.uniform(math.log(128), math.log(8192))))
+            nn = int(math.exp(rng.uniform(math.log(136), math.log(8192)))) // 8 * 8
+            k = int(math.exp(rng.uniform(math.log(64), math.log(8192)))) // 8 * 8
+            if nn % 64 == 0 or k < 64 or (m >= 2048 and k >= 256) or m * nn * k > 3e11:
+                continue
+            a, b = pick(m, nn, k, ldb=cdiv(nn, 64) * 64), pick(m, nn, k)
+            if a != b:
+                out.append(f"{m}x{nn}x{k}:" + ",".join(dict.fromkeys([a[0], b[0]])))
+        print(" ".join(out))
     elif cmd == "validate":
         t, rs = with_constants(rest[1:]), []
         print("| shape | pick | µs | under the constants | µs | ratio |\n| --- | --- | ---: | --- | ---: | ---: |")

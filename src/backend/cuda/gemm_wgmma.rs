@@ -756,13 +756,12 @@ pub fn prepare(gpu: &mut Gpu, case: &Case, a: u64, b: u64, c: u64) -> Result<Pre
         Some(t) if forced_tile.is_none() && forced_splits.is_none() => multicast_b.then_some(t),
         _ => None,
     };
-    // the pick's own B-multicast cluster (B read in place from misaligned rows) reads as the rule's
-    let b_multicast =
-        cluster.is_some() || (forced_tile.is_none() && plan.tile.cluster == 2 && !plan.tile.pair_n);
     if let Some(t) = cluster {
         plan.tile = t;
         pad = pad.b_in_place(n);
     }
+    // an automatic B-multicast cluster, the rule's or the pick's, reads B's misaligned rows in place
+    let b_multicast = forced_tile.is_none() && plan.tile.cluster == 2 && !plan.tile.pair_n;
     let tile = plan.tile;
     let mut keep = Vec::new();
     let mut steps: Vec<super::Step> = Vec::new();
