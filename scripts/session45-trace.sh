@@ -12,6 +12,10 @@
 set -u
 . scripts/device-lib.sh
 d=$(bench_copy tr)
+# TRACE_PATCH: a dev patch applied to the copy before the trace patch (a variant traced)
+if [ -n "${TRACE_PATCH:-}" ]; then
+  python3 "$TRACE_PATCH" "$d/gemm_wgmma.cu" || { log "patch $TRACE_PATCH failed"; exit 1; }
+fi
 python3 kernels/dev/gemm_trace45_patch.py "$d/gemm_wgmma.cu" || { log "trace patch failed"; exit 1; }
 # shellcheck disable=SC2086 # TRACE_DEFS: extra -D words (a switch of gemm_wgmma.cuh)
 bench_build "$DEV_TMP/gx-tr/gwb" "$DEV_TMP/gx-tr/build.log" "$d" -DGW_TRACE ${TRACE_DEFS:-}

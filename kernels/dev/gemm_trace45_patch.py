@@ -7,6 +7,8 @@ warpgroup that finishes last) records %globaltimer at entry and exit and clock64
 entry of: the PDL wait done, the first full stage seen, its last wgmma done (after the skewed
 tail), its last store issued (before the TMA-store drain) and the exit (after it), with %smid.
 Session 34's kernels/dev/gemm_trace_patch.py did the same for that session's code (thread 128).
+It also applies after kernels/dev/gemm_nsplit_patch.py (session 48), stamping that split tail's
+last wgmma.
 
 gemm_trace45_patch.py FILE. Exit status 1 if a pattern is missing (the file changed)."""
 import sys
@@ -42,11 +44,6 @@ edits = [
                         if (it == 0 && tid == 256) gw_c2 = clock64();
                         issue_block(s);
                         store_next();"""),
-    ("""                        wgmma_wait<0>();
-                        if constexpr (last_ring) {""",
-     """                        wgmma_wait<0>();
-                        if (tid == 256) gw_c3 = clock64();
-                        if constexpr (last_ring) {"""),
     ("""                    while (nbox < NB) store_next();  // the CTA's last tile
                 }
                 if (leader) bulk_wait_all();
@@ -58,4 +55,23 @@ edits = [
                 if (tid == 256) gw_record(gw_g0, gw_c0, gw_c1, gw_c2, gw_c3, gw_c5);
                 return;"""),
 ]
+# The skewed tail's last wgmma: the checkout's indentation, or one level deeper where
+# gemm_nsplit_patch.py (session 48) put the split tail beside it, whose own last wgmma is stamped
+# too.
+text = open(sys.argv[1]).read()
+for ind in (" " * 24, " " * 28):
+    old = f"{ind}wgmma_wait<0>();\n{ind}if constexpr (last_ring) {{"
+    if text.count(old) == 1:
+        edits.append((old, f"{ind}wgmma_wait<0>();\n{ind}if (tid == 256) gw_c3 = clock64();\n"
+                           f"{ind}if constexpr (last_ring) {{"))
+        break
+else:
+    sys.exit(f"{sys.argv[1]}: no skewed tail's last wgmma_wait<0>() found")
+SPLIT = """                            wgmma_wait<0>();
+                            if (leader)
+                                for (int j = 0; j < STAGES; ++j) release((it + j) % STAGES);
+                            it += STAGES;"""
+if text.count(SPLIT) == 1:
+    edits.append((SPLIT, SPLIT.replace("wgmma_wait<0>();\n", "wgmma_wait<0>();\n" + " " * 28 +
+                                       "if (tid == 256) gw_c3 = clock64();\n", 1)))
 patch_file(sys.argv[1], edits)
