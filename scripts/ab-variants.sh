@@ -7,7 +7,8 @@
 # `kernelgate run --suite SUITE --base <checkout>` from that root. Writes $OUT/ab-NAME-ROUND.json
 # and $OUT/ab-table.md (per cuda case and run: our time, the paired ratio to the base with its
 # interval, and ours/cuBLAS from the same run).
-# A word NAME:PATCH+ARG1+ARG2 passes ARG1 ARG2 to the patch.
+# A word NAME:PATCH+ARG1+ARG2 passes ARG1 ARG2 to the patch; NAME:P1+ARGS,P2+ARGS applies several
+# patches in order.
 # Usage: VARIANTS="aa:- pf:kernels/dev/gemm_prefetch_entry_patch.py" SUITE=... bash scripts/ab-variants.sh
 set -u
 . scripts/device-lib.sh
@@ -18,8 +19,13 @@ for w in ${VARIANTS:?}; do
   n=${w%%:*} p=${w#*:} r=$DEV_TMP/root-$n
   rm -rf "$r" && mkdir -p "$r" && cp -r kernels "$r/" && ln -s "$PWD/fixtures" "$PWD/baselines" "$r/"
   if [ "$p" != - ]; then
-    IFS=+ read -r -a pa <<< "$p"
-    python3 "${pa[0]}" "$r/kernels/$PF" "${pa[@]:1}" || { log "variant $n: patch $p failed, skipped"; continue; }
+    ok=1
+    IFS=, read -r -a pl <<< "$p"
+    for q in "${pl[@]}"; do
+      IFS=+ read -r -a pa <<< "$q"
+      python3 "${pa[0]}" "$r/kernels/$PF" "${pa[@]:1}" || { ok=0; break; }
+    done
+    [ $ok = 1 ] || { log "variant $n: patch $p failed, skipped"; continue; }
   fi
   log "variant $n: $(diff "kernels/$PF" "$r/kernels/$PF" | grep -c '^[<>]') changed lines"
   names+=("$n")
