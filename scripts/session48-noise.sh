@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Session 48, one machine (repo root, .devbin/ carried): how much a reading of ours / cuBLAS moves
+# from one process to the next at 2048^3 and 4096^3. RUNS (default 10) separate `kernelgate run`s
+# of SUITE (default scripts/suites/sq-2048-4096.json, ours and cuBLAS, bf16 and fp16), each with
+# its own buffers and its own module loads, as the gate's readings are; then one table of every
+# run's times and ratios (noise-table.md). C2S=1 adds the 64-row tiles of
+# kernels/dev/gemm_c2small_patch.py in the dev bench on C2S_SHAPES (c2s-*.txt).
+# Under $OUT: log.txt, noise-table.md, noise-runs.tar.gz (and c2s-bf16.txt, c2s-f16.txt).
+set -u
+. scripts/device-lib.sh
+S=${SUITE:-scripts/suites/sq-2048-4096.json}
+for r in $(seq 1 "${RUNS:-10}"); do
+  cli "noise-$r" "$S" --no-progress
+done
+python3 - "$OUT" <<'PY' | tee "$OUT/noise-table.md" | tail -12 | tee -a "$DEV_LOG"
+import glob, json, os, re, statistics, sys
+runs = sorted(glob.glob(os.path.join(sys.argv[1], "noise-*.json")),
+              key=lambda f: int(re.search(r"noise-(\d+)", f).group(1)))
+cases = {}
+for f in runs:
+    res = json.load(open(f))["results"]
+    t = {r["case"]: r["latency_ms"] * 1000 for r in res}
+    for c, v in t.items():
+        if "::cuda::" in c:
+            cb = t.get(c.replace("::cuda::", "::cublas::"))
+            cases.setdefault(c.split("::")[-1], []).append((v, cb))
+print("| case | run | ours µs | cuBLAS µs | cuBLAS / ours |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for c, xs in cases.items():
+    for i, (v, cb) in enumerate(xs, 1):
+        print(f"| {c} | {i} | {v:.2f} | {cb:.2f} | {cb / v:.3f} |")
+print()
+print("| case | runs | ours: min / median / max µs | cuBLAS: min / median / max µs | ratio: min / median / max | ratios >= 1.000 |")
+print("| --- | ---: | --- | --- | --- | ---: |")
+for c, xs in cases.items():
+    o = [v for v, _ in xs]; b = [cb for _, cb in xs]; q = [cb / v for v, cb in xs]
+    f3 = lambda a, p: " / ".join(f"{x:.{p}f}" for x in (min(a), statistics.median(a), max(a)))
+    print(f"| {c} | {len(xs)} | {f3(o, 2)} | {f3(b, 2)} | {f3(q, 3)} | {sum(x >= 1 for x in q)} of {len(q)} |")
+PY
+( cd "$OUT" && tar czf noise-runs.tar.gz noise-*.json && rm -f noise-*.json )
+if [ "${C2S:-0}" = 1 ]; then
+  bench_variant cs kernels/dev/gemm_c2small_patch.py || exit 1
+  for dt in bf16 f16; do
+    # shellcheck disable=SC2086
+    DT=$dt REPS=20 bench_shapes "$DEV_TMP/gx-cs/gwb" "$OUT/c2s-$dt.txt" \
+      "64x128,128x64,128x128,128x64_n2,128x128_n2,128x128_c2,64x128s8,64x128_c2,64x128s8_c2" \
+      ${C2S_SHAPES:-2048x512x4096 1024x1024x1024 768x512x1536 2304x640x2048 1000x1000x1000 4096x512x4096 2048x256x8192 1536x768x4096}
+  done
+fi
+log done
+out_fit
