@@ -27,14 +27,11 @@ GW_ENTRY(gemm_wgmma_bf16_64x128s8, __nv_bfloat16, true, Cfg64x128s8, 1)
 GW_ENTRY(gemm_wgmma_f16_64x128s8, __half, false, Cfg64x128s8, 1)
 """),
     ("GW_ENTRY_C2(gemm_wgmma_f16_128x128_c2, __half, false, Cfg128x128)\n",
-     """GW_ENTRY_C2(gemm_wgmma_f16_128x128_c2, __half, false, Cfg128x128)
-GW_ENTRY_C2(gemm_wgmma_bf16_64x128_c2, __nv_bfloat16, true, Cfg64x128)
-GW_ENTRY_C2(gemm_wgmma_f16_64x128_c2, __half, false, Cfg64x128)
-GW_ENTRY_C2(gemm_wgmma_bf16_64x128s8_c2, __nv_bfloat16, true, Cfg64x128s8)
-GW_ENTRY_C2(gemm_wgmma_f16_64x128s8_c2, __half, false, Cfg64x128s8)
-GW_ENTRY_C2(gemm_wgmma_bf16_64x256_c2, __nv_bfloat16, true, Cfg64x256)
-GW_ENTRY_C2(gemm_wgmma_f16_64x256_c2, __half, false, Cfg64x256)
-"""),
+     "GW_ENTRY_C2(gemm_wgmma_f16_128x128_c2, __half, false, Cfg128x128)\n" + "".join(
+         f"GW_ENTRY_C2(gemm_wgmma_{dt}_{name}, {ty}, {flag}, {cfg})\n"
+         for name, cfg in (("64x128_c2", "Cfg64x128"), ("64x128s8_c2", "Cfg64x128s8"),
+                           ("64x256_c2", "Cfg64x256"))
+         for dt, ty, flag in (("bf16", "__nv_bfloat16", "true"), ("f16", "__half", "false")))),
 ])
 bench = os.path.join(os.path.dirname(path), "dev", "gemm_wgmma_bench.cu")
 rows = "".join(
