@@ -12,31 +12,7 @@ S=${SUITE:-scripts/suites/sq-2048-4096.json}
 for r in $(seq 1 "${RUNS:-10}"); do
   cli "noise-$r" "$S" --no-progress
 done
-python3 - "$OUT" <<'PY' | tee "$OUT/noise-table.md" | tail -12 | tee -a "$DEV_LOG"
-import glob, json, os, re, statistics, sys
-runs = sorted(glob.glob(os.path.join(sys.argv[1], "noise-*.json")),
-              key=lambda f: int(re.search(r"noise-(\d+)", f).group(1)))
-cases = {}
-for f in runs:
-    res = json.load(open(f))["results"]
-    t = {r["case"]: r["latency_ms"] * 1000 for r in res}
-    for c, v in t.items():
-        if "::cuda::" in c:
-            cb = t.get(c.replace("::cuda::", "::cublas::"))
-            cases.setdefault(c.split("::")[-1], []).append((v, cb))
-print("| case | run | ours µs | cuBLAS µs | cuBLAS / ours |")
-print("| --- | ---: | ---: | ---: | ---: |")
-for c, xs in cases.items():
-    for i, (v, cb) in enumerate(xs, 1):
-        print(f"| {c} | {i} | {v:.2f} | {cb:.2f} | {cb / v:.3f} |")
-print()
-print("| case | runs | ours: min / median / max µs | cuBLAS: min / median / max µs | ratio: min / median / max | ratios >= 1.000 |")
-print("| --- | ---: | --- | --- | --- | ---: |")
-for c, xs in cases.items():
-    o = [v for v, _ in xs]; b = [cb for _, cb in xs]; q = [cb / v for v, cb in xs]
-    f3 = lambda a, p: " / ".join(f"{x:.{p}f}" for x in (min(a), statistics.median(a), max(a)))
-    print(f"| {c} | {len(xs)} | {f3(o, 2)} | {f3(b, 2)} | {f3(q, 3)} | {sum(x >= 1 for x in q)} of {len(q)} |")
-PY
+python3 scripts/noise_table.py "$OUT" | tee "$OUT/noise-table.md" | tail -12 | tee -a "$DEV_LOG"
 ( cd "$OUT" && tar czf noise-runs.tar.gz noise-*.json && rm -f noise-*.json )
 if [ "${C2S:-0}" = 1 ]; then
   bench_variant cs kernels/dev/gemm_c2small_patch.py || exit 1

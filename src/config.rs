@@ -23,7 +23,7 @@
 //! | `KERNELGATE_MIN_SAMPLES` / `KERNELGATE_MAX_SAMPLES` | sample count bounds (default 20 / 2000) |
 //! | `KERNELGATE_DEVICE_CHECK_MB` | outputs above this size (MiB, default 256; 0 = all) are scanned for NaN/Inf on the device and only the sampled spans are copied to the host |
 //! | `KERNELGATE_HOLD_US` | hold kernel in front of every sample, µs (default 20; the external workers get it too) |
-//! | `KERNELGATE_DUTY_HOLD` | duty-cycle hold: a sample of at least 250 µs is held at least this many times its own duration, whatever the backend's host enqueue time, so long power-bound kernels of every backend run at the same duty cycle (default 1; 0 turns it off; recorded per result and baseline round, and rounds with and without it are not mixed into an entry) |
+//! | `KERNELGATE_DUTY_HOLD` | duty-cycle hold: a sample of at least 100 µs (250 before session 48) is held at least this many times its own duration, whatever the backend's host enqueue time, so long power-bound kernels of every backend run at the same duty cycle (default 1; 0 turns it off; recorded per result and baseline round, and rounds with and without it are not mixed into an entry) |
 //! | `KERNELGATE_MAX_TIME_MS` | time cap for sampling one case (default 2000) |
 //! | `KERNELGATE_TARGET_NOISE` | stop sampling once the median's relative CI is below this (default 0.005) |
 //! | `KERNELGATE_SKIP_VERIFY=1` | skip the comparison with the reference (quick timing runs only; results say `verified: false`) |

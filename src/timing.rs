@@ -198,9 +198,16 @@ pub const MAX_HOLD_US: f64 = 2000.0;
 /// (up to 1.10×), while cuBLAS, already held ~300–450 µs, moved by at most 1.2%: the same-run
 /// ratio compared our kernel at a ~90% duty cycle with cuBLAS at ~60%.
 pub const DUTY_HOLD: f64 = 1.0;
-/// Samples shorter than this (µs) keep the enqueue-driven hold: in the same runs nothing at or
-/// under 4096³ (182 µs) moved with the hold.
-pub const DUTY_MIN_SAMPLE_US: f64 = 250.0;
+/// Samples shorter than this (µs) keep the enqueue-driven hold.
+///
+/// Session 15 set it at 250 µs: on that H100 nothing at or under 4096³ (182 µs) moved with the
+/// hold. Session 48 lowered it to 100 µs. On H200s our 4096³ GEMM, held 26–100 µs by its launch
+/// time (80–90% busy) while cuBLAS's call held it 200–370 µs, landed in a slow state in about
+/// one process in five (fp16 186–194 µs against 181–183; the "H200 slow mode" of sessions 32–35).
+/// Both backends held 400 µs, it did not in 16 processes of two H200s, and our readings tightened
+/// to cuBLAS's spread (GPU-57beb59e, ten processes each way: fp16 180.5–188.1 µs against
+/// 181.1–182.0, bf16 175.3–177.7 against 175.9–176.3; `docs/kernels/session48`).
+pub const DUTY_MIN_SAMPLE_US: f64 = 100.0;
 /// The longest duty-cycle hold, µs.
 pub const MAX_DUTY_HOLD_US: f64 = 20_000.0;
 

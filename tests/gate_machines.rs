@@ -1037,8 +1037,8 @@ fn family_spread_and_render() {
     assert_eq!(fs[1].min_machines, 1);
     // One-machine entries: spin us2 (two rounds of "a") and rmsnorm small_bf16.
     assert_eq!((fs[0].single_machine, fs[1].single_machine), (1, 1));
-    // Rounds of 250 µs or more timed without the duty-cycle hold: rmsnorm big_bf16 (262 µs);
-    // none of the spin entries reaches 250 µs.
+    // Rounds of DUTY_MIN_SAMPLE_US (100 µs) or more timed without the duty-cycle hold: rmsnorm
+    // big_bf16 (262 µs); none of the spin entries reaches it.
     assert_eq!((fs[0].without_duty_hold, fs[1].without_duty_hold), (0, 1));
     let mut held = norm_file();
     for e in held.entries.values_mut() {
@@ -1065,7 +1065,7 @@ fn family_spread_and_render() {
     assert!(text.contains("\n| spin | 5 | 1 | 1 | 0 | "), "{text}");
     assert!(text.contains("\n| rmsnorm | 2 | 1 | 1 | 1 | "), "{text}");
     assert!(
-        text.contains("\n1 entry timed samples of 250 µs or more without the duty-cycle hold"),
+        text.contains("\n1 entry timed samples of 100 µs or more without the duty-cycle hold"),
         "{text}"
     );
     assert!(

@@ -197,7 +197,7 @@ CYCLES_PER_US = 2000  # torch.cuda._sleep spins clock cycles: ~2 GHz
 
 HOST_MARGIN = 3.0  # the hold is at least this many times the host's enqueue of a sample
 MAX_HOLD_US = 2000.0
-DUTY_MIN_SAMPLE_US = 250.0  # the harness's timing::DUTY_MIN_SAMPLE_US
+DUTY_MIN_SAMPLE_US = 100.0  # the harness's timing::DUTY_MIN_SAMPLE_US
 MAX_DUTY_HOLD_US = 20000.0  # the harness's timing::MAX_DUTY_HOLD_US
 
 
