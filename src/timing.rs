@@ -202,7 +202,7 @@ pub const DUTY_HOLD: f64 = 1.0;
 ///
 /// Session 15 set it at 250 µs: on that H100 nothing at or under 4096³ (182 µs) moved with the
 /// hold. Session 48 lowered it to 100 µs. On H200s our 4096³ GEMM, held 26–100 µs by its launch
-/// time (80–90% busy) while cuBLAS's call held it 200–370 µs, landed in a slow state in about
+/// time (80–90% busy) while cuBLAS's call held it 160–370 µs, landed in a slow state in about
 /// one process in five (fp16 186–194 µs against 181–183; the "H200 slow mode" of sessions 32–35).
 /// Both backends held 400 µs, it did not in 16 processes of two H200s, and our readings tightened
 /// to cuBLAS's spread (GPU-57beb59e, ten processes each way: fp16 180.5–188.1 µs against
@@ -634,6 +634,10 @@ mod tests {
         // Off, or a sample under the threshold: the rule does not apply.
         assert_eq!(duty_hold_us(0.0, 1000.0), None);
         assert_eq!(duty_hold_us(1.0, DUTY_MIN_SAMPLE_US - 1.0), None);
+        // A 4096³ GEMM sample (~180 µs) is held as long as it runs (session 48), a 2048³ one
+        // (~26 µs) keeps the enqueue-driven hold.
+        assert_eq!(duty_hold_us(1.0, 180.0), Some(180.0));
+        assert_eq!(duty_hold_us(1.0, 26.0), None);
         // A long sample: held ratio × its duration, capped.
         assert_eq!(
             duty_hold_us(1.0, DUTY_MIN_SAMPLE_US),

@@ -26,8 +26,9 @@
 //!    harness's rule (`timing::batch_for`, mirrored in `worker_common.batch_for`). `soak_ms`
 //!    (optional, compute-bound families) runs discarded samples for that long after the warm-up
 //!    so the GPU's clocks settle before the kept ones. `duty_hold` (optional; absent or 0: off)
-//!    holds a sample of 100 µs or more (`timing::DUTY_MIN_SAMPLE_US`) at least that many times its own duration before it
-//!    starts (`timing::duty_hold_us`, mirrored in `worker_common.duty_hold_us`), so a long op
+//!    holds a sample of 100 µs or more (`timing::DUTY_MIN_SAMPLE_US`) at least that many times
+//!    its own duration before it starts (`timing::duty_hold_us`, mirrored in
+//!    `worker_common.duty_hold_us`), so a long op
 //!    idles the GPU as long as the harness's kernels do; the reply says `"duty_hold": 1` when
 //!    the rule set its hold.
 //!    Inputs are raw little-endian files (`int32` true: 32-bit integers, else the dtype) made by the
