@@ -15,13 +15,9 @@ done
 python3 scripts/noise_table.py "$OUT" | tee "$OUT/noise-table.md" | tail -12 | tee -a "$DEV_LOG"
 ( cd "$OUT" && tar czf noise-runs.tar.gz noise-*.json && rm -f noise-*.json )
 if [ "${C2S:-0}" = 1 ]; then
-  bench_variant cs kernels/dev/gemm_c2small_patch.py || exit 1
-  for dt in bf16 f16; do
-    # shellcheck disable=SC2086
-    DT=$dt REPS=20 bench_shapes "$DEV_TMP/gx-cs/gwb" "$OUT/c2s-$dt.txt" \
-      "64x128,128x64,128x128,128x64_n2,128x128_n2,128x128_c2,64x128s8,64x128_c2,64x128s8_c2" \
-      ${C2S_SHAPES:-2048x512x4096 1024x1024x1024 768x512x1536 2304x640x2048 1000x1000x1000 4096x512x4096 2048x256x8192 1536x768x4096}
-  done
+  CHECKS=0 TILES=64x128,128x64,128x128,128x64_n2,128x128_n2,128x128_c2,64x128s8,64x128_c2,64x128s8_c2 \
+    SHAPES="${C2S_SHAPES:-2048x512x4096 1024x1024x1024 768x512x1536 2304x640x2048 1000x1000x1000 4096x512x4096 2048x256x8192 1536x768x4096}" \
+    REPS=20 bash scripts/session48-c2small.sh
 fi
 log done
 out_fit

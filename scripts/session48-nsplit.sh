@@ -9,9 +9,8 @@
 #   2. the dev bench, both builds interleaved ROUNDS times (default 2), TILES (default 128x256
 #      and 128x256_c2), on SHAPES (both dtypes), cuBLAS beside;
 #   3. the per-CTA trace (gemm_trace45_patch.py) of both builds at 2048^3 and 4096^3.
-# HARNESS=1 adds 4.: the harness A/B (ab-variants.sh: nsplit = the patch, aa = the A/A control)
-# on scripts/suites/sq-2048-4096.json, HROUNDS rounds (default 3). Not run: the bench refuted it.
-# Under $OUT: log.txt, checks.txt.gz, bench-*.txt, trace-*.txt (and ab-table.md, ab-runs.tar.gz).
+# The harness A/B of the tail alone is scripts/session48-tail-ab.sh.
+# Under $OUT: log.txt, checks.txt.gz, bench-*.txt, trace-*.txt.
 set -u
 . scripts/device-lib.sh
 if [ "${BENCH:-1}" = 1 ]; then
@@ -41,10 +40,6 @@ if [ "${BENCH:-1}" = 1 ]; then
     BATCHES=0 TRACE_TAG=-new TRACE_PATCH=kernels/dev/gemm_nsplit_patch.py bash scripts/session45-trace.sh
     BATCHES=0 TRACE_TAG=-old bash scripts/session45-trace.sh
   fi
-fi
-if [ "${HARNESS:-0}" = 1 ]; then
-  ROUNDS=${HROUNDS:-3} VARIANTS="nsplit:kernels/dev/gemm_nsplit_patch.py aa:-" \
-    PATCH_FILE=gemm_wgmma.cuh bash scripts/ab-variants.sh
 fi
 log done
 out_fit

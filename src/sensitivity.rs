@@ -483,7 +483,8 @@ pub struct FamilySpread {
     pub single_machine: usize,
     /// Entries whose newest round timed samples of at least
     /// [`crate::timing::DUTY_MIN_SAMPLE_US`] without the duty-cycle hold (timed before it
-    /// existed, or with it off): a run under the default policy times them differently.
+    /// covered them: before session 15, or between 100 and 250 µs before session 48; or with it
+    /// off): a run under the default policy times them differently.
     pub without_duty_hold: usize,
 }
 
@@ -776,7 +777,7 @@ pub fn render_spread(gpu: &str, files: &[BaselineFile]) -> String {
         let _ = writeln!(
             s,
             "\n{stale} {noun} timed samples of {:.0} µs or more without the duty-cycle hold \
-             (timed before the hold existed, or with KERNELGATE_DUTY_HOLD=0): a default run times them with \
+             (timed before the hold covered them, or with KERNELGATE_DUTY_HOLD=0): a default run times them with \
              it and notes the difference; UPDATE_BASELINES=append on machines of this model \
              restarts them",
             crate::timing::DUTY_MIN_SAMPLE_US

@@ -1301,11 +1301,9 @@ mod tests {
         assert!(!text.contains("(j & 1) * CF::EPI_BOX_BYTES"));
     }
 
-    /// The pick for `m × n × k` with B's rows as the default [`Padding`] leaves them (before
-    /// [`multicast_misaligned_b`]), by tile name and splits.
+    /// [`fixture_plan`] (before [`multicast_misaligned_b`]) by tile name and splits.
     fn p(m: u64, n: u64, k: u64) -> (String, u64) {
-        let pad = Padding::of(m, n, k, Some(ALIGN_MIN_OTHER));
-        let p = pick(m, n, k, pad.ldb, 132, None, None);
+        let p = fixture_plan(m, n, k);
         (p.tile.name(), p.splits)
     }
 
